@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     op_kernel, fluid = tables_from_yaml(argv[0])
     prov = ("Paddle paddle/phi/ops/yaml at commit 0ab6998c22c7f4ea942b2437353f34c257e868d6 "
-            "(see shared/opdb-sources/paddle/README.md)")
+            "(see opdb/sources/paddle/README.md)")
     text = render_data_module(op_kernel, fluid, prov)
     dest = Path(__file__).with_name("paddle_names_data.py")
     fd, tmp = tempfile.mkstemp(dir=dest.parent, suffix=".tmp")

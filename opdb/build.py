@@ -20,11 +20,11 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def default_sources_dir() -> Path:
-    """$OPSCAN_SOURCES, else `opdb-sources` in the `shared/` folder beside the repo."""
+    """$OPSCAN_SOURCES, else the extracts committed in the repository (`opdb/sources/`)."""
     env = os.environ.get("OPSCAN_SOURCES")
     if env:
         return Path(env)
-    return REPO_ROOT.parent / "shared" / "opdb-sources"
+    return Path(__file__).resolve().parent / "sources"
 
 
 def ingest_all(sources: Path, log=lambda msg: None) -> IngestResult:

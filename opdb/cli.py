@@ -32,7 +32,7 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("build", help="regenerate the shipped snapshot from the sources")
     s.add_argument("--sources", type=Path, default=None,
-                   help="opdb-sources directory (default: ../shared/opdb-sources or $OPSCAN_SOURCES)")
+                   help="opdb-sources directory (default: opdb/sources in the repository, or $OPSCAN_SOURCES)")
     s.add_argument("--out", type=Path, default=None, help="snapshot directory (default: opdb/snapshot)")
 
     s = sub.add_parser("sync", help="add facts from a real install to your local overlay")

@@ -91,7 +91,7 @@ def read_aclnn_map(path: str | Path) -> list[tuple[int, dict]]:
     path = Path(path)
     if not path.is_file():
         raise OpscanError(f"{path} not found",
-                          hint="pass /work/shared/opdb-sources/torch/op_plugin_aclnn_map.jsonl")
+                          hint="pass opdb/sources/torch/op_plugin_aclnn_map.jsonl")
     records: list[tuple[int, dict]] = []
     with path.open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):

@@ -11,8 +11,11 @@ import json
 import re
 import zipfile
 from pathlib import Path
+from opdb.build import default_sources_dir
 
-SOURCES = Path("/work/shared/opdb-sources/torch/op_plugin_aclnn_map.jsonl")
+REPO_SOURCES = default_sources_dir()
+
+SOURCES = (REPO_SOURCES / "torch/op_plugin_aclnn_map.jsonl")
 WHEELS = "/tmp/npuwheels/torch_npu-2.13.0-*.whl"
 _CODEGEN = "torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml"
 

@@ -18,6 +18,9 @@ TINY = '''
 import paddle
 import paddle.nn as nn
 import paddle.nn.functional as F
+from opdb.build import default_sources_dir
+
+REPO_SOURCES = default_sources_dir()
 
 
 class Tiny(nn.Layer):
@@ -238,7 +241,7 @@ def test_name_tables_match_the_paddle_yaml():
     from analyzer import paddle_names_data
     from analyzer.paddle_names import tables_from_yaml
 
-    yaml_dir = Path("/work/shared/opdb-sources/paddle/yaml")
+    yaml_dir = (REPO_SOURCES / "paddle/yaml")
     if not (yaml_dir / "op_compat.yaml").is_file():
         pytest.skip("Paddle op YAML sources not present on this machine")
     op_kernel, fluid = tables_from_yaml(yaml_dir)

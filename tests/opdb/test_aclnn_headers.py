@@ -12,11 +12,14 @@ from opdb.ingest.aclnn_headers import (
     normalize_ctype, parse_declarations, parse_header_text, read_cann_version, scan_cann_home)
 from opdb.ingest.cann_catalog import load_catalog
 from opdb.model import Param, Source
+from opdb.build import default_sources_dir
+
+REPO_SOURCES = default_sources_dir()
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "cann"
 HOME = FIX / "home"
 INC = HOME / "include" / "aclnnop"
-SHARED = Path("/work/shared/opdb-sources/cann/aclnn_apis.jsonl")
+SHARED = (REPO_SOURCES / "cann/aclnn_apis.jsonl")
 needs_shared = pytest.mark.skipif(not SHARED.is_file(),
                                   reason=f"shared CANN catalog not present at {SHARED}")
 

@@ -10,9 +10,12 @@ import pytest
 from opdb.errors import OpscanError, ParseError
 from opdb.ingest.cann_catalog import load_catalog, read_provenance_table
 from opdb.model import AclnnApi, Param, from_row, to_row
+from opdb.build import default_sources_dir
+
+REPO_SOURCES = default_sources_dir()
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "cann" / "catalog"
-SHARED = Path("/work/shared/opdb-sources/cann/aclnn_apis.jsonl")
+SHARED = (REPO_SOURCES / "cann/aclnn_apis.jsonl")
 needs_shared = pytest.mark.skipif(not SHARED.is_file(),
                                   reason=f"shared CANN catalog not present at {SHARED}")
 

@@ -12,9 +12,12 @@ from opdb.ingest.paddle_catalog import (ALL_CUSTOM_PROVIDER, DeclIndex, camel,
                                         signature_drift)
 from opdb.ingest.paddle_custom_device import load_extracted
 from opdb.model import Param
+from opdb.build import default_sources_dir
+
+REPO_SOURCES = default_sources_dir()
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "paddle"
-SHARED = Path("/work/shared/opdb-sources/paddle")
+SHARED = (REPO_SOURCES / "paddle")
 HAS_PADDLE = importlib.util.find_spec("paddle") is not None
 needs_real = pytest.mark.skipif(not (HAS_PADDLE and SHARED.is_dir()),
                                 reason="needs the installed paddle and the shared sources")

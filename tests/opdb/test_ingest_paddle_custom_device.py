@@ -11,8 +11,11 @@ from opdb.errors import OpscanError, ParseError
 from opdb.ingest.paddle_custom_device import (BRANCHES, load_all_extracted, load_extracted,
                                               param_role)
 from opdb.model import Adapter, from_row, to_row
+from opdb.build import default_sources_dir
 
-SHARED = Path("/work/shared/opdb-sources/paddle")
+REPO_SOURCES = default_sources_dir()
+
+SHARED = (REPO_SOURCES / "paddle")
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=f"{SHARED} not present")
 
 

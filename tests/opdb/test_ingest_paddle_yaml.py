@@ -9,9 +9,12 @@ from opdb.errors import OpscanError, ParseError
 from opdb.ingest.paddle_yaml import (KernelFunc, Location, YamlArg, YamlOutput, load_op_compat,
                                      load_op_file, load_yaml_dir, parse_args, parse_kernel_funcs,
                                      parse_outputs)
+from opdb.build import default_sources_dir
+
+REPO_SOURCES = default_sources_dir()
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "paddle"
-SHARED = Path("/work/shared/opdb-sources/paddle/yaml")
+SHARED = (REPO_SOURCES / "paddle/yaml")
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=f"{SHARED} not present")
 HERE = Location("t.yaml", 7)
 

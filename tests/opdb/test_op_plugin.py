@@ -11,9 +11,12 @@ from opdb.errors import OpscanError, ParseError
 from opdb.ingest import op_plugin as opl
 from opdb.ingest import torch_npu_wheel as tw
 from opdb.model import Adapter, IngestResult, Source, to_row
+from opdb.build import default_sources_dir
+
+REPO_SOURCES = default_sources_dir()
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "torch"
-SHARED = Path("/work/shared/opdb-sources/torch")
+SHARED = (REPO_SOURCES / "torch")
 CHECKOUT = FIX / "op_plugin_checkout"
 needs_shared = pytest.mark.skipif(not (SHARED / "op_plugin_aclnn_map.jsonl").is_file(),
                                   reason="shared op-plugin extraction not present")
