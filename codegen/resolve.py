@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from opdb.errors import NotFound, OpscanError
 from opdb.model import AclnnApi, FrameworkOp
 from opdb.names import norm_aclnn, norm_op, norm_text
+from opdb.versions import version_key
 
 
 class AmbiguousName(OpscanError):
@@ -44,7 +45,7 @@ def op_from_adapter(db, framework: str, name: str) -> FrameworkOp | None:
     except Exception:
         return None
     if framework == "paddle":
-        with_sig = sorted([a for a in adapters if a.signature], key=lambda a: a.version)
+        with_sig = sorted([a for a in adapters if a.signature], key=lambda a: version_key(a.version))
         if not with_sig:
             return None
         a = with_sig[-1]
@@ -54,7 +55,7 @@ def op_from_adapter(db, framework: str, name: str) -> FrameworkOp | None:
     adapters = [a for a in adapters if a.schema]
     if not adapters:
         return None
-    a = sorted(adapters, key=lambda a: a.version, reverse=True)[0]
+    a = sorted(adapters, key=lambda a: version_key(a.version), reverse=True)[0]
     ns = name.split("::")[0] if "::" in name else "npu"
     schema = a.schema if "::" in a.schema.split("(")[0] else f"{ns}::{a.schema}"
     return FrameworkOp("torch", name, a.source, schema=schema, kind="forward")
@@ -75,14 +76,23 @@ def _fw_op(db, framework: str, text: str) -> FrameworkOp | None:
     return None
 
 
+EVIDENCE_RANK = {"adapter": 0, "curated": 1, "cross-framework": 2, "name": 3}
+
+
 def _top_mapped(db, framework: str, op: FrameworkOp) -> list[str]:
-    maps = db.mappings(framework=framework, op=op.name)
+    """The APIs that implement `op`: primary mappings only (a zero-fill or cast an
+    adapter also calls never counts), best evidence first."""
+    from opdb.roles import related
+
+    maps = [m for m in db.mappings(framework=framework, op=op.name) if m.is_primary]
     if not maps:
         return []
-    best = maps[0].confidence
+    maps.sort(key=lambda m: (EVIDENCE_RANK.get(m.evidence, 9), -m.confidence,
+                             not related(op.name, m.aclnn), m.aclnn))
+    best = (EVIDENCE_RANK.get(maps[0].evidence, 9), maps[0].confidence)
     names = []
     for m in maps:
-        if m.confidence >= best - 1e-9 and m.aclnn not in names:
+        if (EVIDENCE_RANK.get(m.evidence, 9), m.confidence) == best and m.aclnn not in names:
             names.append(m.aclnn)
     return names
 
@@ -135,11 +145,44 @@ def resolve_api(db, text: str, framework: str, pick: int | None = None
     return cands[0], via_op, how, []
 
 
+def sibling_apis(api: str) -> list[str]:
+    """In-place/functional siblings of an API: `aclnnInplaceAdd` <-> `aclnnAdd`."""
+    if api.startswith("aclnnInplace"):
+        return ["aclnn" + api[len("aclnnInplace"):]]
+    return ["aclnnInplace" + api[len("aclnn"):]] if api.startswith("aclnn") else []
+
+
+def rank_ops_for_api(db, framework: str, api: str) -> list[tuple[tuple, object, str]]:
+    """(sort key, mapping, how) for every primary mapping of `api` in `framework`, best
+    first: adapter evidence before curated/derived; ops of the framework's catalog
+    before provider-only custom ops; ops the API's name relates to; forward ops;
+    in-place ops only for in-place APIs; shorter names."""
+    from opdb.roles import is_backward_op, related
+
+    out = []
+    inplace_api = api.startswith("aclnnInplace")
+    for m in db.mappings(framework=framework, aclnn=api):
+        if not m.is_primary:
+            continue
+        in_catalog = db.framework_op(framework, m.op) is not None
+        base = m.op.split("::")[-1].split(".")[0]
+        overload = m.op.split("::")[-1].partition(".")[2]
+        is_out = overload.endswith("out") or base.endswith("_out")
+        n_primary = len({x.aclnn for x in db.mappings(framework=framework, op=m.op)
+                         if x.is_primary and x.evidence == m.evidence})
+        key = (EVIDENCE_RANK.get(m.evidence, 9), not in_catalog, not related(m.op, api),
+               is_backward_op(m.op), base.endswith("_") != inplace_api, is_out, -m.confidence,
+               n_primary, len(m.op), m.op)
+        out.append((key, m, f"{m.evidence} mapping, role {m.role} (confidence {m.confidence:.2f})"))
+    return sorted(out, key=lambda t: t[0])
+
+
 def _best_op_for_api(db, framework: str, api: AclnnApi) -> tuple[FrameworkOp | None, str]:
-    for m in db.mappings(framework=framework, aclnn=api.name):
-        op = db.framework_op(framework, m.op) or op_from_adapter(db, framework, m.op)
-        if op is not None:
-            return op, f"{m.evidence} mapping (confidence {m.confidence:.2f})"
+    for name, via in [(api.name, "")] + [(s, f" via its sibling {s}") for s in sibling_apis(api.name)]:
+        for _, m, how in rank_ops_for_api(db, framework, name):
+            op = db.framework_op(framework, m.op) or op_from_adapter(db, framework, m.op)
+            if op is not None:
+                return op, how + via
     # no mapping: a framework op whose normalized name equals the API's
     key = norm_aclnn(api.name)
     hits = [op for op in db.framework_ops(framework) if norm_op(op.name) == key]

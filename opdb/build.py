@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from opdb import snapshot
-from opdb.derive import derive_mappings, load_curated
+from opdb.derive import derive_all, load_curated
 from opdb.errors import OpscanError
 from opdb.model import IngestResult
 
@@ -58,7 +58,7 @@ def ingest_all(sources: Path, log=lambda msg: None) -> IngestResult:
     step("paddle catalog", paddle_catalog.load_paddle_catalog(sources / "paddle" / "yaml"))
     curated, pairs = load_curated()
     step("curated", curated)
-    derived = IngestResult(mappings=derive_mappings(result, pairs))
+    derived = IngestResult(mappings=derive_all(result, pairs))
     step("derived mappings", derived)
     return result
 

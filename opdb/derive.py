@@ -6,6 +6,10 @@ Ingesters give `adapter` evidence (an adapter's code calls the API). This module
   (equivalence: curated pairs, or equal normalized names);
 - `name`: the op's normalized name equals the API's (`aten::erfinv` ~ `aclnnErfinv`).
 Confidences are fixed per rule so the result is deterministic.
+
+`apply_roles()` first gives every adapter call its role (opdb.roles: primary,
+composite, helper:<kind>); only primary adapter calls feed cross-framework evidence.
+`build` and `sync` both run `derive_all()` over what the ingesters returned.
 """
 from __future__ import annotations
 
@@ -16,8 +20,11 @@ from pathlib import Path
 import yaml
 
 from opdb.errors import ParseError
+import dataclasses
+
 from opdb.model import IngestResult, OpAclnnMapping, ProvenanceRecord, Source
 from opdb.names import norm_aclnn, norm_op
+from opdb.roles import PRIMARY, assign_roles
 
 CURATED_PATH = Path(__file__).resolve().parent / "sources" / "curated.yaml"
 NAME_CONFIDENCE = 0.5
@@ -59,6 +66,31 @@ def load_curated(path: Path = CURATED_PATH) -> tuple[IngestResult, list[tuple[st
     return result, pairs
 
 
+def apply_roles(result: IngestResult) -> IngestResult:
+    """Assign a role to every adapter call (in place): each adapter's `roles` and each
+    `adapter` mapping's `role`, decided per (framework, op) over every API its adapters
+    name in any release (opdb.roles.assign_roles)."""
+    apis: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for ad in result.adapters:
+        apis[(ad.framework, ad.op)].update(ad.aclnn)
+    for m in result.mappings:
+        if m.evidence == "adapter":
+            apis[(m.framework, m.op)].add(m.aclnn)
+    roles = {key: assign_roles(key[1], names) for key, names in apis.items()}
+    result.adapters = [dataclasses.replace(ad, roles=tuple(roles[(ad.framework, ad.op)][a]
+                                                           for a in ad.aclnn))
+                       for ad in result.adapters]
+    result.mappings = [dataclasses.replace(m, role=roles[(m.framework, m.op)][m.aclnn])
+                       if m.evidence == "adapter" else m for m in result.mappings]
+    return result
+
+
+def derive_all(result: IngestResult, pairs: list[tuple[str, str]]) -> list[OpAclnnMapping]:
+    """Roles on `result` (in place), then the derived mappings to add to it."""
+    apply_roles(result)
+    return derive_mappings(result, pairs)
+
+
 def derive_mappings(result: IngestResult, pairs: list[tuple[str, str]]) -> list[OpAclnnMapping]:
     """`name` and `cross-framework` mappings from the ingested records."""
     api_names = sorted({a.name for a in result.apis})
@@ -86,7 +118,7 @@ def derive_mappings(result: IngestResult, pairs: list[tuple[str, str]]) -> list[
     # Adapter evidence per (framework, op): best confidence per API.
     adapter_ev: dict[tuple[str, str], dict[str, OpAclnnMapping]] = defaultdict(dict)
     for m in result.mappings:
-        if m.evidence == "adapter":
+        if m.evidence == "adapter" and m.role == PRIMARY:
             cur = adapter_ev[(m.framework, m.op)].get(m.aclnn)
             if cur is None or m.confidence > cur.confidence:
                 adapter_ev[(m.framework, m.op)][m.aclnn] = m

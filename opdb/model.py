@@ -147,6 +147,8 @@ class Adapter:
     aclnn: aclnn APIs the adapter may call; legacy_ops: legacy CANN op types
     (OpCommand / NpuOpRunner).
     signature: the C++ kernel function's params (paddle), `schema`: torch schema.
+    roles: the role of each API of `aclnn`, in the same order (see opdb.roles):
+    `primary`, `composite` or `helper:<kind>`; empty until opdb.derive assigns them.
     """
 
     framework: str
@@ -161,8 +163,13 @@ class Adapter:
     function: str = ""
     schema: str = ""
     notes: tuple[str, ...] = ()
+    roles: tuple[str, ...] = ()
 
     table: ClassVar[str] = "adapters"
+
+    def apis_with_role(self, role: str) -> tuple[str, ...]:
+        """APIs of `aclnn` whose role is `role` (`primary`, `helper`, `composite`)."""
+        return tuple(a for a, r in zip(self.aclnn, self.roles) if r.split(":")[0] == role)
 
     def key(self) -> tuple:
         return (self.framework, self.provider, self.version, self.op)
@@ -180,6 +187,11 @@ class OpAclnnMapping:
     other framework's adapter of the equivalent op calls it), `name` (normalized
     name match), `curated` (reviewed table shipped in opdb).
     confidence: 0..1.
+    role: for `adapter` evidence, what the call does in the adapter (opdb.roles):
+    `primary` (computes the op's outputs on the main path), `composite` (one of several
+    compute calls none of which is the op by itself), `helper:<kind>` (zero-fill,
+    cast, copy, broadcast, mask, layout, auxiliary). Only primary calls mean "op X is
+    implemented by API Y"; derived evidence (cross-framework, name, curated) is primary.
     """
 
     framework: str
@@ -189,6 +201,11 @@ class OpAclnnMapping:
     confidence: float
     source: Source
     detail: str = ""
+    role: str = "primary"
+
+    @property
+    def is_primary(self) -> bool:
+        return self.role == "primary"
 
     table: ClassVar[str] = "op_aclnn_map"
 

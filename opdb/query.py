@@ -24,6 +24,7 @@ from opdb.errors import NotFound, OpscanError
 from opdb.model import (FRAMEWORKS, AclnnApi, Adapter, FrameworkOp, KnownFailure,
                         OpAclnnMapping, ProvenanceRecord, from_row)
 from opdb.names import norm_aclnn, norm_op, norm_text
+from opdb.versions import version_key
 
 ALL_CUSTOM_DEVICES = "paddle (all custom devices)"
 PROVIDERS = {"torch": ("torch_npu",), "paddle": ("PaddleCustomDevice",)}
@@ -51,8 +52,8 @@ class SearchHit:
 
 
 def _version_key(version: str) -> tuple:
-    nums = [int(x) for x in re.findall(r"\d+", version)]
-    return tuple(nums)
+    """Numeric release order (PEP 440 for torch_npu): see opdb.versions."""
+    return version_key(version)
 
 
 def _check_framework(framework: str) -> None:

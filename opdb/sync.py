@@ -35,7 +35,9 @@ def _ingest(what: str, opts: dict) -> IngestResult:
 
 def run_sync(what: str, opts: dict, overlay: Path | None = None) -> tuple[Path, dict[str, int]]:
     """Ingest `what` and write it to the overlay; returns (overlay path, row counts)."""
-    result = _ingest(what, opts)
+    from opdb.derive import apply_roles
+
+    result = apply_roles(_ingest(what, opts))  # same role derivation as `opdb build`
     replace = {(r.source.source, r.source.version) for r in result.records() if hasattr(r, "source")
                and not isinstance(r.source, str)}
     replace |= {(p.source, p.version) for p in result.provenance}

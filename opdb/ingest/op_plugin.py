@@ -75,8 +75,10 @@ def torch_version_tag(release: str) -> str:
 
 
 def _vkey(version: str) -> tuple:
-    """Sort key for release versions: 2.1.0.post17 < 2.6.0.post5 < 2.13.0."""
-    return tuple(int(x) if x.isdigit() else x for x in re.split(r"[.+]|post", version) if x)
+    """Sort key for release versions: 2.1.0.post17 < 2.6.0.post5 < 2.13.0 (PEP 440)."""
+    from opdb.versions import version_key
+
+    return version_key(version)
 
 
 def _sha256(path: Path) -> str:

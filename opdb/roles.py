@@ -1,0 +1,149 @@
+"""The role of each aclnn API an adapter calls: primary, composite or helper.
+
+An adapter's code names many APIs: the one that computes the op, plus zero-fills of
+outputs before accumulation, dtype casts, copies into non-contiguous outputs,
+broadcast expansions and reductions, dropout-mask generation, layout transposes and
+auxiliary updates (batch_norm's running statistics). Only the first says "op X is
+implemented by API Y". The extracts give the set of APIs an adapter's scope names,
+not their data flow, so the role is decided from what each API *does* and how it
+relates to the op (rules in order, first match wins):
+
+1. related by name to the op (`add.Tensor`/`aclnnAdds`, `sum`/`aclnnReduceSum`,
+   `nll_loss_forward`/`aclnnNLLLoss`, `addmm`/`aclnnAddmmWeightNz`, `x_grad`/
+   `aclnnXBackward`): **primary**;
+2. a utility API (`UTILITY_KINDS`: zero/one/fill, cast, copy/contiguous,
+   expand/broadcast, dropout masks and triangle masks, permute/transpose):
+   **helper:<kind>**;
+3. `aclnnReduceSum` inside a backward kernel of an op that is not a reduction: the
+   reduction of a broadcast gradient to its input's shape: **helper:broadcast**;
+4. the adapter also calls an API related to the op (rule 1): the rest are side
+   computations (running statistics, scaling): **helper:auxiliary**;
+5. exactly one API left, or all left are alternatives of one API family chosen at
+   run time (versions, var-len variants: `aclnnFlashAttentionScore`,
+   `aclnnFlashAttentionScoreV3`, `aclnnFlashAttentionVarLenScore` share the first two
+   name words): **primary** (the adapter is a thin wrapper around it, `conv2d` ->
+   `aclnnConvolution`);
+6. several left: **composite** (the op is computed as a composition, `abs_grad` =
+   `aclnnSign` x `aclnnInplaceMul`; none of them alone implements the op).
+
+Limits: the role is per (op, API), not per call site; an API used both as the main
+computation and as a helper in one scope counts as primary when rule 1 relates it.
+"""
+from __future__ import annotations
+
+import re
+
+from opdb.names import norm_aclnn, norm_op, split_op
+
+PRIMARY, COMPOSITE, HELPER = "primary", "composite", "helper"
+
+# Utility APIs by normalized name (opdb.names.norm_aclnn: no `Inplace`, no `Vn`).
+UTILITY_KINDS: dict[str, str] = {
+    "zero": "zero-fill", "one": "fill", "fillscalar": "fill", "filltensor": "fill",
+    "fill": "fill", "fillv2": "fill", "cast": "cast", "copy": "copy", "contiguous": "copy",
+    "viewcopy": "copy", "expand": "broadcast", "broadcastto": "broadcast",
+    "dropoutgenmask": "mask", "dropoutgenmasktensor": "mask", "dropoutdomask": "mask",
+    "tril": "mask", "triu": "mask", "bitwisenot": "mask", "logicalnot": "mask",
+    "maskedfillscalar": "mask", "maskedfilltensor": "mask", "permute": "layout",
+    "transpose": "layout", "npuformatcast": "layout",
+}
+REDUCTION_WORDS = ("sum", "mean", "reduce", "norm")
+_NOISE_TOKENS = {"backward", "grad", "forward", "npu", "out", "functional", "inplace"}
+
+
+def _tokens_op(op: str) -> list[str]:
+    _, base, _ = split_op(op)
+    base = base.strip("_")
+    for pre in ("native_", "npu_", "_npu_"):
+        if base.startswith(pre):
+            base = base[len(pre):]
+    return [t for t in base.lower().split("_") if t]
+
+
+def _tokens_api(api: str) -> list[str]:
+    s = api[5:] if api.startswith("aclnn") else api
+    if s.startswith("Inplace"):
+        s = s[len("Inplace"):]
+    s = re.sub(r"V\d+$", "", s)
+    parts = re.findall(r"[A-Z]+(?=[A-Z][a-z]|\d|$)|[A-Z]?[a-z]+|\d+", s)
+    return [p.lower() for p in parts if p]
+
+
+def _core(tokens: list[str]) -> str:
+    return "".join(t for t in tokens if t not in _NOISE_TOKENS)
+
+
+def _stem(word: str) -> str:
+    """Scalar/list variants: `adds` -> `add`, `muls` -> `mul` (not `abs`, `class`)."""
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "abs")):
+        return word[:-1]
+    return word
+
+
+def is_backward_op(op: str) -> bool:
+    _, base, _ = split_op(op)
+    return bool(re.search(r"(^|_)(grad|backward)(_|$)", base)) or base.endswith("_backward_data")
+
+
+def related(op: str, api: str) -> bool:
+    """True when the API's name says it computes `op` (or its variant/backward)."""
+    o = _core(_tokens_op(op))
+    toks = _tokens_api(api)
+    a = _core(toks)
+    if not o or not a:
+        return False
+    if is_backward_op(op) != any(t in ("backward", "grad") for t in toks):
+        # a forward API inside a backward kernel is related only by exact name
+        # (`matmul_grad` runs `aclnnMatmul`); a backward API never implements a forward op
+        if not is_backward_op(op):
+            return False
+        return a == o or _stem(a) == o
+    if a == o or _stem(a) == o or a == _stem(o):
+        return True
+    if len(o) >= 3 and len(a) >= 3 and (o in a or a in o):
+        return True
+    return False
+
+
+def family(api: str) -> str:
+    """The first two name words of an API (`aclnnFlashAttentionVarLenScoreV4` ->
+    `flashattention`): run-time alternatives of one computation share it."""
+    return "".join(_tokens_api(api)[:2])
+
+
+def utility_kind(api: str) -> str:
+    """The helper kind of a utility API, "" when the API computes something."""
+    return UTILITY_KINDS.get(norm_aclnn(api), "")
+
+
+def assign_roles(op: str, apis) -> dict[str, str]:
+    """Role of every API in `apis` for the adapter of `op` (rules in the module doc)."""
+    apis = sorted(set(apis))
+    roles: dict[str, str] = {}
+    rel = {a for a in apis if related(op, a)}
+    if is_backward_op(op):
+        # `softmax_grad` probes aclnnSoftmax but runs aclnnSoftmaxBackward
+        bwd = {a for a in rel if any(t in ("backward", "grad") for t in _tokens_api(a))}
+        rel = bwd or rel
+    for a in apis:
+        if a in rel:
+            roles[a] = PRIMARY
+            continue
+        kind = utility_kind(a)
+        if kind:
+            roles[a] = f"{HELPER}:{kind}"
+        elif (norm_aclnn(a) == "reducesum" and is_backward_op(op)
+              and not any(w in norm_op(op) for w in REDUCTION_WORDS)):
+            roles[a] = f"{HELPER}:broadcast"
+        elif rel:
+            roles[a] = f"{HELPER}:auxiliary"
+    rest = [a for a in apis if a not in roles]
+    one_family = len({family(a) for a in rest}) == 1
+    for a in rest:
+        roles[a] = PRIMARY if one_family else COMPOSITE
+    return roles
+
+
+def role_kind(role: str) -> str:
+    """`helper:zero-fill` -> `helper`."""
+    return role.split(":", 1)[0]

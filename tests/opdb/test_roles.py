@@ -1,0 +1,86 @@
+"""Mapping roles (primary vs helper), PEP 440 version order, and opgen's resolve choice."""
+import pytest
+
+from opdb.query import OpDB
+from opdb.roles import assign_roles, related
+from opdb.versions import version_key
+
+
+@pytest.mark.parametrize("op,apis,expect", [
+    # helper calls never count as the op's implementation
+    ("cross_entropy_with_softmax", ["aclnnInplaceZero"], {"aclnnInplaceZero": "helper:zero-fill"}),
+    ("add_grad", ["aclnnReduceSum"], {"aclnnReduceSum": "helper:broadcast"}),
+    ("batch_norm", ["aclnnBatchNorm", "aclnnInplaceAdd", "aclnnMuls"],
+     {"aclnnBatchNorm": "primary", "aclnnInplaceAdd": "helper:auxiliary", "aclnnMuls": "helper:auxiliary"}),
+    ("matmul_grad", ["aclnnCast", "aclnnMatmul", "aclnnMul", "aclnnReduceSum"],
+     {"aclnnCast": "helper:cast", "aclnnMatmul": "primary", "aclnnMul": "helper:auxiliary",
+      "aclnnReduceSum": "helper:broadcast"}),
+    ("softmax_grad", ["aclnnSoftmax", "aclnnSoftmaxBackward"],
+     {"aclnnSoftmax": "helper:auxiliary", "aclnnSoftmaxBackward": "primary"}),
+    # the op that IS the utility keeps it as primary
+    ("aten::zero_", ["aclnnInplaceZero"], {"aclnnInplaceZero": "primary"}),
+    ("sum", ["aclnnReduceSum"], {"aclnnReduceSum": "primary"}),
+    # a thin wrapper / run-time alternatives of one family / a composition
+    ("conv2d", ["aclnnConvolution"], {"aclnnConvolution": "primary"}),
+    ("npu::npu_fusion_attention", ["aclnnDropoutGenMaskV2", "aclnnFlashAttentionScore",
+                                   "aclnnFlashAttentionVarLenScore"],
+     {"aclnnDropoutGenMaskV2": "helper:mask", "aclnnFlashAttentionScore": "primary",
+      "aclnnFlashAttentionVarLenScore": "primary"}),
+    ("abs_grad", ["aclnnInplaceMul", "aclnnSign"], {"aclnnInplaceMul": "composite", "aclnnSign": "composite"}),
+])
+def test_assign_roles(op, apis, expect):
+    assert assign_roles(op, apis) == expect
+
+
+def test_related_names():
+    assert related("aten::add.Scalar", "aclnnAdds")
+    assert related("aten::nll_loss_forward", "aclnnNLLLoss")
+    assert related("aten::addmm", "aclnnAddmmWeightNz")
+    assert not related("aten::add.Tensor", "aclnnAddLayerNormGrad")  # backward API, forward op
+    assert not related("batch_norm", "aclnnInplaceAdd")
+
+
+def test_versions_are_pep440():
+    assert sorted(["2.13.0", "2.6.0.post5", "2.1.0.post17", "develop"], key=version_key) == [
+        "2.1.0.post17", "2.6.0.post5", "2.13.0", "develop"]
+
+
+@pytest.fixture(scope="module")
+def db():
+    return OpDB.open(overlay=False)
+
+
+def test_snapshot_roles(db):
+    """The shipped snapshot records roles per adapter call; helpers are not primary."""
+    ce = [m for m in db.mappings("paddle", "cross_entropy_with_softmax") if m.aclnn == "aclnnInplaceZero"]
+    assert ce and all(m.role == "helper:zero-fill" for m in ce)
+    ad = db.adapters("paddle", "batch_norm", "PaddleCustomDevice@develop")[0]
+    assert dict(zip(ad.aclnn, ad.roles))["aclnnInplaceAdd"] == "helper:auxiliary"
+    # no cross-framework evidence is derived from a helper call
+    assert not [m for m in db.mappings("torch", aclnn="aclnnInplaceZero")
+                if m.evidence == "cross-framework" and "cross_entropy" in m.detail]
+
+
+def test_torch_targets_newest_first(db):
+    versions = [t.version for t in db.targets("torch")]
+    assert versions == sorted(versions, key=version_key, reverse=True)
+    assert versions[0] == "2.13.0"
+
+
+@pytest.mark.parametrize("api,framework,op", [
+    ("aclnnReduceSum", "paddle", "sum"),
+    ("aclnnReduceSum", "torch", "aten::sum"),
+    ("aclnnInplaceAdd", "paddle", "add"),
+    ("aclnnInplaceAdd", "torch", "aten::add_.Tensor"),
+    ("aclnnFlashAttentionScore", "torch", "npu::npu_fusion_attention"),
+    ("aclnnFlashAttentionScore", "paddle", "flash_attention_npu"),
+    ("aclnnAdds", "torch", "aten::add.Scalar"),
+    ("aclnnAdd", "torch", "aten::add.Tensor"),
+    ("aclnnBatchNorm", "paddle", "batch_norm"),
+])
+def test_resolve_picks_the_primary_op(db, api, framework, op):
+    from codegen.resolve import resolve
+
+    res = resolve(db, api, framework)
+    assert res.op.name == op
+    assert "role primary" in res.op_how or "sibling" in res.op_how
