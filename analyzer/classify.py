@@ -1,17 +1,29 @@
 """Classify ops against opdb for one target release: is it covered, and if not, what now?
 
 `classify_op()` answers for one op and dtype set (it is what `opscan classify` calls);
-`classify_trace()` groups a trace's calls by (op, dtypes) and classifies each group,
-adding call counts, module paths and source lines. Order of the rules:
+`classify_trace()` groups a trace's calls by (op, dtypes) and classifies each group.
+Every fact comes from the op's one `OpFacts` record (opdb.facts), the same record
+`opdb show` prints. Order of the rules (first match wins):
 
-1. not-a-kernel   views, metadata, markers (never a gap)
+1. not-a-kernel   views, metadata, markers; CPU-/CUDA-library kernels the NPU never
+                  dispatches (oneDNN `mkldnn_*`, `*_for_cpu`, cuDNN): names the parent op
 2. signature-drift  (paddle) the adapter's kernel signature differs from the installed
                   Paddle's (the adam/amsgrad case): the adapter would be fed wrong args
-3. dtype-gap      an adapter exists but not for a traced dtype (suggest a cast)
-4. supported      an adapter exists and covers the dtypes
-5. cann-available no adapter, an aclnn API matches (with evidence and an opgen command)
-6. decomposable   no adapter nor API, but the op decomposes into supported ops
-7. needs-ascendc  nothing matches
+3. dtype-gap      an adapter exists; its dtypes are known and miss a traced dtype
+4. unverified     an adapter exists but its dtype coverage cannot be established (no
+                  registration, no documented dtypes of its primary APIs, casts): the
+                  reason is given; never counted as supported
+5. supported      an adapter exists and covers the dtypes; or the op has a device-
+                  agnostic kernel (CompositeImplicitAutograd, CompositeExplicitAutograd)
+                  and the dispatcher turns it into adapted ops (says what it becomes; a
+                  part that is not adapted gives the op that part's verdict); or its
+                  structured delegate `.out` is adapted
+6. cann-available no adapter; an aclnn API implements it (primary mapping of the op, a
+                  related op or the other framework's equivalent op) on the SoC
+7. decomposable   no adapter nor API, but a registered decomposition (torch._decomp,
+                  torch._inductor) runs it as supported ops: nobody wired it yet
+8. needs-ascendc  nothing matches
+Names no catalog knows are an error (`UnknownOp`), never a verdict.
 """
 from __future__ import annotations
 
@@ -21,16 +33,17 @@ from dataclasses import dataclass
 from analyzer.model import AclnnCandidate, OpVerdict, Trace
 from analyzer.not_a_kernel import is_not_a_kernel
 from opdb.dtypes import CAST_PREFERENCE, normalize_dtype
-from opdb.model import Adapter, FrameworkOp
-from opdb.names import op_display
+from opdb.facts import PRECISION_TESTS, OpFacts, op_facts
+from opdb.names import normalize_op_name
 from opdb.query import OpDB, Target
-from opdb.soc import resolve_soc, supports
+from opdb.soc import resolve_soc
 
-MIN_CANDIDATE_CONFIDENCE = 0.35
-# op-plugin skip-list tests that speak of numerical results (others are about views,
-# conjugation or eager/JIT consistency and say nothing about running the op).
-PRECISION_TESTS = ("test_compare_cpu", "test_backward")
 TOP = 5  # modules / source lines kept per verdict
+
+
+def opdb_op_name(framework: str, name: str) -> str:
+    """Kept for callers: the one normalization is opdb.names.normalize_op_name."""
+    return normalize_op_name(framework, name)
 
 
 @dataclass(frozen=True)
@@ -46,210 +59,215 @@ class ClassifyContext:
         t = target if isinstance(target, Target) else db.parse_target(framework, target)
         return cls(db, framework, t, resolve_soc(soc).id)
 
-
-def opdb_op_name(framework: str, name: str) -> str:
-    """A traced name in opdb's spelling: `aten.add.Tensor` / `aten::add.default` ->
-    `aten::add.Tensor` / `aten::add`; paddle kernel names unchanged."""
-    if framework != "torch":
-        return name
-    if "::" not in name and name.count(".") >= 1 and name.split(".", 1)[0] in ("aten", "prims", "npu"):
-        ns, rest = name.split(".", 1)
-        name = f"{ns}::{rest}"
-    if "::" not in name:
-        name = f"aten::{name}"
-    ns, rest = name.split("::", 1)
-    base, _, overload = rest.partition(".")
-    return op_display(ns, base, overload)
+    def facts(self, op: str) -> OpFacts:
+        return op_facts(self.db, self.framework, op, str(self.target), self.soc)
 
 
-# ---------------------------------------------------------------- adapter dtypes
-
-def _api_dtypes(db: OpDB, api_name: str) -> set[str] | None:
-    """Dtypes of the API's first tensor input, None when the docs give none."""
-    api = db.aclnn_api(api_name)
-    if api is None:
-        return None
-    for p in api.params:
-        if "Tensor" in p.ctype and p.role in ("input", "inout"):
-            return set(p.dtypes) or None
-    return None
-
-
-def adapter_dtypes(db: OpDB, adapters: list[Adapter]) -> tuple[set[str] | None, str]:
-    """Dtypes the adapters cover, and where that came from; None = unknown."""
-    registered = [a for a in adapters if a.dtypes is not None]
-    if registered:
-        out: set[str] = set()
-        for a in registered:
-            out |= set(a.dtypes)
-        return out, "registered dtypes of " + ", ".join(sorted({f"{a.target} {a.function or a.op}" for a in registered}))
-    apis = sorted({n for a in adapters for n in a.aclnn})
-    if not apis or any(a.legacy_ops for a in adapters):
-        # a legacy CANN op path may cover dtypes the aclnn docs do not list
-        return None, "dtype coverage not recorded (legacy CANN op path or no aclnn API)"
-    out = set()
-    for n in apis:
-        d = _api_dtypes(db, n)
-        if d is None:
-            return None, f"dtype coverage unknown ({n} docs list none)"
-        out |= d
-    return out, "dtypes of the aclnn APIs it calls: " + ", ".join(apis)
-
-
-def _cast_for(dtype: str, covered: set[str]) -> str:
+def _cast_for(dtype: str, covered) -> str:
     for cand in CAST_PREFERENCE.get(dtype, ()):
         if cand in covered:
             return cand
     return ""
 
 
+def check_op_name(ctx: ClassifyContext, op: str) -> None:
+    """Raise NotFound (exit 2, closest matches) when no catalog knows `op`."""
+    f = ctx.facts(op)
+    if not f.known and not is_not_a_kernel(ctx.framework, f.name):
+        from opdb.show import unknown_op
+
+        raise unknown_op(ctx.db, op, ctx.framework)
+
+
 # ---------------------------------------------------------------- the rules
 
 def classify_op(ctx: ClassifyContext, op: str, dtypes: tuple[str, ...] = (),
-                key_dtypes: tuple[str, ...] | None = None) -> OpVerdict:
+                key_dtypes: tuple[str, ...] | None = None, _depth: int = 0) -> OpVerdict:
     """Classify one op (opdb spelling or traced spelling) for one dtype set.
 
     key_dtypes: the dtypes kernels are selected by (see `kernel_key_dtype`; index and
     length tensors do not pick the kernel); default: all of `dtypes`."""
-    db, fw = ctx.db, ctx.framework
-    op = opdb_op_name(fw, op)
+    f = ctx.facts(op)
     dtypes = tuple(sorted({normalize_dtype(d) for d in dtypes}))
     key = tuple(sorted({normalize_dtype(d) for d in key_dtypes})) if key_dtypes is not None else dtypes
-    fop = db.framework_op(fw, op)
-    v = OpVerdict(op=op, category="", dtypes=dtypes)
-    if fop is not None and fop.aliases:
-        v.aliases = list(fop.aliases)
+    v = OpVerdict(op=f.name, category="", dtypes=dtypes)
+    v.aliases = list(f.aliases)
 
-    reason = is_not_a_kernel(fw, op, fop.schema if fop else "")
+    reason = is_not_a_kernel(ctx.framework, f.name, f.op.schema if f.op else "")
+    d = f.dispatch
+    if not reason and d is not None and (d.cpu_only or d.gpu_only) and not f.adapters:
+        lib = "CPU" if d.cpu_only else "CUDA"
+        reason = (f"{lib}-library kernel ({', '.join(d.declared) or 'no device kernel'} only); "
+                  f"the NPU runs {d.parent or 'the op that calls it'} instead")
     if reason:
         v.category = "not-a-kernel"
         v.evidence.append(reason)
         return v
-
-    adapters = [a for a in db.adapters(fw, op, ctx.target)]
-    stubs = [a for a in adapters if any("stub_unimplemented" in n for n in a.notes)]
-    usable = [a for a in adapters if a not in stubs]
-    for a in stubs:
-        v.evidence.append(f"{a.target} {a.function} is a stub that throws Unimplemented ({a.source.where()})")
-    if usable:
-        _classify_adapted(ctx, v, usable, fop, key)
+    for a in f.stubs:
+        v.evidence.append(f"{a.target} {a.function} is registered but throws Unimplemented "
+                          f"(PADDLE_THROW body, {a.source.where()}): not supported")
+    if f.adapters:
+        _classify_adapted(ctx, v, f, key)
     else:
-        _classify_missing(ctx, v, fop)
+        _classify_missing(ctx, v, f, _depth)
     return v
 
 
-def _classify_adapted(ctx: ClassifyContext, v: OpVerdict, adapters: list[Adapter],
-                      fop: FrameworkOp | None, key: tuple[str, ...]) -> None:
-    db, fw = ctx.db, ctx.framework
-    main = adapters[0]
+def _classify_adapted(ctx: ClassifyContext, v: OpVerdict, f: OpFacts, key: tuple[str, ...]) -> None:
+    main = f.adapters[0]
     v.adapter = f"{main.target} {main.function or main.op}".strip()
-    for a in adapters:
+    for a in f.adapters:
         v.evidence.append(f"adapter {a.target} {a.function or a.op} ({a.source.where()})")
-    if fw == "torch":
-        kf = db.known_failures(fw, v.op.split("::")[-1].split(".")[0])
-        for k in kf:
-            if k.test not in PRECISION_TESTS:
-                continue
+    for k in f.known_failures:
+        if k.test in PRECISION_TESTS:
             bad = sorted(set(k.dtypes) & set(v.dtypes))
             if bad:
                 v.known_failures.append(f"{k.test}: {', '.join(bad)} ({k.source.where()})")
-
-    if fw == "paddle" and fop is not None and fop.params:
-        from opdb.show import signature_drift
-
-        for a in adapters:
-            if a.signature:
-                diff, _, details = signature_drift(a, fop)
-                if diff:
-                    v.category = "signature-drift"
-                    v.drift = list(details)
-                    names = sorted({v.op, *v.aliases} | ({a.op} if a.op else set()))
-                    v.action = (f"the {a.target} kernel {a.function} does not match the installed "
-                                f"Paddle {fop.function or v.op} signature (differs: {', '.join(diff)}): "
-                                f"update the adapter, or run it on CPU with "
-                                f'export CUSTOM_DEVICE_BLACK_LIST="{",".join(names)}"')
-                    return
-
-    covered, how = adapter_dtypes(db, adapters)
-    v.evidence.append(how)
-    if covered is not None and key:
-        missing = [d for d in key if d not in covered]
-        if missing:
-            v.category = "dtype-gap"
-            v.missing_dtypes = missing
-            casts = {d: _cast_for(d, covered) for d in missing}
-            v.cast_to = ",".join(c for c in casts.values() if c)
-            parts = [f"cast {d} -> {c}" if c else f"no cast target for {d}" for d, c in casts.items()]
-            v.action = (f"{'; '.join(parts)} around {v.op} (adapter covers {', '.join(sorted(covered))}), "
-                        f"or extend the adapter's registration if its aclnn API supports {', '.join(missing)}")
+    for dr in f.drift:
+        if dr.differing:
+            v.category = "signature-drift"
+            v.drift = list(dr.details)
+            names = sorted({v.op, *v.aliases})
+            v.action = (f"the {dr.adapter} kernel {dr.adapter_function} does not match the installed "
+                        f"Paddle {dr.framework_function or v.op} signature (differs: "
+                        f"{', '.join(dr.differing)}): update the adapter, or run it on CPU with "
+                        f'export CUSTOM_DEVICE_BLACK_LIST="{",".join(names)}"')
             return
+    cov = f.dtypes
+    if cov.dtypes is None:
+        v.evidence.append(cov.reason)
+        if key:
+            v.category = "unverified"
+            v.action = (f"{cov.reason}; check {', '.join(key)} on the NPU "
+                        f"(single op vs CPU within 1e-4 mean abs error)")
+            return
+        v.category = "supported"
+        return
+    v.evidence.append(cov.how)
+    missing = [d for d in key if d not in cov.dtypes]
+    if missing and cov.casts:
+        v.category = "unverified"
+        v.action = (f"dtype coverage unverified: {', '.join(missing)} is outside the documented "
+                    f"{', '.join(cov.dtypes)} but the adapter casts some inputs; check on the NPU")
+        return
+    if missing:
+        v.category = "dtype-gap"
+        v.missing_dtypes = missing
+        casts = {d: _cast_for(d, cov.dtypes) for d in missing}
+        v.cast_to = ",".join(c for c in casts.values() if c)
+        parts = [f"cast {d} -> {c}" if c else f"no cast target for {d}" for d, c in casts.items()]
+        v.action = (f"{'; '.join(parts)} around {v.op} (adapter covers {', '.join(cov.dtypes)}), "
+                    f"or extend the adapter if a newer aclnn API supports {', '.join(missing)}")
+        return
     v.category = "supported"
     if v.known_failures:
         v.action = "supported, but op-plugin's tests skip these dtypes on NPU: check precision (1e-4 mean abs error vs CPU)"
 
 
-def _candidates(ctx: ClassifyContext, op: str) -> list[AclnnCandidate]:
-    db = ctx.db
-    best: dict[str, AclnnCandidate] = {}
-    for m in db.mappings(ctx.framework, op):
-        if m.confidence < MIN_CANDIDATE_CONFIDENCE:
-            continue
-        api = db.aclnn_api(m.aclnn)
-        if api is None:
-            continue
-        c = best.get(api.name)
-        if c is None or m.confidence > c.confidence:
-            best[api.name] = AclnnCandidate(
-                api=api.name, signature=api.workspace_signature(), evidence=m.evidence,
-                confidence=m.confidence, detail=m.detail or m.source.where(),
-                supported_on_soc=supports(api.products, ctx.soc),
-                opgen_command=f"opgen aclnn {api.name} --target {ctx.framework} --op {op}")
-    return sorted(best.values(), key=lambda c: (c.supported_on_soc is False, -c.confidence, c.api))
+def _candidates(ctx: ClassifyContext, f: OpFacts, op: str) -> list[AclnnCandidate]:
+    return [AclnnCandidate(
+        api=c.api.name, signature=c.api.workspace_signature(), evidence=c.evidence,
+        confidence=c.confidence, detail=c.detail, supported_on_soc=c.soc_support,
+        opgen_command=f"opgen aclnn {c.api.name} --target {ctx.framework} --op {op}")
+        for c in f.candidates]
 
 
-def _classify_missing(ctx: ClassifyContext, v: OpVerdict, fop: FrameworkOp | None) -> None:
+def _functional_of(op: str) -> str:
+    """`aten::x.out` / `aten::x.Scalar_out` -> `aten::x` / `aten::x.Scalar`; "" otherwise."""
+    head, _, overload = op.partition(".")
+    if overload == "out":
+        return head
+    if overload.endswith("_out"):
+        return f"{head}.{overload[:-4]}"
+    return ""
+
+
+def _adapted_or_free(ctx: ClassifyContext, op: str, depth: int = 0) -> bool:
+    """The NPU runs `op` without a gap: adapted, no kernel needed, or a device-agnostic
+    kernel whose parts are (recursively, three levels)."""
+    g = ctx.facts(op)
+    if g.adapters or is_not_a_kernel(ctx.framework, g.name, g.op.schema if g.op else ""):
+        return True
+    d = g.dispatch
+    if depth < 3 and d is not None and d.device_agnostic_key and g.becomes is not None:
+        return all(_adapted_or_free(ctx, o, depth + 1) for o in g.becomes)
+    return False
+
+
+def _classify_missing(ctx: ClassifyContext, v: OpVerdict, f: OpFacts, depth: int) -> None:
     v.evidence.append(f"no adapter in {ctx.target}")
-    first = ctx.db.first_release(ctx.framework, v.op)
-    if first is not None:
-        v.evidence.append(f"adapted in {first}")
-    cands = _candidates(ctx, v.op)
+    if f.adapted_elsewhere:
+        v.evidence.append("adapted in " + ", ".join(f.adapted_elsewhere))
+    first = f.first_release
+    d = f.dispatch
+    if d is not None:
+        v.evidence.append(d.describe())
+    key = d.device_agnostic_key if d is not None else ""
+    if key and d.structured_delegate and key != "CompositeImplicitAutograd":
+        key = ""  # a structured op's functional wrapper only calls its `.out` kernel: rule below
+    functional = _functional_of(v.op)
+    if key and functional and _adapted_or_free(ctx, functional):
+        v.category = "supported"
+        v.action = (f"nothing to do: {key} `.out` wrapper of {functional}, which is adapted in "
+                    f"{ctx.target} (the wrapper calls it and copies into out)")
+        return
+    if key:
+        if f.becomes is not None:
+            v.decomposes_into = list(f.becomes)
+            missing = [o for o in f.becomes if not _adapted_or_free(ctx, o)]
+            if not missing:
+                v.category = "supported"
+                v.action = (f"nothing to do: {key}, the dispatcher runs it as "
+                            + (", ".join(f.becomes) or "no device kernel")
+                            + f", adapted in {ctx.target}")
+                return
+            if depth < 2:
+                parts = [classify_op(ctx, o, v.dtypes, _depth=depth + 1) for o in missing]
+                worst = sorted(parts, key=lambda p: _SEVERITY.index(p.category))[0]
+                v.category = worst.category
+                v.action = (f"{key}: the dispatcher runs it as {', '.join(f.becomes)}; "
+                            f"the gap is in {worst.op} ({worst.category}): {worst.action}")
+                v.candidates = worst.candidates
+                return
+        v.category = "unverified"
+        v.action = (f"{key}: the NPU runs this device-agnostic kernel without an adapter, but what "
+                    "it becomes could not be run on synthesized inputs; scan a model using it")
+        return
+    if d is not None and d.structured_delegate:
+        if _adapted_or_free(ctx, d.structured_delegate):
+            v.category = "supported"
+            v.action = f"nothing to do: its structured delegate {d.structured_delegate} is adapted in {ctx.target}"
+            return
+        v.evidence.append(f"its structured delegate {d.structured_delegate} is not adapted either")
+    cands = _candidates(ctx, f, v.op)
     usable = [c for c in cands if c.supported_on_soc is not False]
     if usable:
         v.category = "cann-available"
         v.candidates = cands[:3]
         c = usable[0]
         v.action = f"write the adapter on {c.api}: {c.opgen_command}"
-        if first is not None:
+        if first:
             v.action += f" (or move to {first}, which adapts it)"
         return
     for c in cands:
         v.evidence.append(f"{c.api} exists but its docs do not list {ctx.soc}")
     v.candidates = cands[:3]
-    into = decomposition_of(ctx, v.op, fop)
-    if into:
-        unsupported = [o for o in into if not ctx.db.adapters(ctx.framework, o, ctx.target)
-                       and not is_not_a_kernel(ctx.framework, o)]
-        if not unsupported:
+    if f.becomes:
+        missing = [o for o in f.becomes if not _adapted_or_free(ctx, o)]
+        if not missing:
             v.category = "decomposable"
-            v.decomposes_into = into
-            v.action = ("register the decomposition for the NPU (runs as " + ", ".join(into) + ")")
+            v.decomposes_into = list(f.becomes)
+            v.action = "register the decomposition for the NPU (runs as " + ", ".join(f.becomes) + ")"
             return
-        v.evidence.append("decomposes into " + ", ".join(into) + "; not adapted: " + ", ".join(unsupported))
+        v.evidence.append("decomposes into " + ", ".join(f.becomes) + "; not adapted: " + ", ".join(missing))
     v.category = "needs-ascendc"
     v.action = "write an AscendC kernel (or accept the CPU fallback; see the fallback cost)"
-    if first is not None:
+    if first:
         v.action = f"move to {first}, which adapts it, or write an AscendC kernel"
 
 
-def decomposition_of(ctx: ClassifyContext, op: str, fop: FrameworkOp | None) -> list[str]:
-    """The ops `op` decomposes into (torch: its torch._decomp entry run on meta tensors)."""
-    if fop is None or not (fop.has_decomposition or fop.composite_implicit):
-        return []
-    if ctx.framework == "torch":
-        from analyzer.decompose import torch_decomposition
-
-        return torch_decomposition(op)
-    return []
+_SEVERITY = ("needs-ascendc", "signature-drift", "cann-available", "dtype-gap", "decomposable",
+             "unverified", "supported", "not-a-kernel")
 
 
 # ---------------------------------------------------------------- whole traces
@@ -286,7 +304,6 @@ def classify_trace(ctx: ClassifyContext, trace: Trace) -> list[OpVerdict]:
         v.sources = [s for s, _ in Counter(c.source for c in calls if c.source).most_common(TOP)]
         v.aliases = sorted(set(base.aliases) | {a for c in calls for a in c.aliases})
         verdicts.append(v)
-    order = {c: i for i, c in enumerate(
-        ("signature-drift", "needs-ascendc", "cann-available", "dtype-gap", "decomposable",
-         "supported", "not-a-kernel"))}
-    return sorted(verdicts, key=lambda v: (order[v.category], v.op, v.dtypes))
+    from analyzer.model import verdict_order
+
+    return sorted(verdicts, key=verdict_order)

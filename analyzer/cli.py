@@ -63,11 +63,15 @@ def main_classify(argv: list[str]) -> int:
     def go() -> None:
         import dataclasses
 
-        from analyzer.classify import ClassifyContext, classify_op
+        from analyzer.classify import ClassifyContext, check_op_name, classify_op
+        from opdb.dtypes import known_dtype
         from opdb.query import OpDB
 
+        dtypes = tuple(known_dtype(d) for d in args.dtype)  # a typo is an error, not a verdict
         ctx = ClassifyContext.create(OpDB.open(), args.framework, args.target, args.soc)
-        verdicts = [classify_op(ctx, op, tuple(args.dtype)) for op in args.ops]
+        for op in args.ops:
+            check_op_name(ctx, op)  # unknown names exit 2 with the closest matches
+        verdicts = [classify_op(ctx, op, dtypes) for op in args.ops]
         if args.json:
             clikit.print_json({"target": str(ctx.target), "soc": ctx.soc,
                                "verdicts": [dataclasses.asdict(v) for v in verdicts]})

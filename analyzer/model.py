@@ -16,6 +16,7 @@ PHASES = ("forward", "backward", "optimizer", "other")
 
 CATEGORIES = (
     "supported",
+    "unverified",
     "dtype-gap",
     "signature-drift",
     "cann-available",
@@ -26,6 +27,17 @@ CATEGORIES = (
 # Categories that mean the op cannot run on the NPU as traced.
 GAP_CATEGORIES = ("dtype-gap", "signature-drift", "cann-available", "decomposable",
                   "needs-ascendc")
+# The one order of verdicts in every report: gaps (worst first), unverified, then the rest.
+VERDICT_ORDER = ("signature-drift", "needs-ascendc", "cann-available", "dtype-gap",
+                 "decomposable", "unverified", "supported", "not-a-kernel")
+
+
+def verdict_order(v) -> tuple:
+    """Sort key of a verdict (an OpVerdict or its JSON dict): category, most calls, op, dtypes."""
+    get = (lambda k: v[k]) if isinstance(v, dict) else (lambda k: getattr(v, k))
+    cat = get("category")
+    return (VERDICT_ORDER.index(cat) if cat in VERDICT_ORDER else len(VERDICT_ORDER),
+            -get("calls"), get("op"), tuple(get("dtypes")))
 
 
 @dataclass
@@ -184,3 +196,35 @@ class ScanReport:
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
+
+    @staticmethod
+    def count(verdicts) -> dict[str, int]:
+        """Distinct ops per category (an op whose float32 runs and float64 does not
+        counts under both): the unit of the summary line and the category table."""
+        ops: dict[str, set[str]] = {c: set() for c in CATEGORIES}
+        for v in verdicts:
+            ops.setdefault(v.category, set()).add(v.op)
+        return {c: len(names) for c, names in ops.items()}
+
+    @staticmethod
+    def summarize(model: str, target: str, soc: str, verdicts, fallback: FallbackCost,
+                  partial: bool) -> str:
+        """The one line people act on, counted in distinct ops like `count()`."""
+        from pathlib import PurePath
+
+        counts = ScanReport.count(verdicts)
+        kernels = [v for v in verdicts if v.category != "not-a-kernel"]
+        ops = {v.op for v in kernels}
+        gap_ops = {v.op for v in kernels if v.category in GAP_CATEGORIES}
+        unverified = {v.op for v in kernels if v.category == "unverified"} - gap_ops
+        calls = sum(v.calls for v in kernels)
+        gap_calls = sum(v.calls for v in kernels if v.category in GAP_CATEGORIES)
+        head = f"{'PARTIAL: ' if partial else ''}{PurePath(model).name} on {target} ({soc}): "
+        unv = f"; {len(unverified)} ops with dtype coverage unverified" if unverified else ""
+        if not gap_ops:
+            return head + f"all {len(ops)} kernel ops ({calls} calls) have an NPU adapter{unv}"
+        cats = ", ".join(f"{counts[c]} {c}" for c in CATEGORIES if c in GAP_CATEGORIES and counts.get(c))
+        mb = fallback.bytes / 1e6
+        return (head + f"{len(ops) - len(gap_ops) - len(unverified)}/{len(ops)} kernel ops supported{unv}; "
+                f"{len(gap_ops)} ops with gaps ({cats}) in {gap_calls} of {calls} calls; "
+                f"CPU fallback would cost {fallback.transfers} transfers ({mb:.2f} MB) per step")

@@ -7,12 +7,11 @@ The CLI (`opscan`) only parses arguments, calls `scan()` and writes the reports.
 """
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from analyzer.model import CATEGORIES, GAP_CATEGORIES, FallbackCost, ScanReport, Trace
+from analyzer.model import FallbackCost, ScanReport, Trace
 
 REPORT_SCHEMA_VERSION = 1
 
@@ -60,35 +59,20 @@ def trace_model(opts: ScanOptions, adapted: set[str]) -> Trace:
 
 
 def normalize_op_names(trace: Trace) -> None:
-    """Give every call opdb's op spelling (`aten::add.Tensor`), so trace, graph and
-    verdicts use one name per op."""
-    from analyzer.classify import opdb_op_name
+    """Give every call opdb's op spelling (`aten::add.Tensor`, opdb.names.normalize_op_name),
+    so trace, graph and verdicts use one name per op."""
+    from opdb.names import normalize_op_name
 
     if trace.framework != "torch":  # paddle calls already carry the phi kernel name
         return
     for c in trace.calls:
-        c.op = opdb_op_name(trace.framework, c.overload or c.op)
+        c.op = normalize_op_name(trace.framework, c.overload or c.op)
 
 
 def summary_line(report_model: str, target: str, soc: str, verdicts, fallback: FallbackCost,
                  partial: bool) -> str:
-    """The one line people act on."""
-    kernels = [v for v in verdicts if v.category != "not-a-kernel"]
-    gaps = [v for v in kernels if v.category in GAP_CATEGORIES]
-    ops = {v.op for v in kernels}
-    gap_ops = {v.op for v in gaps}
-    calls = sum(v.calls for v in kernels)
-    gap_calls = sum(v.calls for v in gaps)
-    name = Path(report_model).name
-    head = f"{'PARTIAL: ' if partial else ''}{name} on {target} ({soc}): "
-    if not gaps:
-        return head + f"all {len(ops)} kernel ops ({calls} calls) have an NPU adapter"
-    by_cat = Counter(v.category for v in gaps)
-    cats = ", ".join(f"{by_cat[c]} {c}" for c in CATEGORIES if by_cat.get(c))
-    mb = fallback.bytes / 1e6
-    return (head + f"{len(ops) - len(gap_ops)}/{len(ops)} kernel ops supported; "
-            f"{len(gap_ops)} ops with gaps ({cats}) in {gap_calls} of {calls} calls; "
-            f"CPU fallback would cost {fallback.transfers} transfers ({mb:.2f} MB) per step")
+    """The one line people act on (owned by ScanReport.summarize)."""
+    return ScanReport.summarize(report_model, target, soc, verdicts, fallback, partial)
 
 
 def scan(opts: ScanOptions, db=None) -> ScanResult:
@@ -110,9 +94,7 @@ def scan(opts: ScanOptions, db=None) -> ScanResult:
     graph = build_call_graph(trace)
     fallback = compute_fallback(graph, gap_keys(verdicts), passthrough_keys(verdicts),
                                 steps=trace.steps)
-    counts = {c: 0 for c in CATEGORIES}
-    for v in verdicts:
-        counts[v.category] += 1
+    counts = ScanReport.count(verdicts)
     notes = list(trace.notes)
     blacklist = sorted({n for v in verdicts if v.category == "signature-drift"
                         for n in [v.op, *v.aliases]})

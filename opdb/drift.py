@@ -13,7 +13,33 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
-from opdb.model import Param
+from opdb.model import Adapter, FrameworkOp, Param
+
+
+@dataclass(frozen=True)
+class DriftReport:
+    """PaddleCustomDevice kernel signature vs the installed Paddle's kernel signature.
+
+    differing: names of params added, removed or retyped; shifted: params only renamed
+    (harmless: kernels bind arguments by position and kind)."""
+
+    adapter: str
+    adapter_function: str
+    adapter_params: tuple[Param, ...]
+    framework_function: str
+    framework_params: tuple[Param, ...]
+    differing: tuple[str, ...]
+    shifted: int = 0
+    details: tuple[str, ...] = ()
+
+
+def signature_drift(adapter: Adapter, op: FrameworkOp) -> DriftReport:
+    """The drift between an adapter's kernel signature and the installed framework's."""
+    d = compare(adapter.signature, op.params)
+    return DriftReport(adapter=adapter.target, adapter_function=adapter.function,
+                       adapter_params=adapter.signature, framework_function=op.function,
+                       framework_params=op.params, differing=tuple(d.names), shifted=d.renamed,
+                       details=tuple(d.details))
 
 
 def arg_kind(ctype: str) -> str:

@@ -57,6 +57,18 @@ def normalize_dtype(name: str) -> str:
     return _ALIASES.get(low, low)
 
 
+def known_dtype(name: str) -> str:
+    """The canonical name of a dtype the user typed; OpscanError naming the accepted
+    spellings when it is not a dtype."""
+    canon = normalize_dtype(name)
+    if canon not in set(_ALIASES.values()):
+        from opdb.errors import UnknownName
+
+        raise UnknownName(f"unknown dtype {name!r}",
+                          hint="use a dtype name such as float32, float16, bfloat16, float64, int64, bool")
+    return canon
+
+
 def normalize_dtypes(names) -> tuple[str, ...]:
     """Canonical, de-duplicated, sorted."""
     return tuple(sorted({normalize_dtype(n) for n in names if str(n).strip()}))

@@ -30,5 +30,11 @@ class NotFound(OpscanError):
     """A name (op, API, target) is not in opdb."""
 
 
+class UnknownName(NotFound):
+    """A name the user typed exists in no catalog (usage error: exit 2, closest matches)."""
+
+    exit_code = 2
+
+
 class OutputExists(OpscanError):
     """An output path exists and --force was not given."""

@@ -58,3 +58,20 @@ def norm_text(text: str) -> str:
     if "::" in text or "_" in text or text.islower():
         return norm_op(text)
     return norm_aclnn("aclnn" + text)
+
+
+def normalize_op_name(framework: str, name: str) -> str:
+    """The one spelling of an op everywhere (trace, graph, verdicts, opdb lookups):
+    torch `aten.add.Tensor` / `aten::add.default` / `add.Tensor` -> `aten::add.Tensor` /
+    `aten::add`; paddle kernel names are stripped of surrounding blanks only."""
+    name = name.strip()
+    if framework != "torch":
+        return name
+    if "::" not in name and name.count(".") >= 1 and name.split(".", 1)[0] in ("aten", "prims", "npu"):
+        ns, rest = name.split(".", 1)
+        name = f"{ns}::{rest}"
+    if "::" not in name:
+        name = f"aten::{name}"
+    ns, rest = name.split("::", 1)
+    base, _, overload = rest.partition(".")
+    return op_display(ns, base, overload)

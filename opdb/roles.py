@@ -9,8 +9,9 @@ not their data flow, so the role is decided from what each API *does* and how it
 relates to the op (rules in order, first match wins):
 
 1. related by name to the op (`add.Tensor`/`aclnnAdds`, `sum`/`aclnnReduceSum`,
-   `nll_loss_forward`/`aclnnNLLLoss`, `addmm`/`aclnnAddmmWeightNz`, `x_grad`/
-   `aclnnXBackward`): **primary**;
+   `nll_loss_forward`/`aclnnNLLLoss`, `addmm`/`aclnnAddmmWeightNz`, `bmm`/
+   `aclnnBatchMatMul` by initials, `x_grad`/`aclnnXBackward`), or a run-time variant
+   of such an API (`aclnnBatchMatMulWeightNz`): **primary**;
 2. a utility API (`UTILITY_KINDS`: zero/one/fill, cast, copy/contiguous,
    expand/broadcast, dropout masks and triangle masks, permute/transpose):
    **helper:<kind>**;
@@ -100,6 +101,8 @@ def related(op: str, api: str) -> bool:
         return a == o or _stem(a) == o
     if a == o or _stem(a) == o or a == _stem(o):
         return True
+    if len(o) >= 2 and o == "".join(t[0] for t in toks if t not in _NOISE_TOKENS):
+        return True  # `bmm` = Batch-Mat-Mul, `mm` = ... initials of the API's words
     if len(o) >= 3 and len(a) >= 3 and (o in a or a in o):
         return True
     return False
@@ -125,6 +128,15 @@ def assign_roles(op: str, apis) -> dict[str, str]:
         # `softmax_grad` probes aclnnSoftmax but runs aclnnSoftmaxBackward
         bwd = {a for a in rel if any(t in ("backward", "grad") for t in _tokens_api(a))}
         rel = bwd or rel
+    # variants of a related API chosen at run time (`aclnnBatchMatMulWeightNz` next to
+    # `aclnnBatchMatMul`, `aclnnMatmulWeightNz` next to `aclnnMm`'s family)
+    def bwd(a: str) -> bool:
+        return any(t in ("backward", "grad") for t in _tokens_api(a))
+
+    cores = {(_core(_tokens_api(a)), bwd(a)) for a in rel}
+    rel |= {a for a in apis if a not in rel and not utility_kind(a)
+            and any(_core(_tokens_api(a)).startswith(c) and bwd(a) == b
+                    for c, b in cores if len(c) >= 3)}
     for a in apis:
         if a in rel:
             roles[a] = PRIMARY

@@ -1,57 +1,56 @@
 """`opdb show NAME`: everything opdb knows about one op or aclnn API, as a record.
 
-`describe()` gathers the facts into an `OpDescription`; `render_text()` prints it as
-human-readable sections; the CLI's `--json` prints `to_json()` instead.
+`describe()` reads the op's `OpFacts` (opdb.facts, the record `opscan classify` reads
+too) into an `OpDescription`; `render_text()` prints it as human-readable sections;
+the CLI's `--json` prints `to_json()` instead.
 """
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
 
-from opdb.errors import NotFound
+from opdb.errors import NotFound, UnknownName  # noqa: F401
+from opdb.facts import OpFacts, op_facts
 from opdb.model import AclnnApi, Adapter, FrameworkOp, Param, to_row
 from opdb.query import OpDB
 from opdb.soc import resolve_soc, supports
 
 
 @dataclass
-class Candidate:
-    api: AclnnApi
-    evidence: list[str]
-    confidence: float
-    soc_support: bool | None
-
-
-@dataclass
-class DriftReport:
-    """PaddleCustomDevice kernel signature vs the installed Paddle's kernel signature.
-
-    differing: names of params added, removed or retyped; shifted: params only renamed
-    (harmless: kernels bind arguments by position and kind)."""
-
-    adapter: str
-    adapter_function: str
-    adapter_params: tuple[Param, ...]
-    framework_function: str
-    framework_params: tuple[Param, ...]
-    differing: list[str]
-    shifted: int = 0
-    details: list[str] = field(default_factory=list)
-
-
-@dataclass
 class OpDescription:
+    """What `opdb show` prints: an aclnn API's callers, or an op's `OpFacts`."""
+
     name: str
     framework: str | None
     soc: str
-    op: FrameworkOp | None = None
     api: AclnnApi | None = None
-    adapters: list[Adapter] = field(default_factory=list)
-    candidates: list[Candidate] = field(default_factory=list)
-    drift: list[DriftReport] = field(default_factory=list)
-    known_failures: list[str] = field(default_factory=list)
-    callers: list[str] = field(default_factory=list)  # for an API: adapters calling it
-    first_release: str = ""
+    callers: list[str] = field(default_factory=list)  # for an API: adapters calling it, with role
+    facts: OpFacts | None = None
+
+    @property
+    def op(self) -> FrameworkOp | None:
+        return self.facts.op if self.facts else None
+
+    @property
+    def adapters(self) -> list[Adapter]:
+        return list(self.facts.adapters + self.facts.stubs) if self.facts else []
+
+    @property
+    def candidates(self):
+        return list(self.facts.candidates) if self.facts else []
+
+    @property
+    def drift(self):
+        return list(self.facts.drift) if self.facts else []
+
+    @property
+    def known_failures(self) -> list[str]:
+        return [f"{k.test}: {', '.join(k.dtypes)} ({k.source.where()})"
+                for k in (self.facts.known_failures if self.facts else ())]
+
+    @property
+    def first_release(self) -> str:
+        return self.facts.first_release if self.facts else ""
 
     def to_json(self) -> dict:
         def enc(v):
@@ -65,67 +64,33 @@ class OpDescription:
         return enc(self)
 
 
-def signature_drift(adapter: Adapter, op: FrameworkOp) -> tuple[list[str], int, list[str]]:
-    """(params added/removed/retyped, params only renamed, detail lines) between the
-    adapter's kernel signature and the installed framework's (see opdb.drift)."""
-    from opdb.drift import compare
-
-    d = compare(adapter.signature, op.params)
-    return d.names, d.renamed, d.details
-
-
-def describe(db: OpDB, name: str, framework: str | None = None, soc: str | None = None) -> OpDescription:
+def describe(db: OpDB, name: str, framework: str | None = None, soc: str | None = None,
+             target: str | None = None) -> OpDescription:
     """Collect what opdb knows about `name` (an op of either framework or an aclnn API)."""
     soc_id = resolve_soc(soc).id
     desc = OpDescription(name=name, framework=framework, soc=soc_id)
     api = db.aclnn_api(name) if framework is None or name.startswith("aclnn") else None
     if api is not None:
         desc.api = api
-        desc.callers = sorted({f"{m.framework} {m.op} ({m.evidence}, {m.source.source})"
+        desc.callers = sorted({f"{m.framework} {m.op} ({m.evidence}, role {m.role}, {m.source.source})"
                                for m in db.mappings(aclnn=api.name) if m.evidence == "adapter"})
         return desc
-
     frameworks = [framework] if framework else (["torch"] if "::" in name else ["torch", "paddle"])
     for fw in frameworks:
-        op = db.framework_op(fw, name)
-        op_name = op.name if op else (name if fw == "paddle" or "::" in name else f"aten::{name}")
-        adapters = db.adapters(fw, op_name)
-        if op is None and not adapters:
+        facts = op_facts(db, fw, name, target if fw == framework else None, soc_id)
+        if not facts.known:
             continue
-        desc.framework, desc.op, desc.adapters = fw, op, adapters
-        desc.name = op_name
-        first = db.first_release(fw, op_name)
-        desc.first_release = str(first) if first else ""
-        best: dict[str, Candidate] = {}
-        for m in db.mappings(fw, op_name):
-            a = db.aclnn_api(m.aclnn)
-            if a is None:
-                continue
-            c = best.setdefault(m.aclnn, Candidate(a, [], m.confidence, supports(a.products, soc_id)))
-            c.confidence = max(c.confidence, m.confidence)
-            c.evidence.append(f"{m.evidence} {m.confidence:.2f}: {m.detail or m.source.where()}")
-        desc.candidates = sorted(best.values(), key=lambda c: (-c.confidence, c.api.name))
-        if fw == "paddle" and op is not None and op.params:
-            for ad in adapters:
-                if ad.signature:
-                    names, shifted, lines = signature_drift(ad, op)
-                    desc.drift.append(DriftReport(
-                        adapter=ad.target, adapter_function=ad.function,
-                        adapter_params=ad.signature, framework_function=op.function,
-                        framework_params=op.params, differing=names, shifted=shifted,
-                        details=lines))
-        desc.known_failures = [f"{k.test}: {', '.join(k.dtypes)} ({k.source.where()})"
-                               for k in db.known_failures(fw, _opinfo_name(op_name))]
+        desc.framework, desc.name, desc.facts = fw, facts.name, facts
         return desc
+    raise unknown_op(db, name, framework)
+
+
+def unknown_op(db: OpDB, name: str, framework: str | None) -> UnknownName:
+    """The error for a name no catalog knows, with the closest matches."""
     hits = [h.name for h in db.search(name, limit=5)]
-    raise NotFound(f"{name!r} is neither an aclnn API nor a known "
-                   f"{framework or 'torch/paddle'} op",
-                   hint=f"did you mean: {', '.join(hits)}" if hits else "try `opdb search`")
-
-
-def _opinfo_name(op: str) -> str:
-    """op-plugin's test skip list keys ops by OpInfo name (`add`, not `aten::add.Tensor`)."""
-    return op.split("::")[-1].split(".")[0]
+    return UnknownName(f"{name!r} is neither an aclnn API nor a known "
+                    f"{framework or 'torch/paddle'} op",
+                    hint=f"did you mean: {', '.join(hits)}" if hits else "try `opdb search`")
 
 
 # ---------------------------------------------------------------- text rendering
@@ -178,20 +143,42 @@ def render_text(desc: OpDescription) -> str:
         out.append("  " + "; ".join(facts) + f"  (source {op.source.where()})")
     else:
         out.append("  not in the installed framework's catalog")
+    f = desc.facts
+    if f.dispatch is not None:
+        out.append(f"  {f.dispatch.describe()}")
+        if f.dispatch.cpu_only or f.dispatch.gpu_only:
+            lib = "CPU" if f.dispatch.cpu_only else "CUDA"
+            out.append(f"  {lib}-library kernel (declared for {', '.join(f.dispatch.declared) or 'no backend'}); "
+                       f"parent: {f.dispatch.parent or 'unknown'}")
+    if f.becomes:
+        out.append(f"  becomes: {', '.join(f.becomes)}")
     out.append("")
-    out.append(f"Adapters ({len(desc.adapters)}):" if desc.adapters else "Adapters: none")
+    out.append(f"Adapters in {f.target} ({len(desc.adapters)}):" if desc.adapters
+               else f"Adapters in {f.target}: none")
+    roles = {(c.adapter, c.api): c.role for c in f.calls}
     for ad in desc.adapters:
-        dt = ", ".join(ad.dtypes) if ad.dtypes is not None else "per aclnn API dtypes"
+        dt = ", ".join(ad.dtypes) if ad.dtypes is not None else "per primary aclnn API dtypes"
         out.append(f"  {ad.target}: {ad.function or ad.op}  dtypes: {dt}")
         if ad.aclnn:
-            out.append(f"    aclnn: {', '.join(ad.aclnn)}")
+            key = f"{ad.target} {ad.function or ad.op}".strip()
+            out.append("    aclnn: " + ", ".join(f"{x} ({roles.get((key, x), '?')})" for x in ad.aclnn))
         if ad.legacy_ops:
             out.append(f"    legacy CANN ops: {', '.join(ad.legacy_ops)}")
         for n in ad.notes:
             out.append(f"    note: {n}")
         out.append(f"    source: {ad.source.where()}")
+    if f.stubs:
+        out.append("  registered but throwing (not supported): "
+                   + ", ".join(f"{a.target} {a.function} ({a.source.where()})" for a in f.stubs))
+    if f.dtypes is not None:
+        out.append(f"  dtypes: {', '.join(f.dtypes.dtypes)} ({f.dtypes.how})" if f.dtypes.dtypes is not None
+                   else f"  {f.dtypes.reason}")
+    if f.adapted_elsewhere:
+        out.append(f"  also adapted in: {', '.join(f.adapted_elsewhere)}")
     if desc.first_release:
         out.append(f"  first release in opdb adapting it: {desc.first_release}")
+    if f.related_ops:
+        out.append("  related ops: " + ", ".join(f"{o} ({why})" for o, why in f.related_ops))
     shown: dict[tuple, str] = {}
     for d in desc.drift:
         out.append("")
@@ -220,6 +207,5 @@ def render_text(desc: OpDescription) -> str:
     for c in desc.candidates:
         out.append(f"  {c.api.name}  confidence {c.confidence:.2f}")
         out += _api_block(c.api, desc.soc)
-        for e in c.evidence[:4]:
-            out.append(f"    evidence: {e}")
+        out.append(f"    evidence: {c.evidence} {c.confidence:.2f}: {c.detail}")
     return "\n".join(out) + "\n"

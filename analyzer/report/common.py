@@ -2,11 +2,12 @@
 the partial-report banner. All functions read the report JSON dict only."""
 from __future__ import annotations
 
-from analyzer.model import CATEGORIES, GAP_CATEGORIES
+from analyzer.model import CATEGORIES, GAP_CATEGORIES, VERDICT_ORDER, verdict_order
 
 # Colours per category (HTML cells and the op graph, XLSX fills). Gaps warm, ok cool.
 CATEGORY_COLORS = {
     "supported": "#2e7d32",
+    "unverified": "#9e9d24",
     "not-a-kernel": "#78909c",
     "dtype-gap": "#f9a825",
     "signature-drift": "#ef6c00",
@@ -16,6 +17,7 @@ CATEGORY_COLORS = {
 }
 CATEGORY_HELP = {
     "supported": "an NPU kernel exists for these dtypes",
+    "unverified": "an adapter exists; its dtype coverage could not be established",
     "not-a-kernel": "view/alias/metadata op: no kernel runs",
     "dtype-gap": "kernel exists, not for these dtypes",
     "signature-drift": "kernel exists, its parameters differ",
@@ -30,15 +32,14 @@ CSV_COLUMNS = ("op", "category", "dtypes", "calls", "phases", "modules", "source
 
 
 def category_rank(cat: str) -> int:
-    """Gaps first (in GAP_CATEGORIES order), then not-a-kernel, then supported."""
-    order = tuple(GAP_CATEGORIES) + ("not-a-kernel", "supported")
-    return order.index(cat) if cat in order else len(order)
+    """The report order of categories (analyzer.model.VERDICT_ORDER)."""
+    return VERDICT_ORDER.index(cat) if cat in VERDICT_ORDER else len(VERDICT_ORDER)
 
 
 def sorted_verdicts(report: dict, categories=None) -> list[dict]:
+    """Verdicts in the one report order (analyzer.model.verdict_order)."""
     vs = [v for v in report["verdicts"] if categories is None or v["category"] in categories]
-    return sorted(vs, key=lambda v: (category_rank(v["category"]), -v["calls"], v["op"],
-                                     v["dtypes"]))
+    return sorted(vs, key=verdict_order)
 
 
 def gaps(report: dict) -> list[dict]:

@@ -61,8 +61,14 @@ def test_decomposable_says_into_what(db):
 
 
 def test_needs_ascendc_when_nothing_matches(db):
-    v = classify_op(ClassifyContext.create(db, "torch"), "aten::_addmm_activation", ("float32",))
+    v = classify_op(ClassifyContext.create(db, "torch"), "aten::special_i1e", ("float32",))
     assert v.category == "needs-ascendc" and "AscendC" in v.action
+
+
+def test_structured_delegate_adapted_is_supported(db):
+    """_addmm_activation has no adapter but its structured delegate `.out` is adapted."""
+    v = classify_op(ClassifyContext.create(db, "torch"), "aten::_addmm_activation", ("float32",))
+    assert v.category == "supported" and "aten::_addmm_activation.out" in v.action
 
 
 def test_views_are_not_kernels(db):
