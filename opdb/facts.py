@@ -137,8 +137,10 @@ def dtype_coverage(db, adapters, calls, soc: str) -> DtypeCoverage:
     primary = sorted({c.api for c in calls if c.role == PRIMARY})
     casts = any(c.role == "helper:cast" for c in calls)
     if not primary:
+        native = any(any("torch_npu-native kernel" in n for n in a.notes) for a in adapters)
         why = ("its aclnn calls are a composition or helpers only" if calls else
                "no aclnn API recorded (legacy CANN op path)" if any(a.legacy_ops for a in adapters)
+               else "a torch_npu core kernel (not in op-plugin), no aclnn API recorded" if native
                else "no aclnn API recorded")
         return DtypeCoverage(None, "", f"dtype coverage unverified: {why}", casts)
     covered: set[str] = set()
