@@ -21,8 +21,10 @@ from opdb.versions import version_key
 class AmbiguousName(OpscanError):
     """NAME fits several aclnn APIs; `candidates` lists them best first."""
 
-    def __init__(self, text: str, candidates: list[AclnnApi]):
-        lines = [f"{i}. {a.workspace_signature()}" for i, a in enumerate(candidates, 1)]
+    def __init__(self, text: str, candidates: list[AclnnApi], roles: dict[str, str] | None = None):
+        roles = roles or {}
+        lines = [f"{i}. {a.workspace_signature()}" + (f"  [{roles[a.name]}]" if roles.get(a.name) else "")
+                 for i, a in enumerate(candidates, 1)]
         super().__init__(f"{text!r} matches {len(candidates)} aclnn APIs:\n  " + "\n  ".join(lines),
                          hint="choose one with --pick N or pass the exact aclnn name")
         self.candidates = candidates
@@ -141,8 +143,24 @@ def resolve_api(db, text: str, framework: str, pick: int | None = None
         chosen = cands[pick - 1]
         return chosen, via_op, how, [a.name for a in cands if a is not chosen]
     if len(cands) > 1:
-        raise AmbiguousName(text, cands)
+        raise AmbiguousName(text, cands, {a.name: mapping_roles(db, framework, a.name) for a in cands})
     return cands[0], via_op, how, []
+
+
+def mapping_roles(db, framework: str, api: str, limit: int = 3) -> str:
+    """How `framework`'s adapters use `api`: `primary for add; helper:auxiliary for
+    batch_norm` (adapter evidence only; "" when no adapter calls it)."""
+    try:
+        maps = [m for m in db.mappings(framework=framework, aclnn=api) if m.evidence == "adapter"]
+    except Exception:  # noqa: BLE001 - test doubles without mappings
+        return ""
+    by_role: dict[str, list[str]] = {}
+    for m in sorted(maps, key=lambda m: (m.role != "primary", m.op)):
+        ops = by_role.setdefault(m.role, [])
+        if m.op not in ops:
+            ops.append(m.op)
+    return "; ".join(f"{role} for {', '.join(ops[:limit])}" + (" ..." if len(ops) > limit else "")
+                     for role, ops in by_role.items())
 
 
 def sibling_apis(api: str) -> list[str]:

@@ -84,3 +84,12 @@ def test_resolve_picks_the_primary_op(db, api, framework, op):
     res = resolve(db, api, framework)
     assert res.op.name == op
     assert "role primary" in res.op_how or "sibling" in res.op_how
+
+
+def test_ambiguous_opgen_candidates_show_their_roles(db):
+    from codegen.resolve import AmbiguousName, resolve
+
+    with pytest.raises(AmbiguousName) as err:
+        resolve(db, "FlashAttention", "torch")
+    assert "aclnnFlashAttentionScoreGetWorkspaceSize" in str(err.value)
+    assert "[primary for npu::npu_fusion_attention" in str(err.value)
