@@ -167,19 +167,31 @@ def compute_table() -> dict:
     return {"format": CACHE_FORMAT, "torch": torch.__version__, "ops": ops}
 
 
+def installed_torch_version() -> str:
+    """The installed torch's version without importing torch (`opdb show` stays fast);
+    ImportError when torch is not installed."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        raise ImportError("torch is not installed") from None
+
+
 @lru_cache(maxsize=1)
 def table() -> dict:
-    """The facts of the installed torch, from the cache or computed and cached once."""
-    import torch
-
-    path = _cache_dir() / f"torch-dispatch-{torch.__version__}.json"
+    """The facts of the installed torch, from the cache or computed and cached once
+    (reading the cache does not import torch)."""
+    version = installed_torch_version()
+    path = _cache_dir() / f"torch-dispatch-{version}.json"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("format") == CACHE_FORMAT and data.get("torch") == torch.__version__:
+        if data.get("format") == CACHE_FORMAT and data.get("dist_version") == version:
             return data
     except (OSError, ValueError):
         pass
     data = compute_table()
+    data["dist_version"] = version
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".tmp{os.getpid()}")
@@ -266,11 +278,40 @@ def _args_for_one(a, shape, flag: bool) -> list | None:
     return None
 
 
+def _becomes_path() -> Path:
+    return _cache_dir() / f"torch-becomes-{installed_torch_version()}-{CACHE_FORMAT}.json"
+
+
+@lru_cache(maxsize=1)
+def _becomes_cache() -> dict:
+    try:
+        return json.loads(_becomes_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
 @lru_cache(maxsize=1024)
 def becomes(op: str) -> tuple[str, ...] | None:
     """Sorted ops the dispatcher (CompositeImplicitAutograd) or the registered
     decomposition turns `op` into; None when it cannot be run on synthesized meta
-    inputs; () when it has neither."""
+    inputs; () when it has neither. Answers are cached per torch version on disk."""
+    cache = _becomes_cache()
+    if op in cache:
+        return None if cache[op] is None else tuple(cache[op])
+    result = _becomes(op)
+    cache[op] = None if result is None else list(result)
+    try:
+        path = _becomes_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps(cache, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return result
+
+
+def _becomes(op: str) -> tuple[str, ...] | None:
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
 

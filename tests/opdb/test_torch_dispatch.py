@@ -1,0 +1,48 @@
+"""Torch dispatch truth from the installed torch, computed once per version and cached."""
+import json
+
+import pytest
+
+from opdb import torch_dispatch
+
+
+@pytest.fixture()
+def fresh_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPSCAN_CACHE", str(tmp_path))
+    torch_dispatch.table.cache_clear()
+    torch_dispatch._becomes_cache.cache_clear()
+    torch_dispatch.becomes.cache_clear()
+    yield tmp_path
+    torch_dispatch.table.cache_clear()
+    torch_dispatch._becomes_cache.cache_clear()
+    torch_dispatch.becomes.cache_clear()
+
+
+def test_facts_and_cache(fresh_cache):
+    gn = torch_dispatch.facts("aten::group_norm")
+    assert gn.composite_implicit and gn.device_agnostic_key == "CompositeImplicitAutograd"
+    mk = torch_dispatch.facts("aten::mkldnn_max_pool2d")
+    assert mk.cpu_only and mk.parent == "aten::max_pool2d"
+    assert torch_dispatch.facts("aten::mkldnn_convolution").cpu_only  # oneDNN as CompositeExplicit
+    assert torch_dispatch.facts("aten::cudnn_convolution").gpu_only
+    assert not torch_dispatch.facts("aten::_add_relu.Tensor").cpu_only  # a plain CPU op an NPU may adapt
+    assert torch_dispatch.facts("aten::addmm").structured_delegate == "aten::addmm.out"
+    assert torch_dispatch.facts("aten::no_such_op") is None
+    cached = list(fresh_cache.glob("torch-dispatch-*.json"))
+    assert len(cached) == 1
+    data = json.loads(cached[0].read_text())
+    assert data["ops"]["aten::group_norm"]["keys"] == ["CompositeImplicitAutograd"]
+
+
+@pytest.mark.parametrize("op,parts", [
+    ("aten::group_norm", ("aten::native_group_norm",)),
+    ("aten::nll_loss_nd", ("aten::nll_loss_forward",)),
+    ("aten::layer_norm", ("aten::native_layer_norm",)),
+    ("aten::mkldnn_max_pool2d", ()),
+])
+def test_becomes(fresh_cache, op, parts):
+    assert torch_dispatch.becomes(op) == parts
+    torch_dispatch.becomes.cache_clear()
+    torch_dispatch._becomes_cache.cache_clear()
+    assert torch_dispatch.becomes(op) == parts  # from the on-disk cache
+    assert list(fresh_cache.glob("torch-becomes-*.json"))
