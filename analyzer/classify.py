@@ -10,9 +10,10 @@ Every fact comes from the op's one `OpFacts` record (opdb.facts), the same recor
 2. signature-drift  (paddle) the adapter's kernel signature differs from the installed
                   Paddle's (the adam/amsgrad case): the adapter would be fed wrong args
 3. dtype-gap      an adapter exists; its dtypes are known and miss a traced dtype
-4. unverified     an adapter exists but its dtype coverage cannot be established (no
-                  registration, no documented dtypes of its primary APIs, casts): the
-                  reason is given; never counted as supported
+4. unverified     an adapter exists but its coverage cannot be established (no
+                  registration, no documented dtypes of its primary APIs, casts, a dtype
+                  registered under a CANN-version condition, a branch that throws
+                  Unimplemented): the reason is given; never counted as supported
 5. supported      an adapter exists and covers the dtypes; or the op has a device-
                   agnostic kernel (CompositeImplicitAutograd, CompositeExplicitAutograd)
                   and the dispatcher turns it into adapted ops (says what it becomes; a
@@ -158,6 +159,21 @@ def _classify_adapted(ctx: ClassifyContext, v: OpVerdict, f: OpFacts, key: tuple
         parts = [f"cast {d} -> {c}" if c else f"no cast target for {d}" for d, c in casts.items()]
         v.action = (f"{'; '.join(parts)} around {v.op} (adapter covers {', '.join(cov.dtypes)}), "
                     f"or extend the adapter if a newer aclnn API supports {', '.join(missing)}")
+        return
+    caveats = []
+    for a in f.adapters:
+        for n in a.notes:
+            if n.startswith("has_unimplemented_branch"):
+                caveats.append(f"a branch of {a.target} {a.function} throws Unimplemented "
+                               f"({a.source.where()}): some attribute values are not supported")
+            elif n.startswith("dtype_condition: "):
+                dt, _, cond = n[len("dtype_condition: "):].partition(" if ")
+                if dt in key:
+                    caveats.append(f"{a.target} registers {dt} only if {cond} ({a.source.where()})")
+    if caveats:
+        v.category = "unverified"
+        v.evidence += caveats
+        v.action = "coverage unverified: " + "; ".join(caveats) + "; check on the NPU"
         return
     v.category = "supported"
     if v.known_failures:
