@@ -263,16 +263,19 @@ def op_facts(db, framework: str, name: str, target=None, soc: str | None = None)
     """Everything opdb knows about `name` in `framework` for `target` on `soc` (cached
     per (db, framework, normalized name, target, soc))."""
     t = db.parse_target(framework, target if target is None or isinstance(target, str) else str(target))
-    return _cached(db, framework, normalize_op_name(framework, name), str(t), resolve_soc(soc).id)
+    name = normalize_op_name(framework, name)
+    if framework == "paddle":
+        # one name per Paddle op: fluid (`matmul_v2`) and YAML (`adam_`) names resolve to
+        # the phi kernel name through op_compat aliases; the typed name stays an alias
+        fop = db.framework_op(framework, name)
+        if fop is not None and fop.name != name and not db.adapters(framework, name):
+            name = fop.name
+    return _cached(db, framework, name, str(t), resolve_soc(soc).id)
 
 
 def _build(db, framework: str, op: str, target: str, soc: str) -> OpFacts:
     fop = db.framework_op(framework, op)
-    if fop is not None and fop.name != op and framework == "paddle":
-        pass  # an alias (adam_, matmul_v2): keep the name the user gave, aliases below
     all_adapters = db.adapters(framework, op)
-    if fop is None and framework == "paddle" and not all_adapters:
-        pass
     in_target = db.adapters(framework, op, target)
     if not in_target and fop is not None and fop.name != op:
         in_target = db.adapters(framework, fop.name, target)

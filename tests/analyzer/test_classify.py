@@ -83,3 +83,12 @@ def test_soc_without_support_is_not_cann_available(db):
     assert v.category == "needs-ascendc"
     assert v.candidates[0].api == "aclnnAddRelu" and v.candidates[0].supported_on_soc is False
     assert "aclnnAddRelu exists but its docs do not list ascend310p" in v.evidence
+
+
+def test_paddle_fluid_and_yaml_names_resolve_to_the_phi_kernel(db):
+    """op_compat names are used consistently: `adam_` and `matmul_v2` are `adam` and `matmul`."""
+    ctx = ClassifyContext.create(db, "paddle")
+    v = classify_op(ctx, "adam_", ("float32",))
+    assert v.op == "adam" and "adam_" in v.aliases
+    assert 'CUSTOM_DEVICE_BLACK_LIST="adam,adam_"' in v.action
+    assert classify_op(ctx, "matmul_v2", ("float32",)).op == "matmul"
