@@ -29,8 +29,9 @@ from `EXEC_*(aclnnX, ...)` (executed), `DO_*COMPATIBILITY(aclnnX[, aclnnY], ...)
 (probed) and string literals `"aclnnX"` (`check_aclnn_kernel_available`,
 `GetOpApiFuncAddr`), plus those of same-file helpers called by name (transitively).
 `#if VERSION_BETWEEN(...)` guards are ignored (all branches count). Overloads that
-share a C++ name are told apart by parameter count only; when several remain, all are
-merged (`match=arity-ambiguous`). Calls to other ops (`at::x`, `op_api::x`) are not
+share a C++ name are told apart by their full schema (the binding kind of every
+parameter: Tensor, Tensor?, Scalar, int[], ...; `match=signature`), else by parameter
+count; when several remain, all are merged (`match=arity-ambiguous`). Calls to other ops (`at::x`, `op_api::x`) are not
 followed. Generated kernels (`gen_opapi`) take their API from the yaml (`exec`,
 `cpu_scalar_op`, `structured_inherit`).
 """
@@ -344,6 +345,7 @@ class CppFunction:
     line: int
     namespaces: tuple[str, ...]
     n_params: int
+    param_kinds: tuple[str, ...] = ()  # see cpp_param_kind
     executed: list[str] = field(default_factory=list)
     probed: list[str] = field(default_factory=list)
     called: set[str] = field(default_factory=set)
@@ -408,6 +410,58 @@ _HEADER_FUNC = re.compile(r"([A-Za-z_~]\w*)\s*\((.*)\)\s*(?:const\s*)?(?:noexcep
 _KEYWORDS = {"if", "for", "while", "switch", "catch", "return", "sizeof", "decltype"}
 
 
+def _split_params(params: str) -> list[str]:
+    params = params.strip()
+    if not params or params == "void":
+        return []
+    out, depth, cur = [], 0, []
+    for ch in params:
+        if ch in "(<[{":
+            depth += 1
+        elif ch in ")>]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    out.append("".join(cur).strip())
+    return out
+
+
+def cpp_param_kind(param: str) -> str:
+    """Binding kind of one C++ parameter (`const at::Tensor& self` -> `T`), comparable
+    with `schema_param_kind`; `?` when unknown (matches anything)."""
+    t = param.split("=", 1)[0].strip()
+    t = re.sub(r"\b[A-Za-z_]\w*$", "", t).strip() or t  # drop the parameter name
+    t = re.sub(r"\b(const|at|c10|std|torch)\b(::)?", "", t).replace("&", "").replace(" ", "")
+    t = t.replace("::", "")
+    table = {"Tensor": "T", "optional<Tensor>": "T?", "TensorList": "T[]", "ITensorListRef": "T[]",
+             "List<optional<Tensor>>": "T?[]", "Scalar": "S", "optional<Scalar>": "S?",
+             "IntArrayRef": "I[]", "SymIntArrayRef": "I[]", "OptionalIntArrayRef": "I[]?",
+             "OptionalSymIntArrayRef": "I[]?", "int64_t": "i", "SymInt": "i", "optional<int64_t>": "i?",
+             "optional<SymInt>": "i?", "double": "f", "optional<double>": "f?", "bool": "b",
+             "optional<bool>": "b?", "ScalarType": "dtype", "optional<ScalarType>": "dtype?",
+             "string_view": "str", "optional<string_view>": "str?", "ArrayRef<double>": "f[]"}
+    return table.get(t, "?")
+
+
+def schema_param_kind(ctype: str) -> str:
+    """Binding kind of one ATen schema argument type (`Tensor(a!)` -> `T`)."""
+    t = re.sub(r"\([a-z]!?\)", "", ctype.replace(" ", ""))
+    t = re.sub(r"\[\d+\]", "[]", t)
+    table = {"Tensor": "T", "Tensor?": "T?", "Tensor[]": "T[]", "Tensor?[]": "T?[]", "Scalar": "S",
+             "Scalar?": "S?", "int[]": "I[]", "SymInt[]": "I[]", "int[]?": "I[]?", "SymInt[]?": "I[]?",
+             "int": "i", "SymInt": "i", "int?": "i?", "SymInt?": "i?", "float": "f", "float?": "f?",
+             "bool": "b", "bool?": "b?", "ScalarType": "dtype", "ScalarType?": "dtype?", "str": "str",
+             "str?": "str?", "float[]": "f[]"}
+    return table.get(t, "?")
+
+
+def kinds_match(cpp: tuple[str, ...], schema: tuple[str, ...]) -> bool:
+    return len(cpp) == len(schema) and all(a == b or "?" in (a, b) for a, b in zip(cpp, schema))
+
+
 def _count_params(params: str) -> int:
     params = params.strip()
     if not params or params == "void":
@@ -456,7 +510,8 @@ def parse_cpp_functions(text: str, path: str) -> list[CppFunction]:
                     name_at = seg_start + masked[seg_start:i].find(header) + m.start(1)
                     ns = tuple(x for k, x, *_ in stack if k == "namespace")
                     fn = CppFunction(name=name, path=path, line=text.count("\n", 0, name_at) + 1,
-                                     namespaces=ns, n_params=_count_params(m.group(2)))
+                                     namespaces=ns, n_params=_count_params(m.group(2)),
+                                     param_kinds=tuple(cpp_param_kind(p) for p in _split_params(m.group(2))))
             stack.append((kind, name, i + 1, fn))
             seg_start = i + 1
         elif ch == "}":
@@ -710,9 +765,14 @@ def scan_checkout(root: str | Path, torch_version: str | None = None,
             how = f"structured_delegate {e.structured_delegate}"
         elif uses_op_api:
             defs = op_api_funcs.get(cname, [])
+            kinds = tuple(schema_param_kind(p.ctype) for p in parsed.params)
+            typed = [d for d in defs if kinds_match(d.param_kinds, kinds)]
             exact = [d for d in defs if d.n_params == len(parsed.params)]
-            match = "arity" if len(exact) == 1 else "arity-ambiguous" if exact else "name_only"
-            chosen = exact or defs
+            if len(typed) == 1:  # overloads told apart by their full schema
+                match, chosen = "signature", typed
+            else:
+                match = "arity" if len(exact) == 1 else "arity-ambiguous" if exact else "name_only"
+                chosen = typed or exact or defs
             for d in chosen:
                 executed |= set(d.executed)
                 probed |= set(d.probed)

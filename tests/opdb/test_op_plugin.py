@@ -216,7 +216,22 @@ def test_scan_aclnn_from_cpp(scan13):
     maps = {(m.op, m.aclnn): m for m in scan13.mappings}
     assert maps[("aten::add.out", "aclnnAdd")].confidence == 0.9
     assert maps[("aten::add.out", "aclnnAddV3")].confidence == 0.7
-    assert "arity-ambiguous" in maps[("aten::add.Tensor", "aclnnAdd")].detail
+    # overloads told apart by their full schema, not argument count: add.Scalar does not
+    # inherit add.Tensor's aclnnAdd (both take three arguments)
+    assert "match=signature" in maps[("aten::add.Tensor", "aclnnAdd")].detail
+    assert ops["aten::add.Scalar"].aclnn == ("aclnnAdds",)
+    assert ("aten::add.Scalar", "aclnnAdd") not in maps
+
+
+def test_param_kinds():
+    assert opl.cpp_param_kind("const at::Tensor& self") == "T"
+    assert opl.cpp_param_kind("const c10::optional<at::Tensor>& weight") == "T?"
+    assert opl.cpp_param_kind("const at::Scalar &alpha") == "S"
+    assert opl.cpp_param_kind("at::IntArrayRef size") == "I[]"
+    assert opl.schema_param_kind("Tensor(a!)") == "T"
+    assert opl.schema_param_kind("int[2]") == "I[]"
+    assert opl.kinds_match(("T", "S", "S"), ("T", "S", "S"))
+    assert not opl.kinds_match(("T", "T", "S"), ("T", "S", "S"))
 
 
 def test_scan_gen_opapi(scan13):
