@@ -32,8 +32,10 @@ NAME_INPLACE_CONFIDENCE = 0.35
 CROSS_FACTOR = 0.7  # cross-framework confidence = adapter confidence x this
 
 
-def load_curated(path: Path = CURATED_PATH) -> tuple[IngestResult, list[tuple[str, str]]]:
-    """Curated mappings and the (paddle op, torch op) equivalence pairs."""
+def load_curated(path: Path = CURATED_PATH) -> tuple[IngestResult, list[tuple[str, str, str]]]:
+    """Curated mappings and the (paddle op, torch op, caveat) equivalence pairs; a caveat
+    says how the two differ (reduction, layout, modes) and travels with every mapping
+    derived from the pair, so no candidate with different semantics is offered silently."""
     text = path.read_text(encoding="utf-8")
     try:
         data = yaml.safe_load(text) or {}
@@ -56,9 +58,10 @@ def load_curated(path: Path = CURATED_PATH) -> tuple[IngestResult, list[tuple[st
             source=Source("curated", version, "opdb/sources/curated.yaml")))
     pairs = []
     for i, e in enumerate(data.get("equivalent_ops") or []):
-        if set(e) != {"paddle", "torch"}:
-            raise ParseError(path, None, f"equivalent_ops entry {i} must have exactly paddle and torch keys")
-        pairs.append((e["paddle"], e["torch"]))
+        if not {"paddle", "torch"} <= set(e) or set(e) - {"paddle", "torch", "caveat"}:
+            raise ParseError(path, None, f"equivalent_ops entry {i} must have paddle and torch keys "
+                             "(and optionally caveat)")
+        pairs.append((e["paddle"], e["torch"], e.get("caveat", "")))
     result.provenance.append(ProvenanceRecord(
         source="curated", kind="curated", version=version, path="opdb/sources/curated.yaml",
         sha256=hashlib.sha256(text.encode()).hexdigest(), description="reviewed op<->aclnn table",
@@ -124,8 +127,9 @@ def derive_mappings(result: IngestResult, pairs: list[tuple[str, str]]) -> list[
                 adapter_ev[(m.framework, m.op)][m.aclnn] = m
 
     equiv: set[tuple[str, str, str]] = set()
-    for p, t in pairs:
-        equiv.add((p, t, "curated pair"))
+    for p, t, *rest in pairs:
+        caveat = rest[0] if rest and rest[0] else ""
+        equiv.add((p, t, "curated pair" + (f"; CAVEAT: {caveat}" if caveat else "")))
     torch_by_norm: dict[str, set[str]] = defaultdict(set)
     for op in ops["torch"]:
         torch_by_norm[norm_op(op)].add(op)

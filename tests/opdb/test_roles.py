@@ -93,3 +93,13 @@ def test_ambiguous_opgen_candidates_show_their_roles(db):
         resolve(db, "FlashAttention", "torch")
     assert "aclnnFlashAttentionScoreGetWorkspaceSize" in str(err.value)
     assert "[primary for npu::npu_fusion_attention" in str(err.value)
+
+
+def test_curated_caveats_travel_with_derived_candidates(db):
+    """A candidate whose semantics differ is never offered silently."""
+    m = [m for m in db.mappings("paddle", "gather_nd") if m.aclnn == "aclnnIndex"]
+    assert m and all("CAVEAT:" in x.detail for x in m)
+    from opdb.facts import op_facts
+
+    f = op_facts(db, "torch", "aten::index.Tensor")
+    assert all("CAVEAT" in c.detail for c in f.candidates if c.api.name == "aclnnGatherNd")
