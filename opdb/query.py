@@ -167,11 +167,15 @@ class OpDB:
         return found
 
     def default_target(self, framework: str) -> Target:
-        targets = self.targets(framework)
-        if not targets:
-            raise NotFound(f"opdb has no {framework} adapter releases",
-                           hint="run `opdb build` or `opdb sync`")
-        return targets[0]
+        """The release paired with the installed framework (opdb.pairing), not the newest."""
+        return self.pairing(framework).target
+
+    def pairing(self, framework: str, target: "Target | str | None" = None):
+        """opdb.pairing.Pairing of `target` (None: the default) with the installed framework."""
+        from opdb.pairing import pair
+
+        _check_framework(framework)
+        return pair(self, framework, target)
 
     def parse_target(self, framework: str, text: str | None) -> Target:
         """`torch_npu==2.13.0`, `PaddleCustomDevice@develop` (either separator), or None
@@ -243,6 +247,13 @@ class OpDB:
 
     def provenance(self) -> list[ProvenanceRecord]:
         return sorted(self._decode(ProvenanceRecord, self._rows("SELECT row, origin FROM provenance")),
+                      key=lambda p: p.key())
+
+    def overlay_sources(self) -> list[ProvenanceRecord]:
+        """Provenance of every source synced into the overlay (what a report names
+        next to the snapshot hash)."""
+        rows = self._rows("SELECT row FROM provenance WHERE origin='overlay'")
+        return sorted({from_row(ProvenanceRecord, json.loads(r["row"])) for r in rows},
                       key=lambda p: p.key())
 
     # ------------------------------------------------------------ resolution & search

@@ -52,6 +52,7 @@ class OpDescription:
     known_failures: list[str] = field(default_factory=list)
     callers: list[str] = field(default_factory=list)  # for an API: adapters calling it
     first_release: str = ""
+    data_notes: list[str] = field(default_factory=list)  # pairing / freshness lines
 
     def to_json(self) -> dict:
         def enc(v):
@@ -116,6 +117,8 @@ def describe(db: OpDB, name: str, framework: str | None = None, soc: str | None 
                         details=lines))
         desc.known_failures = [f"{k.test}: {', '.join(k.dtypes)} ({k.source.where()})"
                                for k in db.known_failures(fw, _opinfo_name(op_name))]
+        if db.targets(fw):
+            desc.data_notes = db.pairing(fw).lines()
         return desc
     hits = [h.name for h in db.search(name, limit=5)]
     raise NotFound(f"{name!r} is neither an aclnn API nor a known "
@@ -215,6 +218,9 @@ def render_text(desc: OpDescription) -> str:
         out.append("")
         out.append("Known per-dtype failures (op-plugin test skip list):")
         out += [f"  {k}" for k in desc.known_failures]
+    if desc.data_notes:
+        out.append("")
+        out += desc.data_notes
     out.append("")
     out.append(f"aclnn candidates ({len(desc.candidates)}):" if desc.candidates else "aclnn candidates: none")
     for c in desc.candidates:
