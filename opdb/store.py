@@ -155,6 +155,9 @@ def write_overlay(result: IngestResult, replace_sources: set[tuple[str, str]],
             con.execute("DELETE FROM op_aclnn_map WHERE framework=? AND op=? AND aclnn=? AND "
                         "evidence=? AND source=? AND version=?",
                         (m.framework, m.op, m.aclnn, m.evidence, s.source, s.version))
+        for pr in result.provenance:
+            con.execute("DELETE FROM provenance WHERE source=? AND version=? AND path=?",
+                        (pr.source, pr.version, pr.path))
         insert_result(con, result)
         con.execute("INSERT OR REPLACE INTO meta VALUES ('origin', 'overlay')")
         con.commit()

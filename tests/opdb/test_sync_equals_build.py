@@ -107,4 +107,6 @@ def test_resync_of_another_release_keeps_the_first_ones_mappings(tmp_path):
     assert {a.version for a in ov.adapters} == {"2.16.0", "2.16.1"}
     keys = [m.key() for m in ov.mappings]
     assert len(keys) == len(set(keys))  # no duplicated rows
+    prov = [p.key() for p in ov.provenance]
+    assert len(prov) == len(set(prov))
     assert set(keys) >= first
