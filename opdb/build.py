@@ -51,7 +51,7 @@ def ingest_all(sources: Path, log=lambda msg: None) -> IngestResult:
     step("op-plugin known failures", IngestResult(known_failures=op_plugin.load_unsupported_info(
         sources / "torch" / "op_plugin" / "unsupported_ops_info_base.yaml")))
     step("torch catalog", torch_catalog.load_torch_catalog())
-    step("PaddleCustomDevice", paddle_custom_device.load_all_extracted(sources / "paddle"))
+    step("PaddleCustomDevice", paddle_custom_device.load_scanned(sources / "paddle"))
     step("paddle catalog", paddle_catalog.load_paddle_catalog(sources / "paddle" / "yaml"))
     curated, pairs = load_curated()
     step("curated", curated)

@@ -155,6 +155,9 @@ def write_overlay(result: IngestResult, replace_sources: set[tuple[str, str]],
             con.execute("DELETE FROM op_aclnn_map WHERE framework=? AND op=? AND aclnn=? AND "
                         "evidence=? AND source=? AND version=?",
                         (m.framework, m.op, m.aclnn, m.evidence, s.source, s.version))
+        for provider, version in sorted({(a.provider, a.version) for a in result.adapters}):
+            # a re-synced release (a branch at a newer commit) replaces all its adapters
+            con.execute("DELETE FROM adapters WHERE provider=? AND version=?", (provider, version))
         for pr in result.provenance:
             con.execute("DELETE FROM provenance WHERE source=? AND version=? AND path=?",
                         (pr.source, pr.version, pr.path))
