@@ -124,7 +124,8 @@ def _cmd_build(args) -> None:
 def _cmd_sync(args) -> None:
     from opdb import sync
 
-    path, counts = sync.run_sync(args.what, vars(args), force=args.force)
+    path, counts = sync.run_sync(args.what, vars(args), force=args.force,
+                                 warn=lambda line: sys.stderr.write(f"opdb: warning: {line}\n"))
     sys.stdout.write(f"synced {args.what} into {path}: "
                      + ", ".join(f"{k} {v}" for k, v in counts.items()) + "\n")
 

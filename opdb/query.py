@@ -363,9 +363,13 @@ class OpDB:
         out = [f"aclnn APIs: {self._rows('SELECT count(*) FROM aclnn_apis')[0][0]}"]
         for fw in FRAMEWORKS:
             for t in self.targets(fw):
-                rows = self._rows(
-                    "SELECT op, row FROM adapters WHERE framework=? AND provider=? AND version=?",
-                    (fw, t.provider, t.version))
+                by_op = {}  # an op synced into the overlay over a shipped release counts once
+                for r in sorted(self._rows(
+                        "SELECT op, row, origin FROM adapters WHERE framework=? AND provider=? "
+                        "AND version=?", (fw, t.provider, t.version)),
+                        key=lambda r: r["origin"] != "overlay"):
+                    by_op.setdefault(r[0], r)
+                rows = list(by_op.values())
                 if fw == "torch":
                     aten = sum(1 for r in rows if r[0].startswith("aten::"))
                     out.append(f"{t}: {len(rows)} adapted ops ({aten} aten::, {len(rows) - aten} npu::)")

@@ -24,10 +24,10 @@ class SyncRefused(OpscanError):
     """A sync would lose facts the database already has for the same release."""
 
 
-def _ingest(what: str, opts: dict) -> IngestResult:
+def _ingest(what: str, opts: dict, warnings: list[str]) -> IngestResult:
     if what == "cann":
         from opdb.ingest.aclnn_headers import scan_cann_home
-        return scan_cann_home(Path(opts["home"]))
+        return scan_cann_home(Path(opts["home"]), warnings)
     if what == "torch-npu":
         from opdb.ingest import torch_npu_wheel
         if opts.get("wheel"):
@@ -129,11 +129,15 @@ def _replace_keys(what: str, result: IngestResult) -> set[tuple[str, str]]:
     return {k for k in keys if k[0] not in shared}
 
 
-def run_sync(what: str, opts: dict, overlay: Path | None = None,
-             force: bool = False) -> tuple[Path, dict[str, int]]:
+def run_sync(what: str, opts: dict, overlay: Path | None = None, force: bool = False,
+             warn=lambda line: None) -> tuple[Path, dict[str, int]]:
     """Ingest `what`, derive it as the build does, refuse fact losses, write it to the
-    overlay; returns (overlay path, row counts)."""
-    raw = _ingest(what, opts)
+    overlay; returns (overlay path, row counts). `warn` gets one line per skipped odd
+    declaration and per release whose adapters got no aclnn API at all."""
+    warnings: list[str] = []
+    raw = _ingest(what, opts, warnings)
+    for line in warnings:
+        warn(line)
     known = known_facts(overlay)
     result = derive(what, raw, known)
     lost = losses(result, known)
@@ -141,6 +145,11 @@ def run_sync(what: str, opts: dict, overlay: Path | None = None,
         raise SyncRefused("refusing to sync: " + "; ".join(x.reason() for x in lost),
                           hint="check the wheel/checkout is the release you meant; "
                                "pass --force to replace those rows anyway")
+    for provider, version in sorted({(a.provider, a.version) for a in result.adapters
+                                     if a.provider == "torch_npu"}):
+        if not any(a.aclnn for a in result.adapters if a.version == version):
+            warn(f"torch_npu {version}: no adapter got an aclnn API (op-plugin's map has no "
+                 f"entries for its torch version); dtype gaps cannot be judged for it")
     path = store.write_overlay(result, _replace_keys(what, result), overlay)
     counts = {"aclnn APIs": len(result.apis), "framework ops": len(result.framework_ops),
               "adapters": len(result.adapters),
