@@ -401,6 +401,12 @@ def _fill_from_docs(api: AclnnApi, docs: AclnnApi) -> AclnnApi:
     params = tuple(p if p.dtypes else dataclasses.replace(p, dtypes=dtypes.get(p.name, ()))
                    for p in api.params)
     notes = api.notes
+    same_signature = [(p.name, p.ctype) for p in api.params] == \
+        [(p.name, p.ctype) for p in docs.params]
+    if same_signature and [p.role for p in api.params] != [p.role for p in docs.params]:
+        # the catalog's roles rest on the doc tables as well as the header: more evidence
+        params = tuple(dataclasses.replace(p, role=d.role) for p, d in zip(params, docs.params))
+        notes = notes + ("roles from the docs catalog (same signature as the header)",)
     if api.products is None and docs.products is not None:
         notes = notes + (f"products and dtypes from {docs.source.source}@{docs.source.version[:12]} docs",)
     return dataclasses.replace(api, params=params, products=api.products if api.products is not None
