@@ -190,10 +190,13 @@ def render(rows: list[Agreement]) -> str:
              "|---|---|---:|---:|---:|---|"]
     for a in rows:
         detail = "; ".join(f"{k} {v}" for k, v in a.detail.items())
+        pct = f"{a.percent:.1f}%" if a.compared else "n/a"
+        if not a.compared and a.examples:
+            detail = a.examples[0]
         lines.append(f"| {a.source} | `{a.commit[:12]}` | {a.compared} | {a.equal} | "
-                     f"{a.percent:.1f}% | {detail} |")
+                     f"{pct} | {detail} |")
     for a in rows:
-        if a.examples:
+        if a.examples and a.compared:
             lines += ["", f"{a.source}, first disagreements:"] + [f"- {e}" for e in a.examples]
     return "\n".join(lines) + "\n"
 
