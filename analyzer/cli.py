@@ -72,10 +72,13 @@ def main_classify(argv: list[str]) -> int:
         for op in args.ops:
             check_op_name(ctx, op)  # unknown names exit 2 with the closest matches
         verdicts = [classify_op(ctx, op, dtypes) for op in args.ops]
+        pairing = ctx.db.pairing(args.framework, ctx.target if args.target else None).lines()
         if args.json:
-            clikit.print_json({"target": str(ctx.target), "soc": ctx.soc,
+            clikit.print_json({"target": str(ctx.target), "soc": ctx.soc, "target_notes": pairing,
                                "verdicts": [dataclasses.asdict(v) for v in verdicts]})
             return
+        for line in pairing:
+            sys.stdout.write(f"note: {line}\n")
         for v in verdicts:
             dt = f" [{', '.join(v.dtypes)}]" if v.dtypes else ""
             sys.stdout.write(f"{v.op}{dt}: {v.category} on {ctx.target} ({ctx.soc})\n")
@@ -123,6 +126,8 @@ def main_scan(argv: list[str]) -> int:
         paths = write_reports(result.report.to_json(), outdir, formats=formats, force=args.force,
                               graphml=result.graphml)
         sys.stdout.write(result.report.summary + "\n")
+        for line in result.pairing:
+            sys.stdout.write(f"  note: {line}\n")
         for p in paths:
             sys.stdout.write(f"  wrote {p}\n")
         if result.report.partial:

@@ -34,6 +34,7 @@ class ScanResult:
     report: ScanReport
     trace: Trace
     graphml: str  # GraphML text of the call graph
+    pairing: list = field(default_factory=list)  # target vs installed framework, freshness
 
 
 def trace_model(opts: ScanOptions, adapted: set[str]) -> Trace:
@@ -84,6 +85,7 @@ def scan(opts: ScanOptions, db=None) -> ScanResult:
 
     db = db or OpDB.open()
     ctx = ClassifyContext.create(db, opts.framework, opts.target, opts.soc)
+    pairing = db.pairing(opts.framework, ctx.target if opts.target else None).lines()
     if opts.progress:
         opts.progress(f"target {ctx.target}, soc {ctx.soc}")
     trace = trace_model(opts, db.adapted_ops(opts.framework, ctx.target))
@@ -95,7 +97,7 @@ def scan(opts: ScanOptions, db=None) -> ScanResult:
     fallback = compute_fallback(graph, gap_keys(verdicts), passthrough_keys(verdicts),
                                 steps=trace.steps)
     counts = ScanReport.count(verdicts)
-    notes = list(trace.notes)
+    notes = pairing + list(trace.notes)
     blacklist = sorted({n for v in verdicts if v.category == "signature-drift"
                         for n in [v.op, *v.aliases]})
     if blacklist:
@@ -109,6 +111,19 @@ def scan(opts: ScanOptions, db=None) -> ScanResult:
         error=trace.error,
         summary=summary_line(str(opts.model), str(ctx.target), ctx.soc, verdicts, fallback, trace.partial),
         counts=counts, verdicts=verdicts, fallback=fallback, notes=notes,
-        opdb={"snapshot_sha256": db.snapshot_sha256},
+        opdb=opdb_provenance(db, pairing),
         graph=graph_summary(graph))
-    return ScanResult(report, trace, graphml_text(graph))
+    return ScanResult(report, trace, graphml_text(graph), pairing)
+
+
+def opdb_provenance(db, pairing: list[str]) -> dict[str, str]:
+    """The report's `opdb` block: snapshot hash, every overlay source (kind, version,
+    sha256, date) and the target pairing lines."""
+    out = {"snapshot_sha256": db.snapshot_sha256}
+    for p in db.overlay_sources():
+        out[f"overlay {p.source}@{p.version}"] = (
+            f"{p.kind}; sha256 {p.sha256 or 'unknown'}; date {p.date or 'unknown'}; "
+            f"{p.rows} rows; {p.path}")
+    for i, line in enumerate(pairing, 1):
+        out[f"target note {i}"] = line
+    return out

@@ -43,18 +43,15 @@ def ingest_all(sources: Path, log=lambda msg: None) -> IngestResult:
         result.extend(part)
 
     step("cann catalog", cann_catalog.load_catalog(sources / "cann" / "aclnn_apis.jsonl"))
+    from opdb.pipeline import build_torch_npu
+
     wheels = torch_npu_wheel.load_committed_releases()
     versions = sorted({a.version for a in wheels.adapters})
-    # load_aclnn_map returns the wheels' adapters enriched with op-plugin's aclnn facts
-    enriched = op_plugin.load_aclnn_map(sources / "torch" / "op_plugin_aclnn_map.jsonl",
-                                        versions, wheel=wheels)
-    enriched.provenance = wheels.provenance + enriched.provenance
-    enriched.framework_ops = wheels.framework_ops + enriched.framework_ops
-    step(f"torch_npu {', '.join(versions)} + op-plugin aclnn map", enriched)
+    step(f"torch_npu {', '.join(versions)} + op-plugin aclnn map", build_torch_npu(wheels, sources))
     step("op-plugin known failures", IngestResult(known_failures=op_plugin.load_unsupported_info(
         sources / "torch" / "op_plugin" / "unsupported_ops_info_base.yaml")))
     step("torch catalog", torch_catalog.load_torch_catalog())
-    step("PaddleCustomDevice", paddle_custom_device.load_all_extracted(sources / "paddle"))
+    step("PaddleCustomDevice", paddle_custom_device.load_scanned(sources / "paddle"))
     step("paddle catalog", paddle_catalog.load_paddle_catalog(sources / "paddle" / "yaml"))
     curated, pairs = load_curated()
     step("curated", curated)

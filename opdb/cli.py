@@ -26,6 +26,11 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--limit", type=int, default=20)
     clikit.add_json(s)
 
+    s = sub.add_parser("diff", help="what changed between two provider releases")
+    s.add_argument("a", help="torch_npu==2.13.0, PaddleCustomDevice@release-2.6, ...")
+    s.add_argument("b", help="the release to compare it with")
+    clikit.add_json(s)
+
     s = sub.add_parser("sql", help="run a read-only SQL query")
     s.add_argument("query")
     clikit.add_json(s)
@@ -48,6 +53,9 @@ def _parser() -> argparse.ArgumentParser:
     x = ss.add_parser("paddle-custom-device", help="a PaddleCustomDevice checkout")
     x.add_argument("--src", type=Path, required=True)
     ss.add_parser("paddle-live", help="the live kernel registry (needs the NPU plugin loaded)")
+    for x in ss.choices.values():
+        x.add_argument("--force", action="store_true",
+                       help="replace a release's rows even when the sync would lose facts it has")
     return p
 
 
@@ -85,6 +93,16 @@ def _cmd_search(db, args) -> None:
                                   [(f"{h.score:.2f}", h.kind, h.name, h.detail) for h in hits]))
 
 
+def _cmd_diff(db, args) -> None:
+    from opdb.diff import diff_releases
+
+    d = diff_releases(db, args.a, args.b)
+    if args.json:
+        clikit.print_json(d.to_json())
+    else:
+        sys.stdout.write(d.render_text())
+
+
 def _cmd_sql(db, args) -> None:
     cols, rows = db.sql(args.query)
     if args.json:
@@ -106,7 +124,8 @@ def _cmd_build(args) -> None:
 def _cmd_sync(args) -> None:
     from opdb import sync
 
-    path, counts = sync.run_sync(args.what, vars(args))
+    path, counts = sync.run_sync(args.what, vars(args), force=args.force,
+                                 warn=lambda line: sys.stderr.write(f"opdb: warning: {line}\n"))
     sys.stdout.write(f"synced {args.what} into {path}: "
                      + ", ".join(f"{k} {v}" for k, v in counts.items()) + "\n")
 
@@ -122,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
         from opdb.query import OpDB
 
         db = OpDB.open()
-        {"stats": _cmd_stats, "show": _cmd_show, "search": _cmd_search, "sql": _cmd_sql}[args.cmd](db, args)
+        {"stats": _cmd_stats, "show": _cmd_show, "search": _cmd_search, "sql": _cmd_sql,
+         "diff": _cmd_diff}[args.cmd](db, args)
 
     return clikit.run(go, "opdb")
 

@@ -69,23 +69,31 @@ def load_curated(path: Path = CURATED_PATH) -> tuple[IngestResult, list[tuple[st
     return result, pairs
 
 
-def apply_roles(result: IngestResult) -> IngestResult:
-    """Assign a role to every adapter call (in place): each adapter's `roles` and each
-    `adapter` mapping's `role`, decided per (framework, op) over every API its adapters
-    name in any release (opdb.roles.assign_roles)."""
+def role_table(result: IngestResult) -> dict[tuple[str, str], dict[str, str]]:
+    """(framework, op) -> {aclnn API: role}, decided over every API the op's adapters name
+    in any release of `result` (opdb.roles.assign_roles)."""
     apis: dict[tuple[str, str], set[str]] = defaultdict(set)
     for ad in result.adapters:
         apis[(ad.framework, ad.op)].update(ad.aclnn)
     for m in result.mappings:
         if m.evidence == "adapter":
             apis[(m.framework, m.op)].add(m.aclnn)
-    roles = {key: assign_roles(key[1], names) for key, names in apis.items()}
+    return {key: assign_roles(key[1], names) for key, names in apis.items()}
+
+
+def apply_role_table(result: IngestResult, roles: dict) -> IngestResult:
+    """Each adapter's `roles` and each `adapter` mapping's `role` from `roles` (in place)."""
     result.adapters = [dataclasses.replace(ad, roles=tuple(roles[(ad.framework, ad.op)][a]
                                                            for a in ad.aclnn))
                        for ad in result.adapters]
     result.mappings = [dataclasses.replace(m, role=roles[(m.framework, m.op)][m.aclnn])
                        if m.evidence == "adapter" else m for m in result.mappings]
     return result
+
+
+def apply_roles(result: IngestResult) -> IngestResult:
+    """Assign a role to every adapter call of `result` (in place), decided over `result`."""
+    return apply_role_table(result, role_table(result))
 
 
 def derive_all(result: IngestResult, pairs: list[tuple[str, str]]) -> list[OpAclnnMapping]:

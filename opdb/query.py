@@ -168,11 +168,15 @@ class OpDB:
         return found
 
     def default_target(self, framework: str) -> Target:
-        targets = self.targets(framework)
-        if not targets:
-            raise NotFound(f"opdb has no {framework} adapter releases",
-                           hint="run `opdb build` or `opdb sync`")
-        return targets[0]
+        """The release paired with the installed framework (opdb.pairing), not the newest."""
+        return self.pairing(framework).target
+
+    def pairing(self, framework: str, target: "Target | str | None" = None):
+        """opdb.pairing.Pairing of `target` (None: the default) with the installed framework."""
+        from opdb.pairing import pair
+
+        _check_framework(framework)
+        return pair(self, framework, target)
 
     def parse_target(self, framework: str, text: str | None) -> Target:
         """`torch_npu==2.13.0`, `PaddleCustomDevice@develop` (either separator), or None
@@ -244,6 +248,13 @@ class OpDB:
 
     def provenance(self) -> list[ProvenanceRecord]:
         return sorted(self._decode(ProvenanceRecord, self._rows("SELECT row, origin FROM provenance")),
+                      key=lambda p: p.key())
+
+    def overlay_sources(self) -> list[ProvenanceRecord]:
+        """Provenance of every source synced into the overlay (what a report names
+        next to the snapshot hash)."""
+        rows = self._rows("SELECT row FROM provenance WHERE origin='overlay'")
+        return sorted({from_row(ProvenanceRecord, json.loads(r["row"])) for r in rows},
                       key=lambda p: p.key())
 
     # ------------------------------------------------------------ resolution & search
@@ -353,9 +364,13 @@ class OpDB:
         out = [f"aclnn APIs: {self._rows('SELECT count(*) FROM aclnn_apis')[0][0]}"]
         for fw in FRAMEWORKS:
             for t in self.targets(fw):
-                rows = self._rows(
-                    "SELECT op, row FROM adapters WHERE framework=? AND provider=? AND version=?",
-                    (fw, t.provider, t.version))
+                by_op = {}  # an op synced into the overlay over a shipped release counts once
+                for r in sorted(self._rows(
+                        "SELECT op, row, origin FROM adapters WHERE framework=? AND provider=? "
+                        "AND version=?", (fw, t.provider, t.version)),
+                        key=lambda r: r["origin"] != "overlay"):
+                    by_op.setdefault(r[0], r)
+                rows = list(by_op.values())
                 if fw == "torch":
                     aten = sum(1 for r in rows if r[0].startswith("aten::"))
                     out.append(f"{t}: {len(rows)} adapted ops ({aten} aten::, {len(rows) - aten} npu::)")
@@ -387,6 +402,12 @@ def _fill_from_docs(api: AclnnApi, docs: AclnnApi) -> AclnnApi:
     params = tuple(p if p.dtypes else dataclasses.replace(p, dtypes=dtypes.get(p.name, ()))
                    for p in api.params)
     notes = api.notes
+    same_signature = [(p.name, p.ctype) for p in api.params] == \
+        [(p.name, p.ctype) for p in docs.params]
+    if same_signature and [p.role for p in api.params] != [p.role for p in docs.params]:
+        # the catalog's roles rest on the doc tables as well as the header: more evidence
+        params = tuple(dataclasses.replace(p, role=d.role) for p, d in zip(params, docs.params))
+        notes = notes + ("roles from the docs catalog (same signature as the header)",)
     if api.products is None and docs.products is not None:
         notes = notes + (f"products and dtypes from {docs.source.source}@{docs.source.version[:12]} docs",)
     return dataclasses.replace(api, params=params, products=api.products if api.products is not None

@@ -26,6 +26,7 @@ class OpDescription:
     api: AclnnApi | None = None
     callers: list[str] = field(default_factory=list)  # for an API: adapters calling it, with role
     facts: OpFacts | None = None
+    data_notes: list[str] = field(default_factory=list)  # pairing / freshness lines
 
     @property
     def op(self) -> FrameworkOp | None:
@@ -81,6 +82,8 @@ def describe(db: OpDB, name: str, framework: str | None = None, soc: str | None 
         if not facts.known:
             continue
         desc.framework, desc.name, desc.facts = fw, facts.name, facts
+        if db.targets(fw):
+            desc.data_notes = db.pairing(fw).lines()
         return desc
     raise unknown_op(db, name, framework)
 
@@ -202,6 +205,9 @@ def render_text(desc: OpDescription) -> str:
         out.append("")
         out.append("Known per-dtype failures (op-plugin test skip list):")
         out += [f"  {k}" for k in desc.known_failures]
+    if desc.data_notes:
+        out.append("")
+        out += desc.data_notes
     out.append("")
     out.append(f"aclnn candidates ({len(desc.candidates)}):" if desc.candidates else "aclnn candidates: none")
     for c in desc.candidates:

@@ -150,12 +150,44 @@ def write_overlay(result: IngestResult, replace_sources: set[tuple[str, str]],
                                 ("adapters", "source_version"), ("op_aclnn_map", "version"),
                                 ("known_failures", "version"), ("provenance", "version")):
                 con.execute(f"DELETE FROM {table} WHERE source=? AND {vcol}=?", (source, version))
+        for m in result.mappings:  # shared-source mappings: the newest row of a key wins
+            s = m.source
+            con.execute("DELETE FROM op_aclnn_map WHERE framework=? AND op=? AND aclnn=? AND "
+                        "evidence=? AND source=? AND version=?",
+                        (m.framework, m.op, m.aclnn, m.evidence, s.source, s.version))
+        for provider, version in sorted({(a.provider, a.version) for a in result.adapters}):
+            # a re-synced release (a branch at a newer commit) replaces all its adapters
+            con.execute("DELETE FROM adapters WHERE provider=? AND version=?", (provider, version))
+        for pr in result.provenance:
+            con.execute("DELETE FROM provenance WHERE source=? AND version=? AND path=?",
+                        (pr.source, pr.version, pr.path))
         insert_result(con, result)
         con.execute("INSERT OR REPLACE INTO meta VALUES ('origin', 'overlay')")
         con.commit()
     finally:
         con.close()
     return path
+
+
+def read_overlay(path: Path) -> IngestResult:
+    """The records of an overlay database, decoded from each row's JSON."""
+    from opdb.model import TABLES, from_row
+
+    result = IngestResult()
+    attrs = {"aclnn_apis": "apis", "framework_ops": "framework_ops", "adapters": "adapters",
+             "op_aclnn_map": "mappings", "known_failures": "known_failures",
+             "provenance": "provenance"}
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        for table, attr in attrs.items():
+            try:
+                rows = con.execute(f"SELECT row FROM {table}").fetchall()
+            except sqlite3.OperationalError:
+                continue
+            getattr(result, attr).extend(from_row(TABLES[table], json.loads(r[0])) for r in rows)
+    finally:
+        con.close()
+    return result
 
 
 def connect(snapshot_db: Path, overlay: Path | None) -> sqlite3.Connection:

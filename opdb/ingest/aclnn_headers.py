@@ -140,8 +140,15 @@ def normalize_ctype(text: str) -> str:
 
 # ------------------------------------------------------------------ declarations
 
-def parse_declarations(text: str, path: str | Path) -> list[Declaration]:
-    """Every `aclnnStatus aclnn...(...);` declaration in one header, in file order."""
+def parse_declarations(text: str, path: str | Path,
+                       warnings: list[str] | None = None) -> list[Declaration]:
+    """Every `aclnnStatus aclnn...(...);` declaration in one header, in file order.
+
+    An odd declaration (unbalanced parentheses, a parameter without a name, anything
+    but `;` after it) raises ParseError when `warnings` is None; given a list, it is
+    skipped with a `path:line: ...` warning appended and the rest of the file is read.
+    A function *definition* (`static inline aclnnStatus aclnnX(...) { ... }`, a helper
+    some headers carry) is not a declaration: its body is skipped, with a warning."""
     path = str(path)
     clean, comments = _blank(text)
     decls: list[Declaration] = []
@@ -149,33 +156,67 @@ def parse_declarations(text: str, path: str | Path) -> list[Declaration]:
     for m in _DECL.finditer(clean):
         if m.start() < prev_end:
             continue
-        name = m.group(1)
-        line = clean.count("\n", 0, m.start(1)) + 1
-        close = _matching_paren(clean, m.end() - 1)
-        if close is None:
-            raise ParseError(path, line, f"unbalanced parentheses in the declaration of {name}",
-                             "close its parameter list with ');' (is the file truncated?)")
-        inner = clean[m.end():close]
-        if ";" in inner or "{" in inner:
-            raise ParseError(path, line, f"unbalanced parentheses in the declaration of {name}: "
-                             "its parameter list runs into the next statement",
-                             "close the parameter list with ')'")
-        after = clean[close + 1:].lstrip()
-        if not after.startswith(";"):
-            raise ParseError(path, line, f"expected ';' after the declaration of {name}",
-                             "only declarations are expected in aclnn headers")
-        params = _split_params(inner, name, path, line)
-        # Attributes, ACLNN_API and doc comments after the previous statement (`;`,
-        # `{` or `}`) belong to this declaration.
-        start = max(prev_end, *(clean.rfind(ch, 0, m.start()) + 1 for ch in ";{}"))
-        prefix = clean[start:m.start()]
-        doc = "\n".join(c for end, c in comments if start <= end <= m.start())
-        decls.append(Declaration(
-            name=name, params=params, path=path, line=line,
-            deprecated=bool(_DEPRECATED.search(prefix)),
-            doc_roles=_doc_roles(doc)))
-        prev_end = clean.index(";", close) + 1
+        try:
+            decl, prev_end = _one_declaration(clean, comments, m, path, prev_end, warnings)
+        except ParseError as err:
+            if warnings is None:
+                raise
+            warnings.append(f"{err}; declaration skipped")
+            nxt = clean.find(";", m.end())
+            prev_end = len(clean) if nxt < 0 else nxt + 1
+            continue
+        if decl is not None:
+            decls.append(decl)
     return decls
+
+
+def _one_declaration(clean: str, comments, m, path: str, prev_end: int,
+                     warnings: list[str] | None) -> tuple[Declaration | None, int]:
+    """The declaration starting at match `m` and the offset after it."""
+    name = m.group(1)
+    line = clean.count("\n", 0, m.start(1)) + 1
+    close = _matching_paren(clean, m.end() - 1)
+    if close is None:
+        raise ParseError(path, line, f"unbalanced parentheses in the declaration of {name}",
+                         "close its parameter list with ');' (is the file truncated?)")
+    inner = clean[m.end():close]
+    if ";" in inner or "{" in inner:
+        raise ParseError(path, line, f"unbalanced parentheses in the declaration of {name}: "
+                         "its parameter list runs into the next statement",
+                         "close the parameter list with ')'")
+    after = clean[close + 1:].lstrip()
+    if after.startswith("{"):
+        body = clean.index("{", close)
+        end = _matching_brace(clean, body)
+        if warnings is not None:
+            warnings.append(f"{path}:{line}: {name} is defined inline, not declared; skipped")
+        return None, (len(clean) if end is None else end + 1)
+    if not after.startswith(";"):
+        raise ParseError(path, line, f"expected ';' after the declaration of {name}",
+                         "only declarations are expected in aclnn headers")
+    params = _split_params(inner, name, path, line)
+    # Attributes, ACLNN_API and doc comments after the previous statement (`;`,
+    # `{` or `}`) belong to this declaration.
+    start = max(prev_end, *(clean.rfind(ch, 0, m.start()) + 1 for ch in ";{}"))
+    prefix = clean[start:m.start()]
+    doc = "\n".join(c for end, c in comments if start <= end <= m.start())
+    decl = Declaration(
+        name=name, params=params, path=path, line=line,
+        deprecated=bool(_DEPRECATED.search(prefix)),
+        doc_roles=_doc_roles(doc))
+    return decl, clean.index(";", close) + 1
+
+
+def _matching_brace(text: str, open_at: int) -> int | None:
+    depth = 0
+    for k in range(open_at, len(text)):
+        if text[k] == "{":
+            depth += 1
+        elif text[k] == "}":
+            depth -= 1
+            if depth == 0:
+                return k
+    return None
 
 
 def _matching_paren(text: str, open_at: int) -> int | None:
@@ -246,28 +287,43 @@ def _is_output_name(name: str) -> bool:
 
 def infer_roles(api: str, params,
                 doc_roles: dict[str, str] | None = None) -> tuple[list[str], str]:
-    """Roles of (ctype, name) params by the catalog README's evidence order, strongest
-    first: Ref names -> inout; out/output/gradInput/*Out/*_out/*OutOptional tensors ->
-    output; non-const tensors of an Inplace API -> inout; doxygen [in]/[out]; non-const
-    aclTensor*/aclTensorList* -> output; else input. When no param ends up output or
-    inout, the fallback applies (Inplace: first tensor inout; else last tensor output)
-    and the returned note says so ("" otherwise)."""
+    """Roles of (ctype, name) params from the declaration itself, strongest first:
+    Ref names -> inout; out/output/gradInput/*Out/*_out/*OutOptional tensors -> output;
+    non-const tensors of an Inplace API -> inout; then constness: a non-const
+    aclTensor*/aclTensorList* is written -> output, a const one is read -> input.
+    The doxygen `@param [in]/[out]` comment is only a tie-break where the declaration
+    leaves room: a const tensor marked [out] in the trailing run of tensors (where the
+    two-phase signature puts outputs, before workspaceSize) and a non-const non-tensor
+    pointer. When no param ends up output or inout, the fallback applies (Inplace: first
+    tensor inout; else last tensor output) and the returned note says so ("" otherwise)."""
     doc_roles = doc_roles or {}
     inplace = api.startswith("aclnnInplace")
     roles: list[str] = []
-    for ctype, name in params:
+    tensor_at = [i for i, (ctype, _) in enumerate(params) if _is_tensor(ctype)]
+    leading, trailing = _blocks(params)
+    const_trailing = bool(trailing) and all(params[k][0].startswith("const ") for k in trailing)
+    for i, (ctype, name) in enumerate(params):
         tensor = _is_tensor(ctype)
         const = ctype.startswith("const ")
+        doc = doc_roles.get(name)
         if name.endswith(("Ref", "_ref", "RefOptional")):
             role = "inout"
         elif tensor and _is_output_name(name):
             role = "output"
         elif inplace and tensor and not const:
             role = "inout"
-        elif name in doc_roles:
-            role = doc_roles[name]
+        elif tensor and i in trailing and const_trailing:
+            role = "output"  # the signature's output block, declared const throughout
+        elif tensor and not const and i in leading and trailing:
+            # written, but placed among the inputs: updated in place unless the comment says [in]
+            role = "input" if doc == "input" else "inout"
         elif tensor and not const:
             role = "output"
+        elif tensor and doc in ("output", "inout") and _in_trailing_outputs(i, tensor_at, params,
+                                                                            doc_roles):
+            role = doc
+        elif not tensor and not const and ctype.endswith("*") and doc in ("output", "inout"):
+            role = doc
         else:
             role = "input"
         roles.append(role)
@@ -284,6 +340,35 @@ def infer_roles(api: str, params,
     return roles, note
 
 
+def _blocks(params) -> tuple[set[int], set[int]]:
+    """(leading, trailing) tensor positions of a GetWorkspaceSize signature laid out as
+    inputs, attributes, outputs: the tensors before the first non-tensor attribute and
+    those after the last one. Both empty when the signature has no such layout."""
+    kinds = [_is_tensor(ctype) for ctype, _ in params]
+    attrs = [i for i, is_tensor in enumerate(kinds) if not is_tensor]
+    if not attrs:
+        return set(), set()
+    leading = {i for i in range(attrs[0]) if kinds[i]}
+    trailing = {i for i in range(attrs[-1] + 1, len(params)) if kinds[i]}
+    if not leading or not trailing:
+        return set(), set()
+    return leading, trailing
+
+
+def _in_trailing_outputs(i: int, tensor_at: list[int], params, doc_roles) -> bool:
+    """Whether every tensor after param `i` is also an output (by name, constness or
+    comment): outputs come last in a GetWorkspaceSize signature."""
+    for k in tensor_at:
+        if k <= i:
+            continue
+        ctype, name = params[k]
+        if not (_is_output_name(name) or not ctype.startswith("const ")
+                or doc_roles.get(name) in ("output", "inout")
+                or name.endswith(("Ref", "_ref", "RefOptional"))):
+            return False
+    return True
+
+
 # ------------------------------------------------------------------ APIs
 
 def _is_internal(api: str, path: str) -> bool:
@@ -292,7 +377,8 @@ def _is_internal(api: str, path: str) -> bool:
             or fname.endswith("_inner.h") or not fname.startswith("aclnn_"))
 
 
-def build_apis(decls: list[Declaration], version: str = "") -> list[AclnnApi]:
+def build_apis(decls: list[Declaration], version: str = "",
+               warnings: list[str] | None = None) -> list[AclnnApi]:
     """Pair GetWorkspaceSize and run declarations into `AclnnApi`s, sorted by name.
 
     The first declaration of an API (in the given order) wins; an identical
@@ -308,9 +394,13 @@ def build_apis(decls: list[Declaration], version: str = "") -> list[AclnnApi]:
         if not d.is_workspace:
             continue
         if not d.params:
-            raise ParseError(d.path, d.line, f"{d.name} has no parameters",
+            err = ParseError(d.path, d.line, f"{d.name} has no parameters",
                              "a GetWorkspaceSize takes the op's params plus "
                              "uint64_t* workspaceSize, aclOpExecutor** executor")
+            if warnings is None:
+                raise err
+            warnings.append(f"{err}; declaration skipped")
+            continue
         api = d.name[:-len(GWS)]
         if api not in first:
             first[api] = d
@@ -406,8 +496,12 @@ def read_cann_version(home: Path, include_dir: Path | None = None) -> str:
     return "unknown"
 
 
-def scan_cann_home(home: Path) -> IngestResult:
-    """All aclnn APIs declared under `include/aclnnop/*.h` and `include/aclnnop/level2/*.h`."""
+def scan_cann_home(home: Path, warnings: list[str] | None = None) -> IngestResult:
+    """All aclnn APIs declared under `include/aclnnop/*.h` and `include/aclnnop/level2/*.h`.
+
+    An odd declaration is skipped with a warning appended to `warnings` (never the
+    header or the scan); the provenance record counts them."""
+    warnings = [] if warnings is None else warnings
     home = Path(home)
     inc = find_aclnnop_dir(home)
     version = read_cann_version(home, inc)
@@ -419,9 +513,12 @@ def scan_cann_home(home: Path) -> IngestResult:
         data = h.read_bytes()
         digest.update(rel.encode() + b"\0" + hashlib.sha256(data).digest())
         text = data.decode("utf-8", errors="replace")
-        decls += parse_declarations(text, rel)
-    apis = build_apis(decls, version)
+        decls += parse_declarations(text, rel, warnings)
+    apis = build_apis(decls, version, warnings)
+    desc = f"{len(headers)} headers"
+    if warnings:
+        desc += f"; {len(warnings)} declarations skipped with a warning"
     prov = ProvenanceRecord(
         source=SOURCE, kind=KIND, version=version, path=inc.relative_to(home).as_posix(),
-        sha256=digest.hexdigest(), description=f"{len(headers)} headers", rows=len(apis))
+        sha256=digest.hexdigest(), description=desc, rows=len(apis))
     return IngestResult(apis=apis, provenance=[prov])

@@ -227,9 +227,53 @@ def load_catalog(path: Path) -> IngestResult:
                   hint="each API entry point appears once")
         apis[api.name] = api
 
+    fixes_path = path.with_name(ROLE_FIXES)
+    if fixes_path.is_file():
+        apis = apply_role_fixes(apis, fixes_path)
     result = IngestResult(apis=[apis[k] for k in sorted(apis)])
     result.provenance = _provenance(result.apis, path, hashlib.sha256(data).hexdigest(), table)
+    if fixes_path.is_file():
+        fixes_data = fixes_path.read_bytes()
+        result.provenance.append(ProvenanceRecord(
+            source="opdb-errata", kind="cann-role-fixes", version="1", path=ROLE_FIXES,
+            sha256=hashlib.sha256(fixes_data).hexdigest(),
+            description="catalog roles corrected from the headers at the catalog's commits",
+            rows=len(json.loads(fixes_data)["fixes"])))
     return result
+
+
+ROLE_FIXES = "role_fixes.json"
+
+
+def apply_role_fixes(apis: dict[str, AclnnApi], fixes_path: Path) -> dict[str, AclnnApi]:
+    """Apply `role_fixes.json` ({api, param, was, role, evidence} entries); an entry whose
+    API/param is missing or whose `was` differs from the catalog is a ParseError, so a
+    regenerated catalog never gets a stale fix silently."""
+    import dataclasses
+
+    try:
+        fixes = json.loads(fixes_path.read_text(encoding="utf-8"))["fixes"]
+    except (json.JSONDecodeError, KeyError, TypeError) as err:
+        raise ParseError(fixes_path, None, f"not a role fix list ({err})") from None
+    out = dict(apis)
+    for i, fx in enumerate(fixes):
+        api = out.get(fx.get("api"))
+        names = [p.name for p in api.params] if api else []
+        if api is None or fx.get("param") not in names:
+            raise ParseError(fixes_path, None, f"fix {i}: {fx.get('api')}.{fx.get('param')} "
+                             "is not in the catalog", "drop or update the fix")
+        k = names.index(fx["param"])
+        if api.params[k].role != fx["was"] or fx["role"] not in ROLES:
+            raise ParseError(fixes_path, None, f"fix {i}: {fx['api']}.{fx['param']} has role "
+                             f"{api.params[k].role!r}, the fix expects {fx['was']!r}",
+                             "the catalog changed; re-check the fix")
+        params = list(api.params)
+        params[k] = dataclasses.replace(params[k], role=fx["role"])
+        out[api.name] = dataclasses.replace(
+            api, params=tuple(params),
+            notes=api.notes + (f"role of {fx['param']} fixed {fx['was']} -> {fx['role']}: "
+                               f"{fx['evidence']}",))
+    return out
 
 
 def _provenance(apis: list[AclnnApi], path: Path, sha: str,

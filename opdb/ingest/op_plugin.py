@@ -68,6 +68,14 @@ _REQUIRED = ("op", "schema", "section", "versions", "aclnn", "aclnn_target",
              "op_api_source_lines", "cpp_function", "op_api_impl", "match")
 
 
+# Names the shared extraction lists as aclnn APIs that are op-plugin C++ functions
+# (docs/opdb-sources-errata.md): op_api::aclnnNotFound / aclnnNotFoundV2 are the fallbacks
+# `DO_COMPATIBILITY(aclnnSilentCheck[V2], aclnnNotFound[V2](val))` calls
+# (op_plugin/ops/opapi/SilentCheckV2KernelNpuOpApi.cpp:23, SilentCheckV3KernelNpuOpApi.cpp:23
+# at 517f2e7d0f20). No CANN header or doc declares them.
+NOT_APIS = frozenset({"aclnnNotFound", "aclnnNotFoundV2"})
+
+
 def torch_version_tag(release: str) -> str:
     """torch_npu release -> op-plugin version tag: `2.1.0.post17` -> `v2.1`."""
     from opdb.ingest.torch_npu_wheel import torch_minor
@@ -200,10 +208,11 @@ def load_aclnn_map(path: str | Path, release_versions: Iterable[str],
             if not has_op_api:
                 direct: list[str] = []
             elif tag == SHARED_TARGET and rec["built_for_target"]:
-                direct = list(rec["aclnn_target"])
+                direct = [x for x in rec["aclnn_target"] if x not in NOT_APIS]
             else:
-                direct = list(rec["aclnn"])
-            indirect = [x for x in rec["aclnn_indirect"] if x not in direct] if has_op_api else []
+                direct = [x for x in rec["aclnn"] if x not in NOT_APIS]
+            indirect = [x for x in rec["aclnn_indirect"] if x not in direct and x not in NOT_APIS] \
+                if has_op_api else []
             legacy = list(rec["aclop_kernels"]) if tag in versions.get("acl_op", ()) else []
             impl = [k for k in ("acl_op", "op_api", "sparse") if tag in versions.get(k, ())]
             notes = [f"op-plugin@{SHARED_COMMIT[:12]} {path.name}:{lineno}",
@@ -479,7 +488,9 @@ def _count_params(params: str) -> int:
 
 
 _EXEC = re.compile(r"\bEXEC_\w+\s*\(\s*(aclnn\w+)")
-_COMPAT = re.compile(r"\bDO_\w*COMPATIBILITY\s*\(\s*(aclnn\w+)(?:\s*,\s*(aclnn\w+))?")
+# the second argument is an API only when it is a bare name: `DO_COMPATIBILITY(aclnnSilentCheck,
+# aclnnNotFound(val))` calls a C++ fallback named like an API, which is not one
+_COMPAT = re.compile(r"\bDO_\w*COMPATIBILITY\s*\(\s*(aclnn\w+)(?:\s*,\s*(aclnn\w+)\b(?!\s*\())?")
 _CALL = re.compile(r"(?<![\w:.>])([A-Za-z_]\w*)\s*(?:<[^<>;{}()]*>)?\s*\(")
 _STR_API = re.compile(r"^(aclnn[A-Za-z0-9_]+?)(?:GetWorkspaceSize)?$")
 

@@ -285,6 +285,58 @@ def load_extracted(directory: str | os.PathLike, branch: str) -> IngestResult:
     return result
 
 
+def load_extracted_custom_ops(directory: str | os.PathLike, branch: str) -> IngestResult:
+    """Only the custom ops (`PD_BUILD_OP` under backends/npu/custom_op) of one branch of the
+    shared extraction; the kernels come from opdb's own scan (`load_scanned`)."""
+    part = load_extracted(directory, branch)
+    custom = [a for a in part.adapters if a.notes and a.notes[0].startswith("custom op")]
+    names = {a.op for a in custom}
+    return IngestResult(adapters=custom, mappings=[m for m in part.mappings if m.op in names],
+                        provenance=[p for p in part.provenance if p.kind == "npu-custom-ops"])
+
+
+def load_scanned(directory: str | os.PathLike) -> IngestResult:
+    """PaddleCustomDevice kernels per branch as opdb's own parser scanned them
+    (`<directory>/scan/<branch>.jsonl`, written by `python -m opdb.sources.paddle.extract`),
+    plus each branch's custom ops from the shared extraction when it has them."""
+    from opdb.model import TABLES, from_row
+
+    directory = Path(directory)
+    prov_path = directory / "scan" / "provenance.json"
+    try:
+        prov = json.loads(prov_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise OpscanError(f"{prov_path} not found",
+                          "run `python -m opdb.sources.paddle.extract --repo GIT_DIR`") from None
+    except json.JSONDecodeError as exc:
+        raise ParseError(prov_path, exc.lineno, f"invalid JSON ({exc.msg})") from None
+    summary = load_summary(directory)
+    result = IngestResult()
+    for name, rec in sorted(prov.get("branches", {}).items()):
+        path = directory / "scan" / rec["file"]
+        n = 0
+        for lineno, row in _read_jsonl(path, ("table", "row")):
+            try:
+                record = from_row(TABLES[row["table"]], row["row"])
+            except (KeyError, ValueError, TypeError) as exc:
+                raise ParseError(path, lineno, f"bad row: {exc}",
+                                 "re-run python -m opdb.sources.paddle.extract") from None
+            if row["table"] == "adapters":
+                result.adapters.append(record)
+                n += 1
+            else:
+                result.mappings.append(record)
+        result.provenance.append(ProvenanceRecord(
+            source=SOURCE_ID, kind="npu-kernels-scan", version=name, path=f"scan/{rec['file']}",
+            sha256=_sha256(path), date=rec["commit_date"],
+            description=f"PaddleCustomDevice {rec['branch']} @ {rec['commit']} "
+                        f"(opdb scan of {rec['scanned']}, tree sha256 {rec['tree_sha256'][:16]})",
+            rows=n))
+        if name in summary:
+            result.extend(load_extracted_custom_ops(directory, name))
+    return result
+
+
 def load_all_extracted(directory: str | os.PathLike,
                        branches: tuple[str, ...] = BRANCHES) -> IngestResult:
     result = IngestResult()
@@ -868,16 +920,33 @@ def _signature_notes(fn: CppFunction, path: str) -> tuple[tuple[Param, ...], lis
     return sig, notes
 
 
-def scan_checkout(src_dir: str | os.PathLike) -> IngestResult:
+def checkout_branch(src: str | os.PathLike) -> str:
+    """The branch a git checkout is on, as opdb labels branches (`release/2.6` ->
+    `release-2.6`), or "" (detached HEAD, not a work tree)."""
+    src = Path(src).resolve()
+    top = _git(src, "rev-parse", "--show-toplevel")
+    if not top or Path(top).resolve() != src:
+        return ""
+    return _git(src, "symbolic-ref", "--short", "-q", "HEAD").replace("/", "-")
+
+
+def scan_checkout(src_dir: str | os.PathLike, version: str | None = None,
+                  commit: str | None = None, date: str | None = None) -> IngestResult:
     """Adapters of every `PD_REGISTER_PLUGIN_KERNEL` under `backends/npu/kernels/**/*.cc`.
 
-    version: the checkout's git commit, or `local` when it is not a git work tree."""
+    version: the release label adapters get (a target is `PaddleCustomDevice@<version>`);
+    default the checkout's branch (`develop`, `release-2.6`), else its commit, else
+    `local`. commit/date: the Source of every row; default the checkout's HEAD and its
+    commit date (`opdb.sources.paddle.extract` passes them for an exported tree)."""
     src = Path(src_dir)
     if not src.is_dir():
         raise OpscanError(f"{src} is not a directory",
                           "pass the root of a PaddleCustomDevice checkout with --src")
     kdir = _kernels_dir(src)
-    version, date = checkout_version(src)
+    head, head_date = checkout_version(src)
+    commit = commit or head
+    date = head_date if date is None else date
+    version = version or checkout_branch(src) or commit
     files = sorted(p for p in kdir.rglob("*.cc") if p.is_file())
     scans: list[FileScan] = []
     digest = hashlib.sha256()
@@ -897,7 +966,8 @@ def scan_checkout(src_dir: str | os.PathLike) -> IngestResult:
     for fs in scans:
         regs = _registrations_in(fs.flat, fs) + _macro_registrations(fs)
         for reg in regs:
-            adapter, facts = _adapter_from_registration(fs, reg, all_funcs, version, date)
+            adapter, facts = _adapter_from_registration(fs, reg, all_funcs, version, date,
+                                                        commit)
             if reg.kernel in by_kernel:
                 prev = by_kernel[reg.kernel]
                 dts = tuple(dict.fromkeys((prev.dtypes or ()) + (adapter.dtypes or ())))
@@ -916,13 +986,14 @@ def scan_checkout(src_dir: str | os.PathLike) -> IngestResult:
     result.provenance.append(ProvenanceRecord(
         source=SOURCE_ID, kind="npu-kernels-scan", version=version,
         path=kdir.relative_to(src).as_posix() or ".", sha256=digest.hexdigest(), date=date,
-        description=f"lexical scan of {len(files)} .cc files under {kdir.relative_to(src)}",
+        description=f"PaddleCustomDevice {version} @ {commit}: lexical scan of {len(files)} "
+                    f".cc files under {kdir.relative_to(src)}",
         rows=len(result.adapters)))
     return result
 
 
 def _adapter_from_registration(fs: FileScan, reg: Registration, all_funcs, version: str,
-                               date: str) -> tuple[Adapter, dict]:
+                               date: str, commit: str) -> tuple[Adapter, dict]:
     notes: list[str] = []
     defs = fs.functions.get(reg.function)
     owner = fs
@@ -977,7 +1048,7 @@ def _adapter_from_registration(fs: FileScan, reg: Registration, all_funcs, versi
     if list(dtypes) != reg.dtypes_raw:
         lead.append("dtypes_raw: " + ", ".join(reg.dtypes_raw))
     adapter = Adapter(framework="paddle", provider=PROVIDER, version=version, op=reg.kernel,
-                      source=Source(SOURCE_ID, version, reg.path, reg.line, date),
+                      source=Source(SOURCE_ID, commit, reg.path, reg.line, date),
                       dtypes=dtypes, aclnn=tuple(facts["aclnn"]),
                       legacy_ops=tuple(facts["acl"]), signature=sig, function=reg.function,
                       notes=tuple(lead + notes))

@@ -230,12 +230,30 @@ def _installed_aten_schemas(release: str) -> tuple[dict[str, str] | None, str]:
     return aten_schemas(), torch.__version__.split("+")[0]
 
 
+def requires_torch_spec(metadata: str) -> str:
+    """The torch requirement of a wheel's METADATA (`Requires-Dist: torch==2.13.0.*` ->
+    `==2.13.0.*`; `torch (==2.1.0+cpu)` -> `==2.1.0+cpu`), or "" when it names none."""
+    for line in metadata.splitlines():
+        m = re.match(r"Requires-Dist:\s*torch\s*\(?\s*([^;)]*?)\s*\)?\s*(?:;.*)?$", line)
+        if m:
+            return m.group(1).replace(" ", "")
+    return ""
+
+
+def describe_release(version: str, git_version: str, requires_torch: str) -> str:
+    """The provenance description of one torch_npu release (names the torch it is built for)."""
+    desc = f"torch_npu {version} (Ascend/pytorch {git_version or 'unknown commit'})"
+    if requires_torch:
+        desc += f"; requires torch{requires_torch}"
+    return desc
+
+
 def _result(text: str, version: str, git_version: str, origin: str, sha256: str,
-            resolve_schemas: bool) -> IngestResult:
+            resolve_schemas: bool, requires_torch: str = "") -> IngestResult:
     entries = parse_codegen_yaml(text, CODEGEN_YAML if not origin else origin)
     schemas, schema_torch = _installed_aten_schemas(version) if resolve_schemas else (None, "")
     adapters = entries_to_adapters(entries, version, CODEGEN_YAML, schemas, schema_torch)
-    desc = f"torch_npu {version} (Ascend/pytorch {git_version or 'unknown commit'})"
+    desc = describe_release(version, git_version, requires_torch)
     return IngestResult(adapters=adapters, provenance=[ProvenanceRecord(
         source=SOURCE_ID, kind="adapter-list", version=version, path=CODEGEN_YAML,
         sha256=sha256, description=desc, rows=len(adapters))])
@@ -258,11 +276,13 @@ def load_wheel(path: str | Path, resolve_schemas: bool = True) -> IngestResult:
             data = zf.read(CODEGEN_YAML)
             version, git = parse_version_py(zf.read(VERSION_PY).decode("utf-8"),
                                             f"{path}!{VERSION_PY}")
+            meta = sorted(n for n in names if n.endswith(".dist-info/METADATA"))
+            requires = requires_torch_spec(zf.read(meta[0]).decode("utf-8", "replace")) if meta else ""
     except (zipfile.BadZipFile, FileNotFoundError, IsADirectoryError) as exc:
         raise WheelError(f"{path}: cannot read wheel: {exc}",
                          hint="pass a .whl file from `pip download --no-deps torch-npu==X`") from None
     return _result(data.decode("utf-8"), version, git, f"{path}!{CODEGEN_YAML}", _sha(data),
-                   resolve_schemas)
+                   resolve_schemas, requires)
 
 
 def load_installed(root: str | Path, resolve_schemas: bool = True) -> IngestResult:
@@ -276,8 +296,11 @@ def load_installed(root: str | Path, resolve_schemas: bool = True) -> IngestResu
             raise WheelError(f"{p} not found", hint="point at site-packages or its torch_npu dir")
     data = yaml_path.read_bytes()
     version, git = parse_version_py(ver_path.read_text(encoding="utf-8"), str(ver_path))
+    requires = ""
+    for meta in sorted(root.glob("torch_npu-*.dist-info/METADATA")):
+        requires = requires_torch_spec(meta.read_text(encoding="utf-8", errors="replace"))
     return _result(data.decode("utf-8"), version, git, str(yaml_path), _sha(data),
-                   resolve_schemas)
+                   resolve_schemas, requires)
 
 
 def load_release_dir(directory: str | Path, resolve_schemas: bool = True) -> IngestResult:
@@ -293,7 +316,7 @@ def load_release_dir(directory: str | Path, resolve_schemas: bool = True) -> Ing
     if not yaml_path.is_file():
         raise WheelError(f"{yaml_path} not found",
                          hint="run `python -m opdb.sources.torch_npu.fetch` to extract it")
-    version, git = directory.name, ""
+    version, git, requires = directory.name, "", ""
     prov_path = directory.parent / "provenance.json"
     if prov_path.is_file():
         try:
@@ -303,9 +326,10 @@ def load_release_dir(directory: str | Path, resolve_schemas: bool = True) -> Ing
         rel = prov.get("releases", {}).get(directory.name)
         if rel:
             version, git = rel["pypi_version"], rel.get("git_version", "")
+            requires = rel.get("requires_torch", "")
     data = yaml_path.read_bytes()
     return _result(data.decode("utf-8"), version, git, str(yaml_path), _sha(data),
-                   resolve_schemas)
+                   resolve_schemas, requires)
 
 
 def default_sources_dir() -> Path:

@@ -51,7 +51,7 @@ def test_older_release_points_at_the_release_that_adapts_it(db):
     ctx = ClassifyContext.create(db, "torch", "torch_npu==2.1.0.post17")
     v = classify_op(ctx, "aten::_fused_sgd_", ("float32",))
     assert v.category == "cann-available" and v.candidates[0].api == "aclnnFusedSgd"
-    assert "or move to torch_npu==2.13.0, which adapts it" in v.action
+    assert "or move to torch_npu==2.7.1.post11, which adapts it" in v.action  # the first release adapting it
 
 
 def test_decomposable_says_into_what(db):

@@ -153,4 +153,4 @@ def test_classify_dtype_gap_suggests_a_cast(capsys):
 def test_classify_unknown_target_is_one_line(capsys):
     assert main(["classify", "aten::matmul", "--framework", "torch", "--target", "torch_npu==0.1"]) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "known targets: torch_npu==2.13.0" in err
+    assert err.count("\n") == 1 and "known targets: torch_npu==2.14.0, torch_npu==2.13.0" in err

@@ -191,7 +191,8 @@ def test_notes_for_missing_run_and_missing_trailing_params():
     assert len(blur.params) == 6
     assert blur.notes == (
         "no run function aclnnGaussianBlur(void* workspace, uint64_t workspaceSize, "
-        "aclOpExecutor* executor, aclrtStream stream) declared", NOTE_FALLBACK_OUT)
+        "aclOpExecutor* executor, aclrtStream stream) declared",)
+    # const, but the tensor after the attributes: the signature's output block
     assert blur.params[-1] == Param("dst", "const aclTensor*", "output")
     mul = apis["aclnnMulNoNan"]
     assert [p.name for p in mul.params] == ["x", "y", "z"]
@@ -221,9 +222,45 @@ def test_infer_roles_evidence_order():
     params = [("aclTensor*", "gradOutput"), ("const aclTensor*", "gradInput"),
               ("aclTensor*", "runningMean"), ("const aclTensor*", "y_out")]
     roles, note = infer_roles("aclnnFooBackward", params, {"runningMean": "input"})
-    # doxygen [in] beats the non-const rule; gradOutput is no output name
-    assert roles == ["output", "output", "input", "output"]
+    # constness beats the doxygen [in] comment; gradOutput is no output name
+    assert roles == ["output", "output", "output", "output"]
     assert note == ""
+
+
+def test_roles_from_the_two_phase_layout_comments_only_break_ties():
+    # inputs, attributes, outputs: const outputs after the attributes are outputs
+    fia = [("const aclTensor*", "query"), ("const aclTensor*", "key"), ("int64_t", "numHeads"),
+           ("bool", "softmaxLseFlag"), ("const aclTensor*", "attentionOut"),
+           ("const aclTensor*", "softmaxLse")]
+    assert infer_roles("aclnnFia", fia)[0] == ["input", "input", "input", "input", "output", "output"]
+    # a written tensor among the inputs is updated in place, unless the comment says [in]
+    bn = [("const aclTensor*", "input"), ("aclTensor*", "runningMean"), ("aclTensor*", "counter"),
+          ("double", "momentum"), ("aclTensor*", "output")]
+    roles, _ = infer_roles("aclnnBn", bn, {"counter": "input", "runningMean": "input"})
+    assert roles == ["input", "input", "input", "input", "output"]
+    roles, _ = infer_roles("aclnnBn", bn)
+    assert roles == ["input", "inout", "inout", "input", "output"]
+    # a const tensor marked [out] is an output only where outputs are (the trailing run)
+    mixed = [("const aclTensor*", "x"), ("const aclTensor*", "y"), ("aclTensor*", "z")]
+    assert infer_roles("aclnnM", mixed, {"x": "output"})[0] == ["input", "input", "output"]
+    assert infer_roles("aclnnM", mixed, {"y": "output"})[0] == ["input", "output", "output"]
+    # an int attribute is never an output, whatever its comment says
+    assert infer_roles("aclnnK", [("const aclTensor*", "x"), ("int64_t", "keyAntiquantMode"),
+                                  ("aclTensor*", "out")], {"keyAntiquantMode": "output"})[0] == \
+        ["input", "input", "output"]
+
+
+def test_static_inline_definition_skips_that_declaration_with_a_warning():
+    text = ("ACLNN_API aclnnStatus aclnnAbsGetWorkspaceSize(const aclTensor* self, aclTensor* out,\n"
+            "    uint64_t* workspaceSize, aclOpExecutor** executor);\n"
+            "static inline aclnnStatus aclnnAbsHelper(const aclTensor* self) {\n"
+            "  if (self == nullptr) { return 1; }\n  return 0;\n}\n"
+            "ACLNN_API aclnnStatus aclnnAbs(void* workspace, uint64_t workspaceSize,\n"
+            "    aclOpExecutor* executor, aclrtStream stream);\n")
+    warnings: list[str] = []
+    decls = parse_declarations(text, "aclnn_abs.h", warnings)
+    assert [d.name for d in decls] == ["aclnnAbsGetWorkspaceSize", "aclnnAbs"]
+    assert warnings == ["aclnn_abs.h:3: aclnnAbsHelper is defined inline, not declared; skipped"]
 
 
 # ------------------------------------------------------------------ malformed headers
@@ -244,12 +281,18 @@ def test_malformed_declarations_raise_with_file_and_line(name, line, text):
     assert info.value.hint
 
 
-def test_scan_reports_bad_header_relative_to_home(tmp_path):
+def test_scan_skips_a_bad_declaration_with_a_warning_relative_to_home(tmp_path):
     home = tmp_path / "latest"
     shutil.copytree(HOME, home)
-    shutil.copy(FIX / "bad_headers" / "aclnn_no_params.h", home / "include/aclnnop/level2")
-    with pytest.raises(ParseError, match=r"^include/aclnnop/level2/aclnn_no_params.h:12: "):
-        scan_cann_home(home)
+    full = {a.name for a in scan_cann_home(home).apis}
+    for name in ("aclnn_no_params.h", "aclnn_unnamed_param.h", "aclnn_unbalanced.h"):
+        shutil.copy(FIX / "bad_headers" / name, home / "include/aclnnop/level2")
+    warnings: list[str] = []
+    res = scan_cann_home(home, warnings)
+    assert any(w.startswith("include/aclnnop/level2/aclnn_no_params.h:12: ") for w in warnings)
+    assert all(w.endswith("declaration skipped") for w in warnings)
+    assert full <= {a.name for a in res.apis}  # the other headers' APIs are all there
+    assert f"{len(warnings)} declarations skipped with a warning" in res.provenance[0].description
 
 
 # ------------------------------------------------------------------ a whole install
@@ -307,7 +350,7 @@ def test_run_function_in_another_header_pairs(tmp_path):
         "                                        aclOpExecutor* executor, aclrtStream stream);\n")
     res = scan_cann_home(home)
     blur = {a.name: a for a in res.apis}["aclnnGaussianBlur"]
-    assert blur.notes == (NOTE_FALLBACK_OUT,)
+    assert blur.notes == ()
     assert res.provenance[0].version == "unknown"
 
 

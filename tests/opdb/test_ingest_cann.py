@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -42,7 +43,12 @@ def test_full_catalog_counts_match_readme(full):
     assert len(full.apis) == 1235
     roles = Counter(p.role for a in full.apis for p in a.params)
     assert sum(roles.values()) == 9309
-    assert roles == {"input": 7358, "output": 1683, "inout": 268}
+    # the README's counts, moved by the committed role fixes (role_fixes.json)
+    readme = Counter({"input": 7358, "output": 1683, "inout": 268})
+    for fx in json.loads(SHARED.with_name("role_fixes.json").read_text())["fixes"]:
+        readme[fx["was"]] -= 1
+        readme[fx["role"]] += 1
+    assert roles == readme
 
 
 @needs_shared
@@ -69,7 +75,7 @@ def test_full_catalog_sorted_and_deterministic(full):
 
 @needs_shared
 def test_full_catalog_provenance_per_repo(full):
-    prov = {p.source: p for p in full.provenance}
+    prov = {p.source: p for p in full.provenance if p.source != "opdb-errata"}
     assert sorted(prov) == ["cann:hicann/ops-cv", "cann:hicann/ops-math", "cann:hicann/ops-nn",
                             "cann:hicann/ops-ras", "cann:hicann/ops-transformer",
                             "cann:mirror-cann/ops-transformer"]
@@ -79,7 +85,7 @@ def test_full_catalog_provenance_per_repo(full):
         "cann:hicann/ops-ras": 6}
     sha = hashlib.sha256(SHARED.read_bytes()).hexdigest()
     assert all(p.kind == "cann-catalog" and p.path == "aclnn_apis.jsonl" and p.sha256 == sha
-               for p in full.provenance)
+               for p in prov.values())
     assert prov["cann:hicann/ops-nn"].version == NN
     assert prov["cann:hicann/ops-nn"].date == "2026-08-22"
     assert prov["cann:hicann/ops-transformer"].date == "2025-11-15"

@@ -133,19 +133,23 @@ def test_not_a_checkout(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
-def test_git_commit_is_the_version(tmp_path):
+def test_branch_is_the_version_and_the_commit_the_source(tmp_path):
     repo = tmp_path / "pcd"
     shutil.copytree(CHECKOUT, repo)
     env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@e", "GIT_AUTHOR_DATE": "2024-10-18T16:08:21+08:00",
            "GIT_COMMITTER_DATE": "2024-10-18T16:08:21+08:00", "PATH": "/usr/bin:/bin"}
-    for cmd in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "fixture"]):
+    for cmd in (["init", "-q"], ["checkout", "-q", "-b", "release/9.9"], ["add", "."],
+                ["commit", "-q", "-m", "fixture"]):
         subprocess.run(["git", "-C", str(repo), *cmd], check=True, env=env)
     commit, date = checkout_version(repo)
     assert len(commit) == 40 and date == "2024-10-18T16:08:21+08:00"
     result = scan_checkout(repo)
-    assert {a.version for a in result.adapters} == {commit}
+    assert {a.version for a in result.adapters} == {"release-9.9"}  # PaddleCustomDevice@release-9.9
+    assert {a.source.version for a in result.adapters} == {commit}
     assert result.adapters[0].source.date == date
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "--detach"], check=True, env=env)
+    assert {a.version for a in scan_checkout(repo).adapters} == {commit}  # detached: the commit
 
 
 def test_mask_and_params():

@@ -14,7 +14,7 @@ from opdb.model import to_row
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "torch"
 SOURCES = tw.default_sources_dir()
-RELEASES = ("2.1.0.post17", "2.6.0.post5", "2.13.0")
+from opdb.sources.torch_npu.fetch import RELEASES  # noqa: E402  (every shipped release line)
 
 
 def _make_wheel(tmp_path: Path, yaml_file: Path = FIX / "wheel" / "npu_native_functions_by_codegen.yaml",
@@ -172,7 +172,10 @@ def test_real_2_13_adapts_over_a_thousand_aten_overloads(committed):
 
 def test_real_release_counts(committed):
     counts = {v: len(tw.adapted_ops(committed, v)) for v in RELEASES}
-    assert counts == {"2.1.0.post17": 1393, "2.6.0.post5": 1406, "2.13.0": 1500}
+    assert counts == {"2.1.0.post17": 1393, "2.3.1.post6": 1328, "2.4.0.post4": 1328,
+                      "2.5.1.post1": 1368, "2.6.0.post5": 1406, "2.7.1.post11": 1521,
+                      "2.8.0.post5": 1477, "2.9.1": 1477, "2.10.0.post7": 1531,
+                      "2.11.0.post3": 1531, "2.12.0.post3": 1531, "2.13.0": 1500, "2.14.0": 1500}
 
 
 def test_arrivals_across_releases(committed):
@@ -182,11 +185,11 @@ def test_arrivals_across_releases(committed):
         return next((v for v in RELEASES if op in have[v]), None)
 
     assert first("aten::erfinv") == "2.1.0.post17"          # already in the oldest release
-    assert first("aten::_thnn_fused_gru_cell") == "2.6.0.post5"
-    assert first("aten::dequantize.self") == "2.6.0.post5"
-    assert first("aten::_fused_adam_") == "2.13.0"
-    assert first("aten::_scaled_mm") == "2.13.0"
-    assert first("aten::linalg_cholesky") == "2.13.0"
+    assert first("aten::_thnn_fused_gru_cell") == "2.5.1.post1"
+    assert first("aten::dequantize.self") == "2.3.1.post6"
+    assert first("aten::_fused_adam_") == "2.7.1.post11"
+    assert first("aten::_scaled_mm") == "2.7.1.post11"
+    assert first("aten::linalg_cholesky") == "2.7.1.post11"
 
 
 def test_all_bare_names_of_2_13_resolve_in_torch_2_13(committed):

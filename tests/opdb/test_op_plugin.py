@@ -282,3 +282,26 @@ def test_scan_unbalanced_cpp(tmp_path):
 def test_scan_missing_checkout(tmp_path):
     with pytest.raises(OpscanError, match="op_plugin_functions.yaml not found"):
         opl.scan_checkout(tmp_path)
+
+
+def test_a_called_fallback_named_like_an_api_is_not_an_api():
+    from opdb.ingest.op_plugin import parse_cpp_functions
+
+    text = ("namespace op_api {\nat::Tensor aclnnNotFound(const at::Tensor& val) { return val; }\n"
+            "at::Tensor _npu_silent_check_v2(const at::Tensor& val) {\n"
+            "  DO_COMPATIBILITY(aclnnSilentCheck, aclnnNotFound(val));\n"
+            "  EXEC_NPU_CMD(aclnnSilentCheck, val);\n  return val;\n}\n"
+            "at::Tensor f(const at::Tensor& x) {\n  DO_COMPATIBILITY(aclnnA, aclnnB);\n"
+            "  EXEC_NPU_CMD(aclnnA, x);\n  return x;\n}\n}\n")
+    funcs = {f.name: f for f in parse_cpp_functions(text, "x.cpp")}
+    check = funcs["_npu_silent_check_v2"]
+    assert check.executed == ["aclnnSilentCheck"] and check.probed == []
+    assert funcs["f"].probed == ["aclnnB"]  # a bare second name is still a probed API
+
+
+def test_shared_map_names_that_are_cpp_functions_are_dropped():
+    from opdb.ingest.op_plugin import NOT_APIS
+
+    res = opl.load_aclnn_map(SHARED / "op_plugin_aclnn_map.jsonl", ["2.13.0"])
+    assert not any(set(a.aclnn) & NOT_APIS for a in res.adapters)
+    assert not any(m.aclnn in NOT_APIS for m in res.mappings)

@@ -199,3 +199,14 @@ def test_synced_install_keeps_docs_facts_the_headers_lack(db, tmp_path):
 def test_names_that_normalize_to_nothing_match_nothing(db):
     assert db.resolve_aclnn("../../etc") == []
     assert db.search("../..") == []
+
+
+def test_synced_header_with_the_catalogs_signature_takes_the_catalogs_roles(db, tmp_path):
+    # the header parser says `out` is an input (a const output); the catalog, with its
+    # doc table, says output: same names and types, so the catalog's roles win
+    bare = AclnnApi("aclnnErfinv", (Param("self", "const aclTensor*"), Param("out", "aclTensor*")),
+                    Source("cann-install", "8.3.RC1", "include/aclnnop/aclnn_erfinv.h", 12))
+    store.write_overlay(IngestResult(apis=[bare]), {("cann-install", "8.3.RC1")})
+    api = OpDB.open(tmp_path / "snap").aclnn_api("aclnnErfinv")
+    assert [p.role for p in api.params] == ["input", "output"]
+    assert "roles from the docs catalog (same signature as the header)" in api.notes

@@ -7,7 +7,8 @@ cache dir (reused when the wheel is already there), verify the wheel's sha256 ag
 provenance.json when it records one, extract
 `torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml` into `<version>/`, and
 rewrite provenance.json (wheel file name and sha256, PyPI version, git_version from
-torch_npu/version.py, path inside the wheel, sha256 of the extracted file).
+torch_npu/version.py, the wheel's `Requires-Dist: torch` spec, path inside the wheel,
+sha256 of the extracted file).
 
 Deterministic: the extracted bytes are the wheel's bytes; provenance.json is written
 with sorted keys and no timestamps. An existing extracted file that differs is only
@@ -32,7 +33,9 @@ YAML_IN_WHEEL = "torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml"
 VERSION_IN_WHEEL = "torch_npu/version.py"
 
 # Newest post-release of each line at the time of extraction (pip index versions torch-npu).
-RELEASES = ("2.1.0.post17", "2.6.0.post5", "2.13.0")
+RELEASES = ("2.1.0.post17", "2.3.1.post6", "2.4.0.post4", "2.5.1.post1", "2.6.0.post5",
+            "2.7.1.post11", "2.8.0.post5", "2.9.1", "2.10.0.post7", "2.11.0.post3",
+            "2.12.0.post3", "2.13.0", "2.14.0")
 
 
 class FetchError(Exception):
@@ -86,6 +89,14 @@ def _version_py(text: str) -> tuple[str, str]:
     return found.get("__version__", ""), found.get("git_version", "")
 
 
+def _requires_torch(zf: zipfile.ZipFile) -> str:
+    """The `Requires-Dist: torch ...` spec of the wheel's METADATA (`==2.13.0.*`), or ""."""
+    from opdb.ingest.torch_npu_wheel import requires_torch_spec
+
+    meta = sorted(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
+    return requires_torch_spec(zf.read(meta[0]).decode("utf-8", "replace")) if meta else ""
+
+
 def extract(wheel: Path) -> tuple[dict, bytes]:
     data = wheel.read_bytes()
     with zipfile.ZipFile(wheel) as zf:
@@ -94,12 +105,14 @@ def extract(wheel: Path) -> tuple[dict, bytes]:
             pypi_version, git_version = _version_py(zf.read(VERSION_IN_WHEEL).decode("utf-8"))
         except KeyError as exc:
             raise FetchError(f"{wheel.name}: missing {exc} inside the wheel") from None
+        requires_torch = _requires_torch(zf)
     record = {
         "wheel": wheel.name,
         "wheel_sha256": _sha256(data),
         "pypi_version": pypi_version,
         "git_version": git_version,
         "git_repository": "Ascend/pytorch",
+        "requires_torch": requires_torch,
         "files": {YAML_IN_WHEEL: {"extracted_to": f"{pypi_version}/{Path(YAML_IN_WHEEL).name}",
                                   "sha256": _sha256(yaml_bytes)}},
     }

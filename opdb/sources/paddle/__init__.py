@@ -1,0 +1,1 @@
+"""PaddleCustomDevice and Paddle sources; `extract` scans PaddleCustomDevice branches."""
