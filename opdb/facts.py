@@ -254,6 +254,11 @@ def _candidates(db, framework: str, op: str, soc: str, rel_ops: list[tuple[str, 
     return sorted(best.values(), key=lambda c: (c.soc_support is False, -c.confidence, c.api.name))
 
 
+@lru_cache(maxsize=64)
+def _target(db, framework: str, target: str | None) -> str:
+    return str(db.parse_target(framework, target))
+
+
 @lru_cache(maxsize=4096)
 def _cached(db, framework: str, name: str, target: str, soc: str) -> OpFacts:
     return _build(db, framework, name, target, soc)
@@ -262,7 +267,7 @@ def _cached(db, framework: str, name: str, target: str, soc: str) -> OpFacts:
 def op_facts(db, framework: str, name: str, target=None, soc: str | None = None) -> OpFacts:
     """Everything opdb knows about `name` in `framework` for `target` on `soc` (cached
     per (db, framework, normalized name, target, soc))."""
-    t = db.parse_target(framework, target if target is None or isinstance(target, str) else str(target))
+    t = _target(db, framework, target if target is None or isinstance(target, str) else str(target))
     name = normalize_op_name(framework, name)
     if framework == "paddle":
         # one name per Paddle op: fluid (`matmul_v2`) and YAML (`adam_`) names resolve to
@@ -270,7 +275,7 @@ def op_facts(db, framework: str, name: str, target=None, soc: str | None = None)
         fop = db.framework_op(framework, name)
         if fop is not None and fop.name != name and not db.adapters(framework, name):
             name = fop.name
-    return _cached(db, framework, name, str(t), resolve_soc(soc).id)
+    return _cached(db, framework, name, t, resolve_soc(soc).id)
 
 
 def _build(db, framework: str, op: str, target: str, soc: str) -> OpFacts:
