@@ -64,7 +64,8 @@ def test_snapshot_roles(db):
 def test_torch_targets_newest_first(db):
     versions = [t.version for t in db.targets("torch")]
     assert versions == sorted(versions, key=version_key, reverse=True)
-    assert versions[0] == "2.13.0"
+    assert versions[0] == "2.14.0"  # PEP 440: not "2.6.0.post5", which sorts first as a string
+    assert versions.index("2.13.0") < versions.index("2.6.0.post5")
 
 
 @pytest.mark.parametrize("api,framework,op", [
