@@ -10,14 +10,12 @@ Output layout under `-o DIR`:
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from opdb.errors import OpscanError, OutputExists, ParseError
+from opdb import fsio
+from opdb.errors import OpscanError, ParseError
 from opdb.model import AclnnApi, FrameworkOp
 
 from codegen.render import render
@@ -170,33 +168,17 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
 
 
 def write_tree(files: dict[str, str], out_dir: Path, force: bool = False) -> Path:
-    """Write `files` under `out_dir` atomically: everything goes to a temp dir next to
-    the destination, which is then renamed into place. Refuses an existing `out_dir`
-    without `force`; no path may escape `out_dir`."""
-    out_dir = Path(out_dir).resolve()
-    if out_dir.exists() and not force:
-        raise OutputExists(f"{out_dir} exists", hint="pass --force to replace it")
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
-        for rel, text in files.items():
-            dest = (tmp / rel).resolve()
-            if tmp.resolve() not in dest.parents:
-                raise OpscanError(f"refusing to write {rel!r} outside the output directory")
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_text(text)
-        old = None
-        if out_dir.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old.", dir=out_dir.parent))
-            os.rmdir(old)
-            os.replace(out_dir, old)
-        os.replace(tmp, out_dir)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return out_dir
+    """Write `files` under `out_dir` in one step (opdb.fsio.write_tree): built next to the
+    destination and renamed into place, with a marker listing what opgen wrote. An existing
+    `out_dir` is refused without `force`, and replaced with `force` only if opgen wrote it;
+    no path may escape `out_dir`. `build/` (from --build) belongs to the tree."""
+    return fsio.write_tree(files, out_dir, force=force, tool="opgen", option="-o/--out",
+                           scratch=("build",))
+
+
+def check_out(out_dir: Path, force: bool) -> Path:
+    """Refuse an output directory write_tree would refuse, before rendering anything."""
+    return fsio.check_tree(out_dir, force, tool="opgen", option="-o/--out")
 
 
 def _acl_op_fallback(db, framework: str, op: FrameworkOp) -> bool:

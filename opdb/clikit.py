@@ -10,7 +10,6 @@ import json
 import sys
 from typing import Callable, Sequence
 
-from opdb.errors import OpscanError
 
 
 def add_framework(p: argparse.ArgumentParser, required: bool = False) -> None:
@@ -47,14 +46,25 @@ def table(headers: Sequence[str], rows: Sequence[Sequence]) -> str:
 
 
 def run(main: Callable[[], int | None], prog: str) -> int:
-    """Call `main`; turn an OpscanError into one line on stderr and its exit code."""
+    """Call `main`; turn any exception into one line on stderr and a non-zero exit code
+    (opdb.errlines: OpscanError, OSError, decode errors, corrupt SQLite/JSON/YAML/zip, ...).
+    OPSCAN_DEBUG=1 re-raises instead, for the traceback."""
+    import os
+
     try:
         return int(main() or 0)
-    except OpscanError as err:
-        sys.stderr.write(f"{prog}: error: {err}\n")
-        return err.exit_code
     except KeyboardInterrupt:
         sys.stderr.write(f"{prog}: interrupted\n")
         return 130
     except BrokenPipeError:
         return 0
+    except SystemExit:
+        raise
+    except BaseException as err:  # noqa: BLE001 - the boundary: every error is one line
+        if os.environ.get("OPSCAN_DEBUG") == "1":
+            raise
+        from opdb.errlines import one_line
+
+        line, code = one_line(err)
+        sys.stderr.write(f"{prog}: error: {line}\n")
+        return code
