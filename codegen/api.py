@@ -222,23 +222,40 @@ def report_gaps(path: Path) -> tuple[str, list[tuple[str, str]]]:
     """(framework, [(op, api)]) for every `cann-available` verdict of an opscan report."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_bytes().decode("utf-8"))
     except FileNotFoundError:
-        raise OpscanError(f"{path}: no such report", hint="pass the report.json opscan wrote")
+        raise OpscanError(f"{path}: no such report", hint="pass the report.json opscan wrote") from None
+    except IsADirectoryError:
+        raise OpscanError(f"{path}: is a directory", hint="pass the report.json file opscan wrote") from None
+    except UnicodeDecodeError:
+        raise ParseError(path, None, "not UTF-8 text", hint="pass the report.json opscan wrote") from None
     except json.JSONDecodeError as exc:
-        raise ParseError(path, exc.lineno, f"not JSON: {exc.msg}")
+        raise ParseError(path, exc.lineno, f"not JSON: {exc.msg}",
+                         hint="pass the report.json opscan wrote") from None
+    except RecursionError:
+        raise ParseError(path, None, "JSON nested too deeply", hint="pass the report.json opscan wrote") from None
     if not isinstance(data, dict) or not isinstance(data.get("verdicts"), list):
         raise ParseError(path, None, "no `verdicts` list", hint="is this an opscan report.json?")
+    framework = data.get("framework", "")
+    if framework not in ("", *TARGETS):
+        raise ParseError(path, None, f"framework {str(framework)[:40]!r} is neither torch nor paddle",
+                         hint="pass a report.json opscan wrote for --framework torch or paddle")
     gaps = []
     for i, v in enumerate(data["verdicts"]):
+        if not isinstance(v, dict):
+            raise ParseError(path, None, f"verdicts[{i}] is not an object",
+                             hint="is this an opscan report.json?")
         if v.get("category") != "cann-available":
             continue
         cands = v.get("candidates") or []
-        if not cands or not cands[0].get("api"):
-            raise ParseError(path, None, f"verdicts[{i}] ({v.get('op')}) is cann-available "
-                                         "but has no candidates[].api")
-        gaps.append((v["op"], cands[0]["api"]))
-    return data.get("framework", ""), gaps
+        first = cands[0] if isinstance(cands, list) and cands else None
+        if not isinstance(first, dict) or not isinstance(first.get("api"), str) \
+                or not isinstance(v.get("op"), str):
+            raise ParseError(path, None, f"verdicts[{i}] ({str(v.get('op'))[:60]}) is cann-available "
+                                         "but has no op or candidates[].api",
+                             hint="regenerate the report with opscan")
+        gaps.append((v["op"], first["api"]))
+    return framework, gaps
 
 
 def generate_from_report(db, report: Path, target: str, out_dir: Path, *, layout: str = "both",

@@ -17,8 +17,29 @@ def add_framework(p: argparse.ArgumentParser, required: bool = False) -> None:
                    help="framework whose ops are meant")
 
 
+def soc_arg(text: str) -> str:
+    """argparse type for --soc: refused at parse time, before anything runs."""
+    from opdb.soc import UnknownSoc, resolve_soc
+
+    try:
+        return resolve_soc(text).id
+    except UnknownSoc as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def positive_int(text: str) -> int:
+    """argparse type for counts such as --limit and --steps: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def add_soc(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--soc", default=None,
+    p.add_argument("--soc", default=None, type=soc_arg,
                    help="chip to judge aclnn support for (default ascend910b, the Atlas A2 "
                         "training series; also ascend910_93, ascend950, ascend910, ascend310p, ascend310b)")
 
@@ -50,7 +71,10 @@ def run(main: Callable[[], int | None], prog: str) -> int:
     (opdb.errlines: OpscanError, OSError, decode errors, corrupt SQLite/JSON/YAML/zip, ...).
     OPSCAN_DEBUG=1 re-raises instead, for the traceback."""
     import os
+    import warnings
 
+    # paddle warns about ccache on import; it is noise before every message of ours
+    warnings.filterwarnings("ignore", message="No ccache found", category=UserWarning)
     try:
         return int(main() or 0)
     except KeyboardInterrupt:

@@ -118,7 +118,7 @@ def describe(db: OpDB, name: str, framework: str | None = None, soc: str | None 
                                for k in db.known_failures(fw, _opinfo_name(op_name))]
         return desc
     hits = [h.name for h in db.search(name, limit=5)]
-    raise NotFound(f"{name!r} is neither an aclnn API nor a known "
+    raise NotFound(f"{_short(name)!r} is neither an aclnn API nor a known "
                    f"{framework or 'torch/paddle'} op",
                    hint=f"did you mean: {', '.join(hits)}" if hits else "try `opdb search`")
 
@@ -223,3 +223,8 @@ def render_text(desc: OpDescription) -> str:
         for e in c.evidence[:4]:
             out.append(f"    evidence: {e}")
     return "\n".join(out) + "\n"
+
+
+def _short(name: str, limit: int = 80) -> str:
+    """A name as shown in a one-line error: long pasted text is cut, not echoed whole."""
+    return name if len(name) <= limit else f"{name[:limit]}... ({len(name)} characters)"

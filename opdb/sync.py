@@ -39,7 +39,9 @@ def run_sync(what: str, opts: dict, overlay: Path | None = None) -> tuple[Path, 
     replace = {(r.source.source, r.source.version) for r in result.records() if hasattr(r, "source")
                and not isinstance(r.source, str)}
     replace |= {(p.source, p.version) for p in result.provenance}
-    path = store.write_overlay(result, replace, overlay)
+    source = opts.get("home") or opts.get("wheel") or opts.get("installed") or opts.get("src")
+    path = store.write_overlay(result, replace, overlay,
+                               what=f"opdb sync {what}" + (f" {source}" if source else ""))
     counts = {"aclnn APIs": len(result.apis), "framework ops": len(result.framework_ops),
               "adapters": len(result.adapters), "mappings": len(result.mappings)}
     return path, counts
