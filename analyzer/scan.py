@@ -113,7 +113,9 @@ def scan(opts: ScanOptions, db=None) -> ScanResult:
     counts = {c: 0 for c in CATEGORIES}
     for v in verdicts:
         counts[v.category] += 1
-    notes = list(trace.notes)
+    from analyzer.scan_checks import coverage_notes
+
+    notes = list(trace.notes) + coverage_notes(trace, opts.script)
     blacklist = sorted({n for v in verdicts if v.category == "signature-drift"
                         for n in [v.op, *v.aliases]})
     if blacklist:

@@ -115,13 +115,25 @@ def check_out_dir(path, option: str = "-o/--output") -> Path:
                 what = "is a file" if probe == out else f"has a file in the way ({probe})"
                 raise OutputError(f"{option} {raw}: {what}, not a directory",
                                   hint=f"pass a directory to {option}")
-            if not os.access(probe, os.W_OK | os.X_OK):
+            if not os.access(probe, os.W_OK | os.X_OK) or not _can_create_in(probe):
                 raise OutputError(f"{option} {raw}: {probe} is not writable",
                                   hint=f"choose a directory you can write to with {option}")
             return out
         if probe.parent == probe:
             return out
         probe = probe.parent
+
+
+def _can_create_in(directory: Path) -> bool:
+    """Whether a file can really be created in `directory` (root ignores permission bits,
+    not read-only or virtual file systems): create and remove a probe file."""
+    try:
+        fd, name = tempfile.mkstemp(prefix=".opscan-probe.", dir=directory)
+    except OSError:
+        return False
+    os.close(fd)
+    _unlink(Path(name))
+    return True
 
 
 def _tmp_file(dest: Path, data: bytes) -> Path:
@@ -178,17 +190,19 @@ def write_files(out_dir, files: dict[str, bytes], force: bool = False,
         if dest.is_dir() and not dest.is_symlink():
             raise OutputError(f"{dest}: is a directory", hint=f"choose another {option}")
     temps: list[tuple[Path, Path]] = []
-    try:
-        for dest, data in targets:
-            _mkdirs(dest.parent)
-            temps.append((_tmp_file(dest, data), dest))
-        with deferred_signals():
+    # The data is already rendered, so writing is short: hold SIGINT/SIGTERM for all of it,
+    # temps included (a SIGTERM's default action would leave them behind).
+    with deferred_signals():
+        try:
+            for dest, data in targets:
+                _mkdirs(dest.parent)
+                temps.append((_tmp_file(dest, data), dest))
             for tmp, dest in temps:
                 os.replace(tmp, dest)
             temps = []
-    finally:
-        for tmp, _ in temps:
-            _unlink(tmp)
+        finally:
+            for tmp, _ in temps:
+                _unlink(tmp)
     return [d for d, _ in targets]
 
 
@@ -255,8 +269,16 @@ def write_tree(files: dict[str, str | bytes], out_dir, force: bool = False, tool
             raise OutputExists(f"{out / clash[0]} was not written by {tool} and would be replaced",
                                hint="move that file away, or choose another output directory")
     _mkdirs(out.parent)
+    with deferred_signals():
+        return _write_tree(rels, out, tool, scratch, user_files)
+
+
+def _write_tree(rels: dict, out: Path, tool: str, scratch: tuple[str, ...],
+                user_files: list[str]) -> Path:
+    """Build the tree in a temp sibling, then swap it in (callers hold the signals)."""
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name[:200]}.", suffix=".tmp", dir=out.parent))
     old = None
+    moved: list[str] = []
     try:
         os.chmod(tmp, dir_mode())
         for rel, text in sorted(rels.items()):
@@ -267,28 +289,25 @@ def write_tree(files: dict[str, str | bytes], out_dir, force: bool = False, tool
                 fh.write(data)
         marker = {"tool": tool, "files": sorted(rels), "scratch": sorted(scratch)}
         (tmp / TREE_MARKER).write_text(json.dumps(marker, indent=1) + "\n", encoding="utf-8")
-        with deferred_signals():
-            moved: list[str] = []
-            try:
-                for rel in user_files:
-                    dest = tmp / rel
-                    _mkdirs(dest.parent)
-                    os.replace(out / rel, dest)
-                    moved.append(rel)
-                if out.exists():
-                    old = Path(tempfile.mkdtemp(prefix=f".{out.name[:200]}.old.", dir=out.parent))
-                    os.rmdir(old)
-                    os.replace(out, old)
-                os.replace(tmp, out)
-                tmp = None
-            except BaseException:
-                # put everything back: the old tree, and the user's files in it
-                if old is not None and not out.exists():
-                    os.replace(old, out)
-                    old = None
-                for rel in moved:
-                    os.replace(tmp / rel, out / rel)
-                raise
+        for rel in user_files:  # files the user added to the old tree move to the new one
+            dest = tmp / rel
+            _mkdirs(dest.parent)
+            os.replace(out / rel, dest)
+            moved.append(rel)
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name[:200]}.old.", dir=out.parent))
+            os.rmdir(old)
+            os.replace(out, old)
+        os.replace(tmp, out)
+        tmp = None
+    except BaseException:
+        # put everything back: the old tree, and the user's files in it
+        if old is not None and not out.exists():
+            os.replace(old, out)
+            old = None
+        for rel in moved:
+            os.replace(tmp / rel, out / rel)
+        raise
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
