@@ -600,7 +600,11 @@ class FileScan:
 
 
 def _scan_file(path: Path, rel: str) -> FileScan:
-    text = path.read_text(encoding="utf-8", errors="replace")
+    return scan_text(path.read_text(encoding="utf-8", errors="replace"), rel)
+
+
+def scan_text(text: str, rel: str) -> FileScan:
+    """One kernel source file's lexical views and function definitions."""
     nocomment, masked = mask_cpp(text)
     flat, conditions = structure_text(masked)
     funcs: dict[str, list[CppFunction]] = {}
@@ -659,6 +663,11 @@ def _registrations_in(text: str, fs: FileScan, line_override: int | None = None,
         regs.append(_parse_registration_args(text[paren + 1:close], paren + 1, fs,
                                              line_of(text, m.start()), line_override, via))
     return regs
+
+
+def registrations(fs: FileScan) -> list[Registration]:
+    """Every registration of one scanned file: direct, then through same-file macros."""
+    return _registrations_in(fs.flat, fs) + _macro_registrations(fs)
 
 
 def _macro_registrations(fs: FileScan) -> list[Registration]:
@@ -865,8 +874,7 @@ def scan_checkout(src_dir: str | os.PathLike) -> IngestResult:
     by_kernel: dict[str, Adapter] = {}
     order: list[str] = []
     for fs in scans:
-        regs = _registrations_in(fs.flat, fs) + _macro_registrations(fs)
-        for reg in regs:
+        for reg in registrations(fs):
             adapter, facts = _adapter_from_registration(fs, reg, all_funcs, version, date)
             if reg.kernel in by_kernel:
                 prev = by_kernel[reg.kernel]
