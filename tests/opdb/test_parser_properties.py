@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures"
 SOURCES = ROOT / "opdb" / "sources"
 
-PROFILE = settings(max_examples=120, deadline=None, derandomize=True,
+PROFILE = settings(max_examples=120, deadline=None, derandomize=True, database=None,
                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 pytestmark = pytest.mark.timeout(300)
 
