@@ -211,3 +211,31 @@ def test_a_signal_while_reports_are_written_leaves_old_or_new_never_a_mix(tmp_pa
     now = {p.name: p.read_bytes() for p in out.iterdir()}
     assert sorted(now) == sorted(old), f"leftovers: {sorted(now)}"
     assert all(v.startswith(b"new ") for v in now.values()), now  # the complete new set
+
+
+def test_paddle_errors_are_not_preceded_by_the_ccache_warning(tmp_path):
+    pytest.importorskip("paddle")
+    model = _model(tmp_path, '''
+        import paddle
+        def build():
+            raise ValueError("bad")
+    ''')
+    proc = subprocess.run([sys.executable, "-m", "analyzer.cli", model, "--framework", "paddle",
+                           "-o", str(tmp_path / "o")], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("opscan: error: "), proc.stderr
+    assert "ccache" not in proc.stderr
+
+
+def test_recursion_in_the_model_prints_a_short_error(tmp_path, capsys):
+    model = _model(tmp_path, '''
+        def f(n):
+            return f(n + 1)
+        def build():
+            return f(0)
+    ''')
+    rc = main([model, "--framework", "torch", "-o", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "RecursionError" in err
+    assert len(err.splitlines()) < 15 and "Previous line repeated" in err

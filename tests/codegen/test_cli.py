@@ -136,3 +136,34 @@ def test_from_report(db, tmp_path, capsys):
 def test_usage_errors(db, capsys):
     assert main(["aclnn", "aclnnAbs"], db=db) == 2
     assert main(["--target", "torch"], db=db) == 2
+
+
+def test_build_with_in_tree_layout_is_refused_before_writing(db, tmp_path, capsys):
+    out = tmp_path / "o"
+    assert main(["aclnn", "aclnnAbs", "--target", "torch", "--op", "aten::abs", "--layout",
+                 "in-tree", "--build", "-o", str(out)], db=db) == 2
+    assert "--build needs the standalone layout" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_report_of_an_unknown_framework_gets_no_impossible_hint(db, tmp_path, capsys):
+    import json as _json
+    report = tmp_path / "report.json"
+    report.write_text(_json.dumps({"framework": "mxnet", "verdicts": []}))
+    assert main(["--from-report", str(report), "--target", "torch", "-o", str(tmp_path / "g")],
+                db=db) == 1
+    err = capsys.readouterr().err
+    assert "neither torch nor paddle" in err and "--target mxnet" not in err
+
+
+@pytest.mark.parametrize("content", [b"\xff\xfe{", b"[1, 2]", b'{"verdicts": [1]}',
+                                     b'{"verdicts": [{"category": "cann-available"}]}',
+                                     b"[" * 100000])
+def test_malformed_report_json_is_one_line(db, tmp_path, capsys, content):
+    report = tmp_path / "report.json"
+    report.write_bytes(content)
+    assert main(["--from-report", str(report), "--target", "torch", "-o", str(tmp_path / "g")],
+                db=db) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and str(report) in err
+    assert not (tmp_path / "g").exists()
