@@ -217,3 +217,17 @@ def test_interrupted_snapshot_write_leaves_the_old_snapshot(tmp_path, monkeypatc
     with pytest.raises(KeyboardInterrupt):
         snapshot.write_snapshot(r, out)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # no .tmp left either
+
+
+def test_paddle_live_plugin_that_fails_to_load_is_one_line(monkeypatch):
+    import sys
+    import types
+
+    from opdb.ingest import paddle_live
+    broken = types.ModuleType("paddle")
+    broken.device = types.SimpleNamespace(
+        get_all_custom_device_type=lambda: (_ for _ in ()).throw(RuntimeError("libascendcl.so: cannot open")))
+    monkeypatch.setitem(sys.modules, "paddle", broken)
+    with pytest.raises(OpscanError, match="could not list its custom devices.*libascendcl") as exc:
+        paddle_live.read_live_registry()
+    assert "CUSTOM_DEVICE_ROOT" in str(exc.value)
