@@ -93,8 +93,6 @@ def main_classify(argv: list[str]) -> int:
 
 def _shown(path: Path, start: str) -> str:
     """A written path as the user named it: relative to where opscan started, if inside."""
-    import os
-
     rel = os.path.relpath(path, start)
     return str(path) if rel.startswith("..") else rel
 

@@ -93,5 +93,6 @@ def _run(args, argv, target, layout, out, force, db) -> int:
         print(f"opgen: {exc}", file=sys.stderr)
         return 3
 
+
 if __name__ == "__main__":
     sys.exit(main())

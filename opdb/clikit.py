@@ -10,8 +10,6 @@ import json
 import sys
 from typing import Callable, Sequence
 
-
-
 def add_framework(p: argparse.ArgumentParser, required: bool = False) -> None:
     p.add_argument("--framework", "-f", choices=("torch", "paddle"), required=required,
                    help="framework whose ops are meant")

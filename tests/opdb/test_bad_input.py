@@ -12,7 +12,6 @@ import pytest
 from opdb import cli, snapshot, store
 from opdb.errors import OpscanError
 from opdb.model import AclnnApi, IngestResult, Param, Source
-from opdb.query import OpDB
 from tests.opdb.test_store_query import db, sample  # noqa: F401  (fixture)
 
 
