@@ -158,7 +158,9 @@ def test_report_of_an_unknown_framework_gets_no_impossible_hint(db, tmp_path, ca
 
 @pytest.mark.parametrize("content", [b"\xff\xfe{", b"[1, 2]", b'{"verdicts": [1]}',
                                      b'{"verdicts": [{"category": "cann-available"}]}',
-                                     b"[" * 100000])
+                                     b"[" * 100000],
+                         ids=["not-utf8", "not-object", "verdict-not-object", "no-candidates",
+                              "nested-too-deep"])
 def test_malformed_report_json_is_one_line(db, tmp_path, capsys, content):
     report = tmp_path / "report.json"
     report.write_bytes(content)
