@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -30,7 +31,8 @@ def _scan_parser() -> argparse.ArgumentParser:
                    help="provider release, e.g. torch_npu==2.13.0 or PaddleCustomDevice@develop "
                         "(default: the newest in opdb)")
     clikit.add_soc(p)
-    p.add_argument("--steps", type=int, default=1, help="training steps to trace (default 1)")
+    p.add_argument("--steps", type=clikit.positive_int, default=1,
+                   help="training steps to trace (default 1)")
     p.add_argument("--script", action="store_true",
                    help="run MODEL as __main__ with the args after --, stop after --steps optimizer steps")
     clikit.add_output(p)
@@ -96,42 +98,59 @@ def main_classify(argv: list[str]) -> int:
     return clikit.run(go, "opscan classify")
 
 
+def _shown(path: Path, start: str) -> str:
+    """A written path as the user named it: relative to where opscan started, if inside."""
+    rel = os.path.relpath(path, start)
+    return str(path) if rel.startswith("..") else rel
+
+
 def main_scan(argv: list[str]) -> int:
     script_args: list[str] = []
     if "--" in argv:
         i = argv.index("--")
         argv, script_args = argv[:i], argv[i + 1:]
-    args = _scan_parser().parse_args(argv)
+    parser = _scan_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        from analyzer.scan_checks import script_args_hint
+        parser.error(script_args_hint(unknown, args.script))
 
     def go() -> None:
+        from analyzer.scan_checks import as_model_error, refuse_early, steps_shortfall
+
+        # every check on arguments and outputs, before any user code runs
+        outs = refuse_early(args.model, args.framework, args.output, args.format, args.force,
+                            args.steps)
+        start = os.getcwd()  # a model may os.chdir: outputs are absolute, shown from here
         if args.framework == "torch":
             # registers the emulated npu device before anything runs a torch backward
             import analyzer.trace_torch  # noqa: F401
         from analyzer.report.writer import write_reports
         from analyzer.scan import ScanOptions, scan
-        from opdb.errors import OpscanError
 
-        formats = tuple(f.strip() for f in args.format.split(",") if f.strip())
-        bad = [f for f in formats if f not in FORMATS]
-        if bad:
-            raise OpscanError(f"unknown report format {', '.join(bad)}", hint=f"use {','.join(FORMATS)}")
-        if args.steps < 1:
-            raise OpscanError(f"--steps must be at least 1, got {args.steps}")
-        model = Path(args.model)
-        outdir = Path(args.output or f"opscan-out/{model.stem}-{args.framework}")
-        result = scan(ScanOptions(model=args.model, framework=args.framework, mode=args.mode,
-                                  target=args.target, soc=args.soc, steps=args.steps,
-                                  script=args.script, script_args=script_args,
-                                  progress=_progress()))
-        paths = write_reports(result.report.to_json(), outdir, formats=formats, force=args.force,
-                              graphml=result.graphml)
+        try:
+            result = scan(ScanOptions(model=args.model, framework=args.framework, mode=args.mode,
+                                      target=args.target, soc=args.soc, steps=args.steps,
+                                      script=args.script, script_args=script_args,
+                                      progress=_progress()))
+        except BaseException as exc:  # noqa: BLE001 - user code raising past the tracer
+            err = as_model_error(exc, args.model)
+            if err is None:
+                raise
+            raise err from None
+        paths = write_reports(result.report.to_json(), outs.outdir, formats=outs.formats,
+                              force=args.force, graphml=result.graphml)
         sys.stdout.write(result.report.summary + "\n")
         for line in result.pairing:
             sys.stdout.write(f"  note: {line}\n")
         for p in paths:
-            sys.stdout.write(f"  wrote {p}\n")
+            sys.stdout.write(f"  wrote {_shown(p, start)}\n")
         if result.report.partial:
             sys.stderr.write(f"opscan: partial report: {result.report.error}\n")
+            return 2
+        short = steps_shortfall(result.report.notes) if args.script else None
+        if short:
+            sys.stderr.write(f"opscan: {short}\n")
             return 2
 
     return clikit.run(go, "opscan")

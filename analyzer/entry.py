@@ -135,16 +135,32 @@ def _display(filename: str) -> str:
     return filename if rel.startswith("..") else rel
 
 
-def user_frames(exc: BaseException) -> list[str]:
-    """The user's own frames of `exc`'s traceback, formatted like Python does."""
+def user_frames(exc: BaseException, limit: int = 20) -> list[str]:
+    """The user's own frames of `exc`'s traceback, formatted like Python does: a frame
+    repeated in a row (recursion) is shown 3 times and then counted, and at most the
+    last `limit` distinct frames are kept."""
     lines: list[str] = []
-    for fs in traceback.extract_tb(exc.__traceback__):
-        if not is_user_file(fs.filename):
-            continue
+    frames = [fs for fs in traceback.extract_tb(exc.__traceback__) if is_user_file(fs.filename)]
+    shown: list[tuple[traceback.FrameSummary, int]] = []  # (frame, repeats after the 3rd)
+    run = 0
+    for i, fs in enumerate(frames):
+        same = i > 0 and (fs.filename, fs.lineno, fs.name) == (frames[i - 1].filename,
+                                                             frames[i - 1].lineno, frames[i - 1].name)
+        run = run + 1 if same else 1
+        if run <= 3:
+            shown.append((fs, 0))
+        else:
+            shown[-1] = (shown[-1][0], shown[-1][1] + 1)
+    if len(shown) > limit:
+        lines.append(f"  [... {len(shown) - limit} earlier frames ...]")
+        shown = shown[-limit:]
+    for fs, more in shown:
         lines.append(f'  File "{_display(fs.filename)}", line {fs.lineno}, in {fs.name}')
         code = fs.line or linecache.getline(fs.filename, fs.lineno or 0).strip()
         if code:
             lines.append(f"    {code.strip()}")
+        if more:
+            lines.append(f"  [Previous line repeated {more} more times]")
     return lines
 
 

@@ -97,7 +97,9 @@ def scan(opts: ScanOptions, db=None) -> ScanResult:
     fallback = compute_fallback(graph, gap_keys(verdicts), passthrough_keys(verdicts),
                                 steps=trace.steps)
     counts = ScanReport.count(verdicts)
-    notes = pairing + list(trace.notes)
+    from analyzer.scan_checks import coverage_notes
+
+    notes = pairing + list(trace.notes) + coverage_notes(trace, opts.script)
     blacklist = sorted({n for v in verdicts if v.category == "signature-drift"
                         for n in [v.op, *v.aliases]})
     if blacklist:

@@ -10,14 +10,12 @@ Output layout under `-o DIR`:
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from opdb.errors import OpscanError, OutputExists, ParseError
+from opdb import fsio
+from opdb.errors import OpscanError, ParseError
 from opdb.model import AclnnApi, FrameworkOp
 
 from codegen.render import render
@@ -170,33 +168,17 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
 
 
 def write_tree(files: dict[str, str], out_dir: Path, force: bool = False) -> Path:
-    """Write `files` under `out_dir` atomically: everything goes to a temp dir next to
-    the destination, which is then renamed into place. Refuses an existing `out_dir`
-    without `force`; no path may escape `out_dir`."""
-    out_dir = Path(out_dir).resolve()
-    if out_dir.exists() and not force:
-        raise OutputExists(f"{out_dir} exists", hint="pass --force to replace it")
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
-        for rel, text in files.items():
-            dest = (tmp / rel).resolve()
-            if tmp.resolve() not in dest.parents:
-                raise OpscanError(f"refusing to write {rel!r} outside the output directory")
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_text(text)
-        old = None
-        if out_dir.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old.", dir=out_dir.parent))
-            os.rmdir(old)
-            os.replace(out_dir, old)
-        os.replace(tmp, out_dir)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return out_dir
+    """Write `files` under `out_dir` in one step (opdb.fsio.write_tree): built next to the
+    destination and renamed into place, with a marker listing what opgen wrote. An existing
+    `out_dir` is refused without `force`, and replaced with `force` only if opgen wrote it;
+    no path may escape `out_dir`. `build/` (from --build) belongs to the tree."""
+    return fsio.write_tree(files, out_dir, force=force, tool="opgen", option="-o/--out",
+                           scratch=("build",))
+
+
+def check_out(out_dir: Path, force: bool) -> Path:
+    """Refuse an output directory write_tree would refuse, before rendering anything."""
+    return fsio.check_tree(out_dir, force, tool="opgen", option="-o/--out")
 
 
 def _acl_op_fallback(db, framework: str, op: FrameworkOp) -> bool:
@@ -240,23 +222,40 @@ def report_gaps(path: Path) -> tuple[str, list[tuple[str, str]]]:
     """(framework, [(op, api)]) for every `cann-available` verdict of an opscan report."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_bytes().decode("utf-8"))
     except FileNotFoundError:
-        raise OpscanError(f"{path}: no such report", hint="pass the report.json opscan wrote")
+        raise OpscanError(f"{path}: no such report", hint="pass the report.json opscan wrote") from None
+    except IsADirectoryError:
+        raise OpscanError(f"{path}: is a directory", hint="pass the report.json file opscan wrote") from None
+    except UnicodeDecodeError:
+        raise ParseError(path, None, "not UTF-8 text", hint="pass the report.json opscan wrote") from None
     except json.JSONDecodeError as exc:
-        raise ParseError(path, exc.lineno, f"not JSON: {exc.msg}")
+        raise ParseError(path, exc.lineno, f"not JSON: {exc.msg}",
+                         hint="pass the report.json opscan wrote") from None
+    except RecursionError:
+        raise ParseError(path, None, "JSON nested too deeply", hint="pass the report.json opscan wrote") from None
     if not isinstance(data, dict) or not isinstance(data.get("verdicts"), list):
         raise ParseError(path, None, "no `verdicts` list", hint="is this an opscan report.json?")
+    framework = data.get("framework", "")
+    if framework not in ("", *TARGETS):
+        raise ParseError(path, None, f"framework {str(framework)[:40]!r} is neither torch nor paddle",
+                         hint="pass a report.json opscan wrote for --framework torch or paddle")
     gaps = []
     for i, v in enumerate(data["verdicts"]):
+        if not isinstance(v, dict):
+            raise ParseError(path, None, f"verdicts[{i}] is not an object",
+                             hint="is this an opscan report.json?")
         if v.get("category") != "cann-available":
             continue
         cands = v.get("candidates") or []
-        if not cands or not cands[0].get("api"):
-            raise ParseError(path, None, f"verdicts[{i}] ({v.get('op')}) is cann-available "
-                                         "but has no candidates[].api")
-        gaps.append((v["op"], cands[0]["api"]))
-    return data.get("framework", ""), gaps
+        first = cands[0] if isinstance(cands, list) and cands else None
+        if not isinstance(first, dict) or not isinstance(first.get("api"), str) \
+                or not isinstance(v.get("op"), str):
+            raise ParseError(path, None, f"verdicts[{i}] ({str(v.get('op'))[:60]}) is cann-available "
+                                         "but has no op or candidates[].api",
+                             hint="regenerate the report with opscan")
+        gaps.append((v["op"], first["api"]))
+    return framework, gaps
 
 
 def generate_from_report(db, report: Path, target: str, out_dir: Path, *, layout: str = "both",

@@ -20,8 +20,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="generate every cann-available gap of an opscan report.json")
     p.add_argument("--target", choices=("paddle", "torch"))
     p.add_argument("--layout", choices=("in-tree", "standalone", "both"), default="both")
-    p.add_argument("-o", "--out", type=Path, help="output directory (must not exist)")
-    p.add_argument("--force", action="store_true", help="replace an existing output directory")
+    p.add_argument("-o", "--out", type=Path, help="output directory (new or empty; --force replaces one opgen generated)")
+    p.add_argument("--force", action="store_true", help="replace an output directory opgen generated (files you added are kept)")
     p.add_argument("--snapshot", type=Path, help="opdb snapshot directory (default: shipped)")
     sub = p.add_subparsers(dest="command")
     a = sub.add_parser("aclnn", help="adapter for one aclnn API")
@@ -49,17 +49,28 @@ def main(argv=None, db=None) -> int:
     if args.command != "aclnn" and args.from_report is None:
         print("opgen: error: give `aclnn NAME` or --from-report REPORT", file=sys.stderr)
         return 2
-    from opdb.errors import OpscanError
+    if args.command == "aclnn" and args.build and layout == "in-tree":
+        print("opgen: error: --build needs the standalone layout (use --layout standalone or both)",
+              file=sys.stderr)
+        return 2
+    from opdb import clikit
 
+    return clikit.run(lambda: _run(args, argv, target, layout, out, force, db), "opgen")
+
+
+def _run(args, argv, target, layout, out, force, db) -> int:
     from codegen import api
     from codegen.resolve import AmbiguousName
 
+    if args.from_report is not None:
+        out = out or Path("opgen-out")
+    if out is not None:
+        out = api.check_out(out, force)  # absolute, refused before anything is rendered
     try:
         if db is None:
             from opdb.query import OpDB
             db = OpDB.open(snapshot_dir=args.snapshot) if args.snapshot else OpDB.open()
         if args.from_report is not None:
-            out = out or Path("opgen-out")
             done = api.generate_from_report(db, args.from_report, target, out, layout=layout,
                                             force=force)
             for r, path in done:
@@ -72,9 +83,6 @@ def main(argv=None, db=None) -> int:
         print(f"opgen: {r.api.name} for {r.op.name} -> {path} ({len(r.files)} files, "
               f"{len(r.todos)} TODOs; see {path / 'README.md'})")
         if args.build:
-            if layout == "in-tree":
-                print("opgen: --build needs the standalone layout", file=sys.stderr)
-                return 2
             from codegen.build import build_projects, check_module
             res = build_projects([path / "standalone"], path / "build")
             info = check_module(res.module_dir, r.module_name, target)
@@ -84,9 +92,6 @@ def main(argv=None, db=None) -> int:
     except AmbiguousName as exc:
         print(f"opgen: {exc}", file=sys.stderr)
         return 3
-    except OpscanError as exc:
-        print(f"opgen: error: {exc}", file=sys.stderr)
-        return 1
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""Where the standalone builds find their headers: the torch_npu wheel (found in
-the cache, /tmp/npuwheels, or fetched with `pip download --no-deps`; extracted with
+"""Where the standalone builds find their headers: the torch_npu wheel (found in the
+user cache or fetched with `pip download --no-deps`, see opdb.wheels; extracted with
 zipfile, never imported) and the installed paddle wheel's include dir.
 
 `python -m codegen.toolchain torch-npu|paddle` prints the directory to pass to CMake.
@@ -7,7 +7,6 @@ zipfile, never imported) and the installed paddle wheel's include dir.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import zipfile
 from pathlib import Path
@@ -16,36 +15,23 @@ from opdb.errors import OpscanError
 from opdb.fsutil import cache_dir
 
 TORCH_NPU_VERSION = "2.13.0"
-WHEEL_DIRS = ("/tmp/npuwheels",)
 
 
 class ToolchainError(OpscanError):
     """A header set the standalone build needs is missing."""
 
 
-def _wheel_name_ok(name: str, version: str) -> bool:
-    return name.startswith(f"torch_npu-{version}-") and name.endswith(".whl") and "cp311" in name
-
-
 def find_torch_npu_wheel(version: str = TORCH_NPU_VERSION, download: bool = True) -> Path:
-    cache = cache_dir() / "wheels"
-    for d in (cache, *map(Path, WHEEL_DIRS)):
-        if d.is_dir():
-            for f in sorted(d.iterdir()):
-                if _wheel_name_ok(f.name, version):
-                    return f
-    if not download:
+    from opdb import wheels
+
+    if download:
+        return wheels.fetch_wheel(version)
+    found = wheels.find_wheel(version)
+    if found is None:
+        cache = wheels.wheel_cache_dir()
         raise ToolchainError(f"no torch_npu {version} wheel in {cache}",
-                             hint=f"pip download --no-deps torch-npu=={version} -d {cache}")
-    cache.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-           f"torch-npu=={version}", "-d", str(cache)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise ToolchainError(f"pip download torch-npu=={version} failed: "
-                             f"{(proc.stderr or proc.stdout).strip().splitlines()[-1:]}",
-                             hint="download the wheel by hand into " + str(cache))
-    return find_torch_npu_wheel(version, download=False)
+                             hint=f"run `python -m opdb.wheels {version}`")
+    return found
 
 
 def torch_npu_root(version: str = TORCH_NPU_VERSION, download: bool = True) -> Path:

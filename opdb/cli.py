@@ -23,7 +23,7 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("search", help="fuzzy search over APIs and ops")
     s.add_argument("text")
-    s.add_argument("--limit", type=int, default=20)
+    s.add_argument("--limit", type=clikit.positive_int, default=20, help="most hits to show (default 20)")
     clikit.add_json(s)
 
     s = sub.add_parser("diff", help="what changed between two provider releases")
@@ -38,7 +38,10 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("build", help="regenerate the shipped snapshot from the sources")
     s.add_argument("--sources", type=Path, default=None,
                    help="opdb-sources directory (default: opdb/sources in the repository, or $OPSCAN_SOURCES)")
-    s.add_argument("--out", type=Path, default=None, help="snapshot directory (default: opdb/snapshot)")
+    s.add_argument("--out", type=Path, default=None,
+                   help="snapshot directory (default: opdb/snapshot, the shipped snapshot, rebuilt "
+                        "in place); another existing one needs --force")
+    s.add_argument("--force", action="store_true", help="overwrite the snapshot files in an existing --out")
 
     s = sub.add_parser("sync", help="add facts from a real install to your local overlay")
     ss = s.add_subparsers(dest="what", required=True)
@@ -115,8 +118,8 @@ def _cmd_build(args) -> None:
     from opdb import snapshot
     from opdb.build import build
 
-    manifest = build(args.sources, args.out or snapshot.SNAPSHOT_DIR,
-                     log=lambda m: sys.stderr.write(m + "\n"))
+    out = snapshot.check_out_dir(args.out, force=args.force)
+    manifest = build(args.sources, out, log=lambda m: sys.stderr.write(m + "\n"))
     for table, info in sorted(manifest["tables"].items()):
         sys.stdout.write(f"{table}: {info['rows']} rows\n")
 

@@ -10,16 +10,34 @@ import json
 import sys
 from typing import Callable, Sequence
 
-from opdb.errors import OpscanError
-
-
 def add_framework(p: argparse.ArgumentParser, required: bool = False) -> None:
     p.add_argument("--framework", "-f", choices=("torch", "paddle"), required=required,
                    help="framework whose ops are meant")
 
 
+def soc_arg(text: str) -> str:
+    """argparse type for --soc: refused at parse time, before anything runs."""
+    from opdb.soc import UnknownSoc, resolve_soc
+
+    try:
+        return resolve_soc(text).id
+    except UnknownSoc as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def positive_int(text: str) -> int:
+    """argparse type for counts such as --limit and --steps: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def add_soc(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--soc", default=None,
+    p.add_argument("--soc", default=None, type=soc_arg,
                    help="chip to judge aclnn support for (default ascend910b, the Atlas A2 "
                         "training series; also ascend910_93, ascend950, ascend910, ascend310p, ascend310b)")
 
@@ -47,14 +65,28 @@ def table(headers: Sequence[str], rows: Sequence[Sequence]) -> str:
 
 
 def run(main: Callable[[], int | None], prog: str) -> int:
-    """Call `main`; turn an OpscanError into one line on stderr and its exit code."""
+    """Call `main`; turn any exception into one line on stderr and a non-zero exit code
+    (opdb.errlines: OpscanError, OSError, decode errors, corrupt SQLite/JSON/YAML/zip, ...).
+    OPSCAN_DEBUG=1 re-raises instead, for the traceback."""
+    import os
+    import warnings
+
+    # paddle warns about ccache on import; it is noise before every message of ours
+    warnings.filterwarnings("ignore", message="No ccache found", category=UserWarning)
     try:
         return int(main() or 0)
-    except OpscanError as err:
-        sys.stderr.write(f"{prog}: error: {err}\n")
-        return err.exit_code
     except KeyboardInterrupt:
         sys.stderr.write(f"{prog}: interrupted\n")
         return 130
     except BrokenPipeError:
         return 0
+    except SystemExit:
+        raise
+    except BaseException as err:  # noqa: BLE001 - the boundary: every error is one line
+        if os.environ.get("OPSCAN_DEBUG") == "1":
+            raise
+        from opdb.errlines import one_line
+
+        line, code = one_line(err)
+        sys.stderr.write(f"{prog}: error: {line}\n")
+        return code

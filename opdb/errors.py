@@ -1,6 +1,14 @@
 """Errors users can act on: one line naming the problem and the fix."""
 from __future__ import annotations
 
+import re
+
+
+def one_line(text) -> str:
+    """`text` on one line: a newline (with the spaces around it) becomes one space, so
+    wrapped library messages (PyYAML's, sqlite's) never break the one-line error."""
+    return re.sub(r"\s*[\r\n]+\s*", " ", str(text).strip())
+
 
 class OpscanError(Exception):
     """Base of every user-facing error. `str(err)` is the one line the CLI prints."""
@@ -8,6 +16,7 @@ class OpscanError(Exception):
     exit_code = 1
 
     def __init__(self, message: str, hint: str = ""):
+        message, hint = one_line(message), one_line(hint)
         super().__init__(message)
         self.message = message
         self.hint = hint

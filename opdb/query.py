@@ -61,6 +61,11 @@ def _check_framework(framework: str) -> None:
         raise OpscanError(f"unknown framework {framework!r}", hint="use torch or paddle")
 
 
+# Longer than any op or aclnn API name (the longest are under 100 characters): such text
+# matches nothing, and fuzzy matching it would cost O(len^2) per candidate.
+MAX_NAME_LEN = 256
+
+
 class OpDB:
     """Read-only access to the snapshot (and overlay) SQLite databases."""
 
@@ -274,7 +279,7 @@ class OpDB:
                 ranked[name] = max(ranked.get(name, 0.0), score)
 
         key = norm_text(text)
-        if not key:
+        if not key or len(text) > MAX_NAME_LEN:
             return []
         for fw in ([framework] if framework else list(FRAMEWORKS)):
             op = self.framework_op(fw, text) or (self.framework_op(fw, f"aten::{text}") if fw == "torch" else None)
@@ -306,6 +311,8 @@ class OpDB:
         by_norm = {}
         for name in self._aclnn_names:
             by_norm.setdefault(norm_aclnn(name), name)
+        if len(text) > MAX_NAME_LEN:
+            return []
         keys = difflib.get_close_matches(norm_text(text), list(by_norm), n=n, cutoff=0.5)
         return [by_norm[k] for k in keys]
 
@@ -314,8 +321,8 @@ class OpDB:
         key = norm_text(text)
         raw = text.strip().lower()
         hits: dict[tuple[str, str], SearchHit] = {}
-        if not key:
-            return []
+        if not key or len(text) > MAX_NAME_LEN:
+            return []  # no op or API name is that long: nothing to compare (and no O(n*m) work)
 
         def score(cand_norm: str, cand: str) -> float:
             if cand_norm == key or cand.lower() == raw:
@@ -324,7 +331,10 @@ class OpDB:
                 return 0.9 - 0.002 * (len(cand_norm) - len(key))
             if key in cand_norm:
                 return 0.8 - 0.002 * (len(cand_norm) - len(key))
-            r = difflib.SequenceMatcher(None, key, cand_norm).ratio()
+            sm = difflib.SequenceMatcher(None, key, cand_norm)
+            if sm.real_quick_ratio() <= 0.7 or sm.quick_ratio() <= 0.7:
+                return 0.0  # upper bounds of ratio(): skip the quadratic match
+            r = sm.ratio()
             return r * 0.75 if r > 0.7 else 0.0
 
         def add(kind: str, name: str, norm: str, detail: str = "") -> None:
@@ -383,14 +393,35 @@ class OpDB:
         return out
 
     def sql(self, query: str) -> tuple[list[str], list[tuple]]:
-        """Run a read-only query; returns (column names, rows)."""
+        """Run one read-only query; returns (column names, rows).
+
+        An SQLite authorizer allows reading only: ATTACH (which creates a file), VACUUM
+        INTO, writes and pragmas that change state are refused before SQLite touches disk."""
+        tables = ", ".join(store.TABLE_NAMES)
+        if not query.strip() or not query.strip().strip(";").strip():
+            raise OpscanError("empty SQL query", hint=f"e.g. `opdb sql 'SELECT count(*) FROM adapters'`; tables: {tables}")
+        self.con.set_authorizer(_read_only_authorizer)
         try:
             cur = self.con.execute(query)
+            cols = [d[0] for d in cur.description or ()]
+            rows = [tuple(r) for r in cur.fetchall()]
+        except sqlite3.Warning as exc:  # "You can only execute one statement at a time."
+            raise OpscanError(f"SQL error: {exc}", hint="run one statement per call") from None
         except sqlite3.Error as exc:
             raise OpscanError(f"SQL error: {exc}",
-                              hint="the connection is read-only; tables: " + ", ".join(store.TABLE_NAMES))
-        cols = [d[0] for d in cur.description or ()]
-        return cols, [tuple(r) for r in cur.fetchall()]
+                              hint="opdb sql is read-only (SELECT/WITH); tables: " + tables) from None
+        finally:
+            self.con.set_authorizer(None)
+        return cols, rows
+
+
+_READ_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION,
+                 sqlite3.SQLITE_RECURSIVE}
+
+
+def _read_only_authorizer(action, arg1, arg2, dbname, source):
+    """sqlite3 authorizer for `opdb sql`: reading only (no ATTACH, VACUUM, PRAGMA, writes)."""
+    return sqlite3.SQLITE_OK if action in _READ_ACTIONS else sqlite3.SQLITE_DENY
 
 
 def _fill_from_docs(api: AclnnApi, docs: AclnnApi) -> AclnnApi:

@@ -91,7 +91,7 @@ def describe(db: OpDB, name: str, framework: str | None = None, soc: str | None 
 def unknown_op(db: OpDB, name: str, framework: str | None) -> UnknownName:
     """The error for a name no catalog knows, with the closest matches."""
     hits = [h.name for h in db.search(name, limit=5)]
-    return UnknownName(f"{name!r} is neither an aclnn API nor a known "
+    return UnknownName(f"{_short(name)!r} is neither an aclnn API nor a known "
                     f"{framework or 'torch/paddle'} op",
                     hint=f"did you mean: {', '.join(hits)}" if hits else "try `opdb search`")
 
@@ -215,3 +215,8 @@ def render_text(desc: OpDescription) -> str:
         out += _api_block(c.api, desc.soc)
         out.append(f"    evidence: {c.evidence} {c.confidence:.2f}: {c.detail}")
     return "\n".join(out) + "\n"
+
+
+def _short(name: str, limit: int = 80) -> str:
+    """A name as shown in a one-line error: long pasted text is cut, not echoed whole."""
+    return name if len(name) <= limit else f"{name[:limit]}... ({len(name)} characters)"

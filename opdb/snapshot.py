@@ -11,8 +11,8 @@ import hashlib
 import json
 from pathlib import Path
 
-from opdb.errors import OpscanError, ParseError
-from opdb.fsutil import atomic_write_text
+from opdb import fsio
+from opdb.errors import OpscanError, OutputExists, ParseError
 from opdb.model import TABLES, IngestResult, from_row, to_row
 
 SCHEMA_VERSION = 1
@@ -43,18 +43,38 @@ def _sort_key(key: tuple) -> tuple:
     return tuple("" if v is None else str(v) for v in key)
 
 
+def file_names() -> list[str]:
+    return [f"{t}.jsonl" for t in _RESULT_FIELDS] + ["manifest.json"]
+
+
+def check_out_dir(out_dir: Path | None, force: bool = False) -> Path:
+    """The absolute snapshot directory `opdb build` may write: the shipped one is rebuilt in
+    place; another directory that already holds snapshot files needs `force`."""
+    if out_dir is None:
+        return SNAPSHOT_DIR
+    out = fsio.check_out_dir(out_dir, "--out")
+    if out != SNAPSHOT_DIR and not force:
+        existing = [out / n for n in file_names() if (out / n).exists()]
+        if existing:
+            raise OutputExists(f"{existing[0]} already exists",
+                               hint="pass --force to overwrite, or choose another --out")
+    return out
+
+
 def write_snapshot(result: IngestResult, out_dir: Path = SNAPSHOT_DIR) -> dict:
-    """Write every table and the manifest atomically; returns the manifest."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    """Write every table and the manifest as one set (opdb.fsio.write_files: an interrupt
+    leaves the old snapshot or the new one, never a mix); returns the manifest."""
     manifest = {"schema_version": SCHEMA_VERSION, "tables": {}}
+    files: dict[str, bytes] = {}
     for table, attr in _RESULT_FIELDS.items():
         text = table_text(getattr(result, attr))
-        atomic_write_text(out_dir / f"{table}.jsonl", text)
+        files[f"{table}.jsonl"] = text.encode("utf-8")
         manifest["tables"][table] = {
             "rows": text.count("\n"),
             "sha256": hashlib.sha256(text.encode()).hexdigest(),
         }
-    atomic_write_text(out_dir / "manifest.json", json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    files["manifest.json"] = (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode("utf-8")
+    fsio.write_files(out_dir, files, force=True, option="--out")
     return manifest
 
 

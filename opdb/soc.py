@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from opdb.errors import OpscanError
+
 DEFAULT_SOC = "ascend910b"
 
 
@@ -35,8 +37,8 @@ SOCS: tuple[Soc, ...] = (
 _BY_NAME = {s.id: s for s in SOCS} | {a: s for s in SOCS for a in s.aliases}
 
 
-class UnknownSoc(ValueError):
-    pass
+class UnknownSoc(OpscanError, ValueError):
+    """`--soc` names no chip opdb knows."""
 
 
 def resolve_soc(name: str | None) -> Soc:
@@ -44,7 +46,7 @@ def resolve_soc(name: str | None) -> Soc:
     key = (name or DEFAULT_SOC).strip().lower()
     if key not in _BY_NAME:
         known = ", ".join(s.id for s in SOCS)
-        raise UnknownSoc(f"unknown SoC {name!r}: use one of {known}")
+        raise UnknownSoc(f"unknown SoC {str(name)[:60]!r} for --soc", hint=f"use one of {known}")
     return _BY_NAME[key]
 
 

@@ -16,6 +16,7 @@ import sqlite3
 from pathlib import Path
 
 from opdb import snapshot
+from opdb.errors import OpscanError
 from opdb.fsutil import cache_dir, data_dir
 from opdb.model import IngestResult, to_row
 
@@ -122,11 +123,29 @@ def create(path: Path, result: IngestResult, meta: dict[str, str]) -> None:
     os.replace(tmp, path)
 
 
+def _cache_ok(path: Path, digest: str) -> bool:
+    """True when `path` is a readable SQLite build of the snapshot with hash `digest`."""
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            row = con.execute("SELECT value FROM meta WHERE key='snapshot_sha256'").fetchone()
+            tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        finally:
+            con.close()
+    except sqlite3.DatabaseError:
+        return False
+    return row is not None and row[0] == digest and set(TABLE_NAMES) <= tables
+
+
 def snapshot_db_path(snapshot_dir: Path = snapshot.SNAPSHOT_DIR) -> Path:
-    """The cached SQLite build of the snapshot, (re)built when missing."""
+    """The cached SQLite build of the snapshot, (re)built when missing or corrupt (the
+    cache holds nothing that cannot be rebuilt from the snapshot)."""
     digest = snapshot.snapshot_hash(snapshot_dir)
     path = cache_dir() / f"opdb-{digest[:16]}.sqlite"
-    if not path.exists():
+    if not path.exists() or not _cache_ok(path, digest):
+        if path.is_dir():
+            raise OpscanError(f"{path} is a directory, not the opdb cache file",
+                              hint="remove it, or point OPSCAN_CACHE elsewhere")
         create(path, snapshot.read_snapshot(snapshot_dir),
                {"snapshot_sha256": digest, "origin": "snapshot"})
     return path
@@ -136,15 +155,47 @@ def overlay_path() -> Path:
     return data_dir() / "overlay.sqlite"
 
 
+class EmptySync(OpscanError):
+    """A sync read its input but found nothing to record."""
+
+
+def overlay_error(path: Path, exc: Exception) -> OpscanError:
+    """The one-line error for an unreadable overlay: names the file and how to reset it."""
+    return OpscanError(f"overlay database {path} is unreadable ({exc})",
+                       hint=f"reset it with `rm {path}` and re-run your `opdb sync` commands")
+
+
+def fact_rows(result: IngestResult) -> int:
+    """Rows a sync would add, provenance aside (provenance alone records nothing)."""
+    return (len(result.apis) + len(result.framework_ops) + len(result.adapters)
+            + len(result.mappings) + len(result.known_failures))
+
+
 def write_overlay(result: IngestResult, replace_sources: set[tuple[str, str]],
-                  path: Path | None = None) -> Path:
+                  path: Path | None = None, what: str = "the input") -> Path:
     """Add `result` to the user's overlay, first deleting rows of the same
-    (source, version) pairs so a re-sync replaces rather than duplicates."""
+    (source, version) pairs so a re-sync replaces rather than duplicates.
+
+    A result without facts is refused (EmptySync) before the overlay is opened, and the
+    delete and insert run in one transaction: a failed or empty sync never removes rows an
+    earlier sync wrote."""
     path = path or overlay_path()
+    if fact_rows(result) == 0:
+        raise EmptySync(f"{what} gave 0 rows; nothing was written (earlier synced rows are kept)",
+                        hint="point the sync at a real install or checkout")
     path.parent.mkdir(parents=True, exist_ok=True)
-    con = sqlite3.connect(path)
+    try:
+        _write_overlay(result, replace_sources, path)
+    except sqlite3.DatabaseError as exc:
+        raise overlay_error(path, exc) from None
+    return path
+
+
+def _write_overlay(result: IngestResult, replace_sources: set[tuple[str, str]], path: Path) -> None:
+    con = sqlite3.connect(path, isolation_level=None)
     try:
         con.executescript(SCHEMA)
+        con.execute("BEGIN IMMEDIATE")
         for source, version in sorted(replace_sources):
             for table, vcol in (("aclnn_apis", "version"), ("framework_ops", "version"),
                                 ("adapters", "source_version"), ("op_aclnn_map", "version"),
@@ -163,10 +214,13 @@ def write_overlay(result: IngestResult, replace_sources: set[tuple[str, str]],
                         (pr.source, pr.version, pr.path))
         insert_result(con, result)
         con.execute("INSERT OR REPLACE INTO meta VALUES ('origin', 'overlay')")
-        con.commit()
+        con.execute("COMMIT")
+    except BaseException:
+        if con.in_transaction:
+            con.execute("ROLLBACK")
+        raise
     finally:
         con.close()
-    return path
 
 
 def read_overlay(path: Path) -> IngestResult:
@@ -195,9 +249,18 @@ def connect(snapshot_db: Path, overlay: Path | None) -> sqlite3.Connection:
     overlay rows, with an `origin` column ('snapshot' or 'overlay')."""
     con = sqlite3.connect(f"file:{snapshot_db}?mode=ro", uri=True)
     con.row_factory = sqlite3.Row
-    if overlay and overlay.exists():
-        con.execute("ATTACH DATABASE ? AS ov", (f"file:{overlay}?mode=ro",))
     has_overlay = overlay is not None and overlay.exists()
+    if has_overlay:
+        try:
+            con.execute("ATTACH DATABASE ? AS ov", (f"file:{overlay}?mode=ro",))
+            have = {r[0] for r in con.execute("SELECT name FROM ov.sqlite_master WHERE type='table'")}
+        except sqlite3.DatabaseError as exc:
+            raise overlay_error(overlay, exc) from None
+        if not have:  # an empty database file (0 bytes): no overlay rows yet
+            con.execute("DETACH DATABASE ov")
+            has_overlay = False
+        elif not set(TABLE_NAMES) <= have:
+            raise overlay_error(overlay, "missing tables: " + ", ".join(sorted(set(TABLE_NAMES) - have)))
     for table in TABLE_NAMES:
         sql = f"SELECT *, 'snapshot' AS origin FROM main.{table}"
         if has_overlay:

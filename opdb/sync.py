@@ -155,7 +155,9 @@ def run_sync(what: str, opts: dict, overlay: Path | None = None, force: bool = F
         if not any(a.aclnn for a in result.adapters if a.version == version):
             warn(f"torch_npu {version}: no adapter got an aclnn API (op-plugin's map has no "
                  f"entries for its torch version); dtype gaps cannot be judged for it")
-    path = store.write_overlay(result, _replace_keys(what, result), overlay)
+    source = opts.get("home") or opts.get("wheel") or opts.get("installed") or opts.get("src")
+    path = store.write_overlay(result, _replace_keys(what, result), overlay,
+                               what=f"opdb sync {what}" + (f" {source}" if source else ""))
     counts = {"aclnn APIs": len(result.apis), "framework ops": len(result.framework_ops),
               "adapters": len(result.adapters),
               "adapters with aclnn": sum(1 for a in result.adapters if a.aclnn),

@@ -6,6 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 "$PY" -m pip install --quiet --disable-pip-version-check -e ".[all]"
+# The torch_npu wheels opdb reads (pip download --no-deps into the user cache,
+# ~/.cache/opscan/wheels or $OPSCAN_CACHE/wheels); reused when already there.
+"$PY" -m opdb.wheels
 # Headless Chromium checks the HTML report (Debian package; optional elsewhere).
 if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
   (apt-get update -qq && apt-get install -y -qq chromium fonts-dejavu-core >/dev/null) \

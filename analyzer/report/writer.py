@@ -1,10 +1,9 @@
 """Write the report files of one scan from its JSON dict (report.json alone can regenerate
 every format): validate, render all requested formats in memory, refuse to overwrite
-unless forced, then write each file atomically (temp file in the same dir + os.replace)."""
+unless forced, then write the whole set in one step (opdb.fsio.write_files: temp siblings,
+moved into place with SIGINT/SIGTERM held back)."""
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from analyzer.report.csv_report import render_csv
@@ -12,7 +11,8 @@ from analyzer.report.html import render_html
 from analyzer.report.json_report import render_json, validate
 from analyzer.report.markdown import render_markdown
 from analyzer.report.xlsx import render_xlsx
-from opdb.errors import OpscanError, OutputExists
+from opdb import fsio
+from opdb.errors import OpscanError
 
 FORMATS = {
     "json": ("report.json", lambda r: render_json(r).encode("utf-8")),
@@ -43,22 +43,24 @@ def check_formats(formats) -> tuple[str, ...]:
     return tuple(out)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write `data` to a temp file next to `path`, fsync, then os.replace onto `path`."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+def output_names(formats, graphml_name: str | None = DEFAULT_GRAPHML_NAME) -> list[str]:
+    """The file names a scan writes for `formats` (and the GraphML file, when named)."""
+    names = [FORMATS[f][0] for f in check_formats(formats)]
+    return names + ([graphml_name] if graphml_name else [])
+
+
+def check_outputs(outdir, formats=DEFAULT_FORMATS, force: bool = False,
+                  graphml_name: str | None = DEFAULT_GRAPHML_NAME) -> Path:
+    """Everything write_reports would refuse, checked before the scan runs any user code:
+    returns `outdir` as an absolute path (a model's os.chdir cannot move the reports)."""
+    out = fsio.check_out_dir(outdir, "-o/--output")
+    existing = [out / n for n in output_names(formats, graphml_name) if (out / n).exists()]
+    if existing and not force:
+        from opdb.errors import OutputExists
+        more = f" (and {len(existing) - 1} more)" if len(existing) > 1 else ""
+        raise OutputExists(f"{existing[0]} already exists{more}",
+                           hint="pass --force to overwrite, or choose another -o/--output directory")
+    return out
 
 
 def write_reports(report_json: dict, outdir, formats=DEFAULT_FORMATS, force: bool = False,
@@ -68,10 +70,7 @@ def write_reports(report_json: dict, outdir, formats=DEFAULT_FORMATS, force: boo
     in that order. Nothing is written when any target exists and `force` is false."""
     formats = check_formats(formats)
     report = validate(report_json)
-    out = Path(outdir)
-    if out.exists() and not out.is_dir():
-        raise OpscanError(f"{out}: exists and is not a directory",
-                          hint="pass a directory for the reports with --out")
+    out = fsio.check_out_dir(outdir, "-o/--output")
     rendered: list[tuple[Path, bytes]] = [(out / FORMATS[f][0], FORMATS[f][1](report))
                                           for f in formats]
     if graphml is not None:
@@ -80,12 +79,5 @@ def write_reports(report_json: dict, outdir, formats=DEFAULT_FORMATS, force: boo
             raise OpscanError(f"graph.graphml '{name}' is not a plain file name",
                               hint="name the GraphML file without a directory")
         rendered.append((out / name, graphml.encode("utf-8")))
-    existing = [str(p) for p, _ in rendered if p.exists()]
-    if existing and not force:
-        more = f" (and {len(existing) - 1} more)" if len(existing) > 1 else ""
-        raise OutputExists(f"{existing[0]} already exists{more}",
-                           hint="pass --force to overwrite, or choose another --out directory")
-    out.mkdir(parents=True, exist_ok=True)
-    for path, data in rendered:
-        atomic_write(path, data)
-    return [p for p, _ in rendered]
+    return fsio.write_files(out, {p.name: data for p, data in rendered}, force=force,
+                            option="-o/--output directory")

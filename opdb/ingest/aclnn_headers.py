@@ -17,12 +17,14 @@ Dtypes and products are not in headers: they stay empty / None.
 """
 from __future__ import annotations
 
+import bisect
 import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from opdb.errors import OpscanError, ParseError
+from opdb.ingest.cpplex import LineIndex, lex
 from opdb.model import AclnnApi, IngestResult, Param, ProvenanceRecord, Source
 
 SOURCE = "cann-install"
@@ -72,63 +74,14 @@ class Declaration:
 
 # ------------------------------------------------------------------ lexical cleanup
 
+_NEXT_NON_SPACE = re.compile(r"\s*")
+
+
 def _blank(text: str) -> tuple[str, list[tuple[int, str]]]:
     """Text with comments, string/char literal bodies and preprocessor lines replaced
-    by spaces (newlines kept), plus the comments as (end offset, text)."""
-    out = list(text)
-    comments: list[tuple[int, str]] = []
-    i, n = 0, len(text)
-    at_line_start = True
-    while i < n:
-        c = text[i]
-        if c == "\n":
-            at_line_start = True
-            i += 1
-            continue
-        if at_line_start and c in " \t":
-            i += 1
-            continue
-        if at_line_start and c == "#":  # preprocessor line, with \-continuations
-            j = i
-            while j < n:
-                k = text.find("\n", j)
-                k = n if k < 0 else k
-                if text[j:k].rstrip().endswith("\\") and k < n:
-                    j = k + 1
-                    continue
-                j = k
-                break
-            _erase(out, i, j)
-            i = j
-            continue
-        at_line_start = False
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            comments.append((j, text[i:j]))
-            _erase(out, i, j)
-            i = j
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            comments.append((j, text[i:j]))
-            _erase(out, i, j)
-            i = j
-        elif c in "\"'":
-            j = i + 1
-            while j < n and text[j] != c and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            _erase(out, i + 1, min(j, n))
-            i = j + 1
-        else:
-            i += 1
-    return "".join(out), comments
-
-
-def _erase(chars: list[str], start: int, end: int) -> None:
-    for k in range(start, end):
-        if chars[k] != "\n":
-            chars[k] = " "
+    by spaces (newlines kept), plus the comments as (end offset, text) (opdb.ingest.cpplex)."""
+    lexed = lex(text)
+    return lexed.blank(comments=True, literals=True, preproc=True), lexed.comment_texts()
 
 
 def normalize_ctype(text: str) -> str:
@@ -151,13 +104,16 @@ def parse_declarations(text: str, path: str | Path,
     some headers carry) is not a declaration: its body is skipped, with a warning."""
     path = str(path)
     clean, comments = _blank(text)
+    lines = LineIndex(clean)
+    comment_ends = [end for end, _ in comments]
     decls: list[Declaration] = []
     prev_end = 0
     for m in _DECL.finditer(clean):
         if m.start() < prev_end:
             continue
         try:
-            decl, prev_end = _one_declaration(clean, comments, m, path, prev_end, warnings)
+            decl, prev_end = _one_declaration(clean, comments, comment_ends, lines, m, path, prev_end,
+                                              warnings)
         except ParseError as err:
             if warnings is None:
                 raise
@@ -170,11 +126,13 @@ def parse_declarations(text: str, path: str | Path,
     return decls
 
 
-def _one_declaration(clean: str, comments, m, path: str, prev_end: int,
+def _one_declaration(clean: str, comments, comment_ends: list[int], lines: LineIndex, m,
+                     path: str, prev_end: int,
                      warnings: list[str] | None) -> tuple[Declaration | None, int]:
-    """The declaration starting at match `m` and the offset after it."""
+    """The declaration starting at match `m` and the offset after it (linear overall:
+    line numbers from the index, doc comments by bisection, look-backs bounded)."""
     name = m.group(1)
-    line = clean.count("\n", 0, m.start(1)) + 1
+    line = lines.line(m.start(1))
     close = _matching_paren(clean, m.end() - 1)
     if close is None:
         raise ParseError(path, line, f"unbalanced parentheses in the declaration of {name}",
@@ -184,27 +142,28 @@ def _one_declaration(clean: str, comments, m, path: str, prev_end: int,
         raise ParseError(path, line, f"unbalanced parentheses in the declaration of {name}: "
                          "its parameter list runs into the next statement",
                          "close the parameter list with ')'")
-    after = clean[close + 1:].lstrip()
-    if after.startswith("{"):
-        body = clean.index("{", close)
-        end = _matching_brace(clean, body)
+    nxt = _NEXT_NON_SPACE.match(clean, close + 1).end()
+    if nxt < len(clean) and clean[nxt] == "{":
+        end = _matching_brace(clean, nxt)
         if warnings is not None:
             warnings.append(f"{path}:{line}: {name} is defined inline, not declared; skipped")
         return None, (len(clean) if end is None else end + 1)
-    if not after.startswith(";"):
+    if nxt >= len(clean) or clean[nxt] != ";":
         raise ParseError(path, line, f"expected ';' after the declaration of {name}",
                          "only declarations are expected in aclnn headers")
     params = _split_params(inner, name, path, line)
     # Attributes, ACLNN_API and doc comments after the previous statement (`;`,
     # `{` or `}`) belong to this declaration.
-    start = max(prev_end, *(clean.rfind(ch, 0, m.start()) + 1 for ch in ";{}"))
+    start = max(prev_end, *(clean.rfind(ch, prev_end, m.start()) + 1 for ch in ";{}"))
     prefix = clean[start:m.start()]
-    doc = "\n".join(c for end, c in comments if start <= end <= m.start())
+    lo = bisect.bisect_left(comment_ends, start)
+    hi = bisect.bisect_right(comment_ends, m.start())
+    doc = "\n".join(c for _, c in comments[lo:hi])
     decl = Declaration(
         name=name, params=params, path=path, line=line,
         deprecated=bool(_DEPRECATED.search(prefix)),
         doc_roles=_doc_roles(doc))
-    return decl, clean.index(";", close) + 1
+    return decl, nxt + 1
 
 
 def _matching_brace(text: str, open_at: int) -> int | None:

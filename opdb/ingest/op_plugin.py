@@ -50,6 +50,7 @@ import yaml
 
 from opdb.dtypes import normalize_dtypes
 from opdb.errors import OpscanError, ParseError
+from opdb.ingest.cpplex import LineIndex, lex
 from opdb.ingest.torch_catalog import SchemaError, is_out_variant, parse_schema, split_op_name
 from opdb.ingest.torch_npu_wheel import yaml_parse_error
 from opdb.model import (Adapter, IngestResult, KnownFailure, OpAclnnMapping,
@@ -362,59 +363,12 @@ class CppFunction:
 
 def _mask_cpp(text: str) -> tuple[str, list[str]]:
     """Text with comments, string/char literal contents and preprocessor lines blanked
-    (newlines kept), plus the string literals found."""
-    out = list(text)
-    strings: list[str] = []
-    i, n = 0, len(text)
-    line_start = True
-    while i < n:
-        ch = text[i]
-        if line_start and ch == "#":
-            j = i
-            while j < n:  # preprocessor line with continuations
-                if text[j] == "\n" and (j == 0 or text[j - 1] != "\\"):
-                    break
-                j += 1
-            for k in range(i, j):
-                if out[k] != "\n":
-                    out[k] = " "
-            i = j
-            continue
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            for k in range(i, j):
-                out[k] = " "
-            i = j
-            continue
-        if text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            for k in range(i, j):
-                if out[k] != "\n":
-                    out[k] = " "
-            i = j
-            continue
-        if ch in "\"'":
-            j = i + 1
-            while j < n and text[j] != ch:
-                j += 2 if text[j] == "\\" else 1
-            if ch == '"':
-                strings.append(text[i + 1:j])
-            for k in range(i + 1, min(j, n)):
-                if out[k] != "\n":
-                    out[k] = " "
-            i = j + 1
-            line_start = False
-            continue
-        if ch == "\n":
-            line_start = True
-        elif ch not in " \t":
-            line_start = False
-        i += 1
-    return "".join(out), strings
+    (newlines kept), plus the string literals found (opdb.ingest.cpplex)."""
+    lexed = lex(text)
+    return lexed.blank(comments=True, literals=True, preproc=True), lexed.string_texts()
 
 
+_PUNCT = re.compile(r"[;{}]")
 _HEADER_FUNC = re.compile(r"([A-Za-z_~]\w*)\s*\((.*)\)\s*(?:const\s*)?(?:noexcept\s*)?$", re.S)
 _KEYWORDS = {"if", "for", "while", "switch", "catch", "return", "sizeof", "decltype"}
 
@@ -498,12 +452,12 @@ _STR_API = re.compile(r"^(aclnn[A-Za-z0-9_]+?)(?:GetWorkspaceSize)?$")
 def parse_cpp_functions(text: str, path: str) -> list[CppFunction]:
     """Function definitions at namespace scope with their aclnn tokens (lexical)."""
     masked, _ = _mask_cpp(text)
+    lines = LineIndex(text)
     funcs: list[CppFunction] = []
     stack: list[tuple[str, str, int, CppFunction | None]] = []  # (kind, name, body_start, fn)
     seg_start = 0
-    i, n = 0, len(masked)
-    while i < n:
-        ch = masked[i]
+    for m_tok in _PUNCT.finditer(masked):
+        i, ch = m_tok.start(), m_tok.group()
         if ch in ";":
             seg_start = i + 1
         elif ch == "{":
@@ -520,14 +474,14 @@ def parse_cpp_functions(text: str, path: str) -> list[CppFunction]:
                     kind, name = "function", m.group(1)
                     name_at = seg_start + masked[seg_start:i].find(header) + m.start(1)
                     ns = tuple(x for k, x, *_ in stack if k == "namespace")
-                    fn = CppFunction(name=name, path=path, line=text.count("\n", 0, name_at) + 1,
+                    fn = CppFunction(name=name, path=path, line=lines.line(name_at),
                                      namespaces=ns, n_params=_count_params(m.group(2)),
                                      param_kinds=tuple(cpp_param_kind(p) for p in _split_params(m.group(2))))
             stack.append((kind, name, i + 1, fn))
             seg_start = i + 1
         elif ch == "}":
             if not stack:
-                raise ParseError(path, masked.count("\n", 0, i) + 1, "unbalanced `}`",
+                raise ParseError(path, lines.line(i), "unbalanced `}`",
                                  hint="the lexical reader needs balanced braces")
             kind, name, start, fn = stack.pop()
             if fn is not None:
@@ -541,7 +495,6 @@ def parse_cpp_functions(text: str, path: str) -> list[CppFunction]:
                 fn.called = {c for c in _CALL.findall(body_masked) if c not in _KEYWORDS}
                 funcs.append(fn)
             seg_start = i + 1
-        i += 1
     if stack:
         raise ParseError(path, None, f"unbalanced braces: {len(stack)} `{{` not closed",
                          hint="the lexical reader needs balanced braces")

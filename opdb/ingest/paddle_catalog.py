@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opdb.errors import OpscanError
-from opdb.ingest.paddle_custom_device import (_pp_directives, mask_cpp, match_close,
+from opdb.ingest.paddle_custom_device import (_pp_directives, line_of, mask_cpp, match_close,
                                               param_role, parse_cpp_params, split_top_level,
                                               structure_text)
 from opdb.ingest.paddle_live import (REGISTRY_CALL, dtypes_of, keys_by_backend, layouts_of,
@@ -102,12 +102,16 @@ def _macro_expansions(masked: str, flat: str) -> list[tuple[str, int]]:
             mapping = dict(zip(params, args))
             body = re.sub(r"\b(" + "|".join(map(re.escape, params)) + r")\b",
                           lambda mm: mapping[mm.group(1)], m.group(3)) if params else m.group(3)
-            out.append((re.sub(r"\s*##\s*", "", body), flat.count("\n", 0, inv.start()) + 1))
+            out.append((re.sub(r"\s*##\s*", "", body), line_of(flat, inv.start())))
     return out
 
 
 def parse_header(path: Path, rel: str) -> list[KernelDecl]:
-    text = path.read_text(encoding="utf-8", errors="replace")
+    return parse_header_text(path.read_text(encoding="utf-8", errors="replace"), rel)
+
+
+def parse_header_text(text: str, rel: str) -> list[KernelDecl]:
+    """Kernel declarations (`void XKernel(const Context& dev_ctx, ...)`) of one phi header."""
     _, masked = mask_cpp(text)
     flat, _ = structure_text(masked)
     decls = _decls_in(flat, rel, None)
@@ -135,7 +139,7 @@ def _decls_in(flat: str, rel: str, line_override: int | None) -> list[KernelDecl
                     for p in params[1:])
         schema = f"void {m.group(1)}(" + ", ".join(
             f"{p.ctype} {p.name}".strip() for p in params) + ")"
-        line = line_override or flat.count("\n", 0, m.start()) + 1
+        line = line_override or line_of(flat, m.start())
         decls.append(KernelDecl(m.group(1), rel, line, sig, schema))
     return decls
 

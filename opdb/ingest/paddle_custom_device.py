@@ -28,6 +28,7 @@ from pathlib import Path
 
 from opdb.dtypes import normalize_dtype
 from opdb.errors import OpscanError, ParseError
+from opdb.ingest.cpplex import LineIndex, lex
 from opdb.model import (Adapter, IngestResult, OpAclnnMapping, Param, ProvenanceRecord,
                         Source)
 
@@ -350,63 +351,9 @@ def load_all_extracted(directory: str | os.PathLike,
 def mask_cpp(text: str) -> tuple[str, str]:
     """(nocomment, masked): comments blanked in both; string and char literal contents
     also blanked in `masked` (the quotes stay). Offsets and newlines are preserved, so
-    a position means the same thing in the source and in both results."""
-    out_nc: list[str] = []
-    out_m: list[str] = []
-    i, n = 0, len(text)
-
-    def blank(s: str) -> str:
-        return "".join(c if c == "\n" else " " for c in s)
-
-    while i < n:
-        c = text[i]
-        if c == "/" and i + 1 < n and text[i + 1] == "/":
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            while j < n and text[j - 1] == "\\":  # continued // comment
-                k = text.find("\n", j + 1)
-                j = n if k < 0 else k
-            out_nc.append(blank(text[i:j]))
-            out_m.append(blank(text[i:j]))
-            i = j
-        elif c == "/" and i + 1 < n and text[i + 1] == "*":
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            out_nc.append(blank(text[i:j]))
-            out_m.append(blank(text[i:j]))
-            i = j
-        elif c == "R" and text.startswith('R"', i) and (i == 0 or not
-                                                        (text[i - 1].isalnum() or text[i - 1] == "_")):
-            m = re.match(r'R"([^()\\\s]{0,16})\(', text[i:])
-            if not m:
-                out_nc.append(c)
-                out_m.append(c)
-                i += 1
-                continue
-            end = text.find(")" + m.group(1) + '"', i + m.end())
-            j = n if end < 0 else end + len(m.group(1)) + 2
-            out_nc.append(text[i:j])
-            out_m.append('R"' + blank(text[i + 2:j - 1]) + '"')
-            i = j
-        elif c in "\"'":
-            if c == "'" and i > 0 and (text[i - 1].isalnum()) and text[i - 1] not in "uUL8":
-                # digit separator (1'000'000)
-                out_nc.append(c)
-                out_m.append(c)
-                i += 1
-                continue
-            j = i + 1
-            while j < n and text[j] != c and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            j = min(j + 1, n)
-            out_nc.append(text[i:j])
-            out_m.append(c + blank(text[i + 1:j - 1]) + (text[j - 1] if j - 1 > i else ""))
-            i = j
-        else:
-            out_nc.append(c)
-            out_m.append(c)
-            i += 1
-    return "".join(out_nc), "".join(out_m)
+    a position means the same thing in the source and in both results (opdb.ingest.cpplex)."""
+    lexed = lex(text)
+    return lexed.blank(comments=True), lexed.blank(comments=True, literals=True)
 
 
 _OPEN = {"(": ")", "[": "]", "{": "}"}
@@ -500,8 +447,18 @@ def parse_cpp_params(text: str) -> list[CppParam]:
     return params
 
 
+_LINE_INDEX: dict[int, tuple[str, LineIndex]] = {}
+
+
 def line_of(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
+    """1-based line of `offset` in `text`; the newline index of the last few texts is kept,
+    so many lookups in one file cost O(log n) each instead of O(n)."""
+    hit = _LINE_INDEX.get(id(text))
+    if hit is None or hit[0] is not text:
+        if len(_LINE_INDEX) > 8:
+            _LINE_INDEX.clear()
+        hit = _LINE_INDEX[id(text)] = (text, LineIndex(text))
+    return hit[1].line(offset)
 
 
 # ---------------------------------------------------------------- preprocessor
@@ -612,6 +569,20 @@ class CppFunction:
     qualified: str = ""
 
 
+_EXPR_END = re.compile(r"(?:\breturn|=|\.|->|\bnew)\s*$")
+_FUNC_REST = re.compile(r"\s*(?:const\b\s*)?(?:noexcept\b\s*)?(?:override\b\s*)?(?:final\b\s*)?"
+                        r"(?:->\s*[\w:<>,\s*&]+?)?\s*\{")
+_TAIL = 512  # enough for a return type with its qualifiers, without re-reading the file
+
+
+def _tail_before(flat: str, at: int) -> str:
+    """The text before `at`, right-stripped, as a bounded window (linear scanning)."""
+    tail = flat[max(0, at - _TAIL):at].rstrip()
+    if tail or at <= _TAIL:
+        return tail
+    return flat[:at].rstrip()[-_TAIL:]
+
+
 def find_functions(flat: str) -> list[CppFunction]:
     """Function definitions (`... name(params) [const] {`) outside other functions."""
     funcs: list[CppFunction] = []
@@ -625,19 +596,18 @@ def find_functions(flat: str) -> list[CppFunction]:
         pos = m.end()
         if name in _NOT_FUNCS:
             continue
-        before = flat[:m.start()].rstrip()
+        before = _tail_before(flat, m.start())
         if not before or not (before[-1].isalnum() or before[-1] in "_>*&" or before.endswith("::")):
             continue
-        if re.search(r"(?:\breturn|=|\.|->|\bnew)\s*$", before) and not before.endswith("::"):
+        if _EXPR_END.search(before) and not before.endswith("::"):
             continue
         close = match_close(flat, paren)
         if close < 0:
             continue
-        rest = re.match(r"\s*(?:const\b\s*)?(?:noexcept\b\s*)?(?:override\b\s*)?(?:final\b\s*)?"
-                        r"(?:->\s*[\w:<>,\s*&]+?)?\s*\{", flat[close + 1:])
+        rest = _FUNC_REST.match(flat, close + 1)
         if not rest:
             continue
-        brace = close + rest.end()
+        brace = rest.end() - 1
         end = match_close(flat, brace)
         if end < 0:
             continue
@@ -682,7 +652,11 @@ class FileScan:
 
 
 def _scan_file(path: Path, rel: str) -> FileScan:
-    text = path.read_text(encoding="utf-8", errors="replace")
+    return scan_text(path.read_text(encoding="utf-8", errors="replace"), rel)
+
+
+def scan_text(text: str, rel: str) -> FileScan:
+    """One kernel source file's lexical views and function definitions."""
     nocomment, masked = mask_cpp(text)
     flat, conditions = structure_text(masked)
     funcs: dict[str, list[CppFunction]] = {}
@@ -741,6 +715,11 @@ def _registrations_in(text: str, fs: FileScan, line_override: int | None = None,
         regs.append(_parse_registration_args(text[paren + 1:close], paren + 1, fs,
                                              line_of(text, m.start()), line_override, via))
     return regs
+
+
+def registrations(fs: FileScan) -> list[Registration]:
+    """Every registration of one scanned file: direct, then through same-file macros."""
+    return _registrations_in(fs.flat, fs) + _macro_registrations(fs)
 
 
 def _macro_registrations(fs: FileScan) -> list[Registration]:
@@ -964,8 +943,7 @@ def scan_checkout(src_dir: str | os.PathLike, version: str | None = None,
     by_kernel: dict[str, Adapter] = {}
     order: list[str] = []
     for fs in scans:
-        regs = _registrations_in(fs.flat, fs) + _macro_registrations(fs)
-        for reg in regs:
+        for reg in registrations(fs):
             adapter, facts = _adapter_from_registration(fs, reg, all_funcs, version, date,
                                                         commit)
             if reg.kernel in by_kernel:

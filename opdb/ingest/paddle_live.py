@@ -96,6 +96,10 @@ def adapters_from_registry(registry: dict[str, list[str]], device: str, version:
     return result
 
 
+_PLUGIN_HINT = ("check CUSTOM_DEVICE_ROOT and the CANN environment (source set_env.sh), or use "
+                "`opdb sync paddle-custom-device --src DIR` to scan a source checkout")
+
+
 def read_live_registry(device: str = "npu") -> IngestResult:
     """`opdb sync paddle-live`: the NPU plugin's kernels from the running Paddle."""
     try:
@@ -103,7 +107,14 @@ def read_live_registry(device: str = "npu") -> IngestResult:
     except ImportError as exc:
         raise OpscanError(f"cannot import paddle ({exc})",
                           "install paddlepaddle and the paddle-custom-npu plugin") from None
-    types = list(paddle.device.get_all_custom_device_type() or [])
+    except Exception as exc:  # noqa: BLE001 - a plugin that fails to load breaks the import
+        raise OpscanError(f"importing paddle failed while loading custom device plugins "
+                          f"({type(exc).__name__}: {exc})", _PLUGIN_HINT) from None
+    try:
+        types = list(paddle.device.get_all_custom_device_type() or [])
+    except Exception as exc:  # noqa: BLE001
+        raise OpscanError(f"paddle could not list its custom devices ({type(exc).__name__}: "
+                          f"{exc})", _PLUGIN_HINT) from None
     if device not in types:
         raise OpscanError(
             f"no Paddle custom device plugin for {device!r} is loaded "

@@ -279,7 +279,7 @@ def test_write_reports_rejects_unknown_format_and_bad_report(tmp_path, report):
         write_reports(bad, tmp_path)
     assert list(tmp_path.iterdir()) == []
     (tmp_path / "file").write_text("x")
-    with pytest.raises(OpscanError, match="is not a directory"):
+    with pytest.raises(OpscanError, match="is a file, not a directory"):
         write_reports(report, tmp_path / "file")
 
 

@@ -13,9 +13,6 @@ from analyzer.errors import ModelError  # noqa: E402
 from analyzer.trace_torch import is_cpu_only_kernel, trace_torch  # noqa: E402
 from tests.analyzer import npu_adapted  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not npu_adapted.available(),
-                                reason="needs /work/shared/opdb-sources and the torch_npu wheel")
-
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures" / "models"
 EXAMPLES = ["torch_resnet50.py", "torch_shufflenetv2.py", "torch_transformer.py",

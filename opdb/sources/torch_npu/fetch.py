@@ -20,10 +20,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
-import subprocess
 import sys
-import tempfile
 import zipfile
 from pathlib import Path
 
@@ -33,9 +30,7 @@ YAML_IN_WHEEL = "torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml"
 VERSION_IN_WHEEL = "torch_npu/version.py"
 
 # Newest post-release of each line at the time of extraction (pip index versions torch-npu).
-RELEASES = ("2.1.0.post17", "2.3.1.post6", "2.4.0.post4", "2.5.1.post1", "2.6.0.post5",
-            "2.7.1.post11", "2.8.0.post5", "2.9.1", "2.10.0.post7", "2.11.0.post3",
-            "2.12.0.post3", "2.13.0", "2.14.0")
+from opdb.wheels import RELEASES  # one list, shared with scripts/setup.sh
 
 
 class FetchError(Exception):
@@ -47,38 +42,20 @@ def _sha256(data: bytes) -> str:
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    from opdb.fsio import atomic_write_bytes
 
-
-def _find_wheel(cache: Path, version: str) -> Path | None:
-    hits = sorted(cache.glob(f"torch_npu-{version}-*.whl"))
-    return hits[0] if hits else None
+    atomic_write_bytes(path, data)
 
 
 def download(version: str, cache: Path) -> Path:
-    wheel = _find_wheel(cache, version)
-    if wheel:
-        return wheel
-    cache.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
-           f"torch-npu=={version}", "-d", str(cache)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    wheel = _find_wheel(cache, version)
-    if proc.returncode != 0 or wheel is None:
-        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise FetchError(f"pip download torch-npu=={version} failed: {last} "
-                         f"(check network access to PyPI)")
-    return wheel
+    """The cached wheel, else `pip download --no-deps` into `cache` (opdb.wheels)."""
+    from opdb.errors import OpscanError
+    from opdb.wheels import fetch_wheel
+
+    try:
+        return fetch_wheel(version, cache)
+    except OpscanError as exc:
+        raise FetchError(str(exc)) from None
 
 
 def _version_py(text: str) -> tuple[str, str]:
@@ -169,9 +146,10 @@ def main(argv: list[str] | None = None) -> int:
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("versions", nargs="*", default=list(RELEASES),
                     help=f"torch_npu versions (default: {' '.join(RELEASES)})")
-    ap.add_argument("--cache", type=Path,
-                    default=Path(os.environ.get("OPSCAN_CACHE", Path.home() / ".cache" / "opscan"))
-                    / "wheels", help="where downloaded wheels are kept")
+    from opdb.wheels import wheel_cache_dir
+
+    ap.add_argument("--cache", type=Path, default=wheel_cache_dir(),
+                    help="where downloaded wheels are kept (default: the user cache, see opdb.wheels)")
     ap.add_argument("--check", action="store_true", help="verify only, write nothing")
     ap.add_argument("--force", action="store_true", help="replace differing extracted files")
     args = ap.parse_args(argv)

@@ -1,0 +1,132 @@
+"""opdb.fsio: the output discipline every command shares (issue 8)."""
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+
+from opdb import fsio
+from opdb.errors import OutputExists
+
+
+@pytest.fixture()
+def umask_022():
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def test_write_files_refuses_existing_without_force_and_writes_nothing(tmp_path):
+    (tmp_path / "b.txt").write_text("old")
+    with pytest.raises(OutputExists, match="b.txt already exists"):
+        fsio.write_files(tmp_path, {"a.txt": b"new", "b.txt": b"new"})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.txt"]
+    fsio.write_files(tmp_path, {"a.txt": b"new", "b.txt": b"new"}, force=True)
+    assert (tmp_path / "b.txt").read_bytes() == b"new"
+
+
+def test_write_files_uses_the_umask(tmp_path, umask_022):
+    fsio.write_files(tmp_path / "d", {"a.txt": b"x"})
+    assert stat.S_IMODE((tmp_path / "d" / "a.txt").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "d").stat().st_mode) == 0o755
+
+
+def test_write_files_failure_leaves_old_files_and_no_temps(tmp_path, monkeypatch):
+    (tmp_path / "a.txt").write_text("old")
+    real = fsio._tmp_file
+
+    def fail_second(dest, data):
+        if dest.name == "b.txt":
+            raise OSError(28, "No space left on device")
+        return real(dest, data)
+
+    monkeypatch.setattr(fsio, "_tmp_file", fail_second)
+    with pytest.raises(OSError):
+        fsio.write_files(tmp_path, {"a.txt": b"new", "b.txt": b"new"}, force=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
+    assert (tmp_path / "a.txt").read_text() == "old"
+
+
+def test_paths_cannot_escape(tmp_path):
+    with pytest.raises(fsio.OutputError):
+        fsio.write_files(tmp_path / "o", {"../x": b""})
+    with pytest.raises(fsio.OutputError):
+        fsio.write_tree({"/etc/x": ""}, tmp_path / "t")
+    assert not (tmp_path / "x").exists()
+
+
+def test_check_out_dir(tmp_path):
+    assert fsio.check_out_dir("rel/dir").is_absolute()
+    (tmp_path / "f").write_text("")
+    with pytest.raises(fsio.OutputError, match="is a file"):
+        fsio.check_out_dir(tmp_path / "f")
+    with pytest.raises(fsio.OutputError, match="has a file in the way"):
+        fsio.check_out_dir(tmp_path / "f" / "sub")
+    with pytest.raises(fsio.OutputError, match="too long"):
+        fsio.check_out_dir(tmp_path / ("n" * 300))
+    with pytest.raises(fsio.OutputError, match="not writable"):
+        fsio.check_out_dir("/proc/opscan-test")
+
+
+def test_tree_marker_force_and_user_files(tmp_path, umask_022):
+    out = tmp_path / "t"
+    fsio.write_tree({"a/x.cc": "1", "README.md": "r"}, out, tool="opgen", scratch=("build",))
+    marker = json.loads((out / fsio.TREE_MARKER).read_text())
+    assert marker == {"tool": "opgen", "files": ["README.md", "a/x.cc"], "scratch": ["build"]}
+    assert stat.S_IMODE(out.stat().st_mode) == 0o755
+    with pytest.raises(OutputExists, match="pass --force"):
+        fsio.write_tree({"a/x.cc": "2"}, out)
+    (out / "notes.md").write_text("mine")
+    (out / "build").mkdir()
+    (out / "build" / "obj.o").write_text("stale")
+    fsio.write_tree({"a/x.cc": "2"}, out, force=True, scratch=("build",))
+    assert (out / "a" / "x.cc").read_text() == "2"
+    assert not (out / "README.md").exists()          # ours, not generated again
+    assert (out / "notes.md").read_text() == "mine"  # the user's, kept
+    assert not (out / "build").exists()              # scratch, dropped
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t"]  # no temp or old dirs left
+
+
+def test_tree_force_refuses_a_clash_with_a_user_file(tmp_path):
+    out = tmp_path / "t"
+    fsio.write_tree({"a.cc": "1"}, out)
+    (out / "b.cc").write_text("mine")
+    with pytest.raises(OutputExists, match="b.cc was not written by opgen"):
+        fsio.write_tree({"a.cc": "2", "b.cc": "gen"}, out, force=True)
+    assert (out / "b.cc").read_text() == "mine" and (out / "a.cc").read_text() == "1"
+
+
+def test_tree_force_never_replaces_a_directory_it_did_not_write(tmp_path):
+    (tmp_path / "keep.txt").write_text("x")
+    with pytest.raises(OutputExists, match="was not written by opgen"):
+        fsio.write_tree({"a.cc": "1"}, tmp_path, force=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.txt"]
+
+
+def test_tree_into_an_empty_existing_dir(tmp_path):
+    (tmp_path / "e").mkdir()
+    fsio.write_tree({"a.cc": "1"}, tmp_path / "e")
+    assert (tmp_path / "e" / "a.cc").read_text() == "1"
+
+
+def test_failed_swap_restores_the_old_tree_and_user_files(tmp_path, monkeypatch):
+    out = tmp_path / "t"
+    fsio.write_tree({"a.cc": "1"}, out)
+    (out / "mine.txt").write_text("mine")
+    real = os.replace
+    failed = []
+
+    def fail_on_swap(a, b):  # the new tree cannot be moved into place (once)
+        if os.fspath(b) == os.fspath(out) and ".tmp" in os.fspath(a) and not failed:
+            failed.append(a)
+            raise OSError(13, "Permission denied")
+        return real(a, b)
+
+    monkeypatch.setattr(fsio.os, "replace", fail_on_swap)
+    with pytest.raises(OSError):
+        fsio.write_tree({"a.cc": "2"}, out, force=True)
+    monkeypatch.undo()
+    assert (out / "a.cc").read_text() == "1" and (out / "mine.txt").read_text() == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t"]
