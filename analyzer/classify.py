@@ -163,11 +163,12 @@ def _classify_adapted(ctx: ClassifyContext, v: OpVerdict, adapters: list[Adapter
                 if diff:
                     v.category = "signature-drift"
                     v.drift = list(details)
-                    names = sorted({v.op, *v.aliases} | ({a.op} if a.op else set()))
+                    # the blacklist line itself comes from analyzer.blacklist only
                     v.action = (f"the {a.target} kernel {a.function} does not match the installed "
                                 f"Paddle {fop.function or v.op} signature (differs: {', '.join(diff)}): "
-                                f"update the adapter, or run it on CPU with "
-                                f'export CUSTOM_DEVICE_BLACK_LIST="{",".join(names)}"')
+                                f"update the adapter, or run it on the CPU through "
+                                f"CUSTOM_DEVICE_BLACK_LIST (see `opscan blacklist` and the "
+                                f"report's blacklist section)")
                     return
 
     covered, how = adapter_dtypes(db, adapters)

@@ -4,6 +4,8 @@
                     [--steps N] [-o OUTDIR] [--format md,html,csv,xlsx,json] [--force]
                     [--script] [-- script args]
     opscan classify OP [OP ...] --framework F [--dtype D] [--target T] [--soc S] [--json]
+    opscan blacklist MODEL.py --framework paddle [scan options] [--suspect OPS] [--current LIST]
+    opscan log FILE... --framework paddle|torch [--scan report.json] [-o OUTDIR]
 """
 from __future__ import annotations
 
@@ -132,6 +134,12 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "classify":
         return main_classify(argv[1:])
+    if argv and argv[0] == "blacklist":
+        from analyzer.cli_blacklist import main as main_blacklist
+        return main_blacklist(argv[1:])
+    if argv and argv[0] == "log":
+        from analyzer.logscan.cli import main as main_log
+        return main_log(argv[1:])
     return main_scan(argv)
 
 

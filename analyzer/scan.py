@@ -28,6 +28,8 @@ class ScanOptions:
     script: bool = False
     script_args: list[str] = field(default_factory=list)
     progress: Callable[[str], None] | None = None
+    suspects: tuple[str, ...] = ()  # paddle: kernels to blacklist as precision suspects
+    current_blacklist: str | None = None  # paddle: the user's CUSTOM_DEVICE_BLACK_LIST to judge
 
 
 @dataclass
@@ -35,6 +37,7 @@ class ScanResult:
     report: ScanReport
     trace: Trace
     graphml: str  # GraphML text of the call graph
+    graph: object = None  # the networkx call graph (analyzer.graph.build_call_graph)
 
 
 def trace_model(opts: ScanOptions, adapted: set[str]) -> Trace:
@@ -114,10 +117,13 @@ def scan(opts: ScanOptions, db=None) -> ScanResult:
     for v in verdicts:
         counts[v.category] += 1
     notes = list(trace.notes)
-    blacklist = sorted({n for v in verdicts if v.category == "signature-drift"
-                        for n in [v.op, *v.aliases]})
-    if blacklist:
-        notes.append(f'CUSTOM_DEVICE_BLACK_LIST suggestion: export CUSTOM_DEVICE_BLACK_LIST="{",".join(blacklist)}"')
+    blacklist = None
+    if opts.framework == "paddle":  # the one place a blacklist is computed (analyzer.blacklist)
+        from analyzer.blacklist import suggest_blacklist
+
+        blacklist = suggest_blacklist(ctx, verdicts, trace, graph, suspects=tuple(opts.suspects),
+                                      current=opts.current_blacklist,
+                                      framework_version=trace.framework_version)
     for op, n in sorted(trace.cpu_only_ops.items()):
         notes.append(f"CPU-only kernel avoided: {op} ({n} calls on CPU; the NPU runs the op it came from)")
     report = ScanReport(
@@ -128,5 +134,5 @@ def scan(opts: ScanOptions, db=None) -> ScanResult:
         summary=summary_line(str(opts.model), str(ctx.target), ctx.soc, verdicts, fallback, trace.partial),
         counts=counts, verdicts=verdicts, fallback=fallback, notes=notes,
         opdb={"snapshot_sha256": db.snapshot_sha256},
-        graph=graph_summary(graph))
-    return ScanResult(report, trace, graphml_text(graph))
+        graph=graph_summary(graph), blacklist=blacklist)
+    return ScanResult(report, trace, graphml_text(graph), graph)
