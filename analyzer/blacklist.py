@@ -500,8 +500,8 @@ def suggest_blacklist(ctx, verdicts: list[OpVerdict], trace, graph=None, *,
     if current is not None:
         bl.current = judge_current(current, bl, key_dtypes, registry)
     if names:
-        bl.summary = (f"CUSTOM_DEVICE_BLACK_LIST for {target}: {len(entries)} kernel(s) "
-                      f"({', '.join(names)}), +{total_t} device<->host transfers and "
+        bl.summary = (f"CUSTOM_DEVICE_BLACK_LIST for {target}: {len(entries)} kernel(s), "
+                      f"{len(names)} name(s), +{total_t} device<->host transfers and "
                       f"{_mb(total_b)} per step")
         bl.notes.append(FLAG_NOTE)
         if len(entries) > 1:
@@ -519,11 +519,10 @@ def judge_current(value: str, bl: Blacklist, key_dtypes: dict, registry: dict | 
     from analyzer.paddle_names import fluid_names, kernel_for
 
     suggested = {n.name: (e, n) for e in bl.entries for n in e.names}
-    ran_names: dict[str, tuple[str, str]] = {}  # runtime name -> (kernel, mode)
+    ran_names: dict[str, tuple[str, str]] = {}  # runtime name -> (kernel, modes)
     for k in key_dtypes:
         for n in entry_names(k):
-            for m in n.modes:
-                ran_names.setdefault(n.name, (k, m))
+            ran_names.setdefault(n.name, (k, " + ".join(n.modes)))
     reg = _registry() if registry is None else registry
     out = []
     for tok in parse_runtime_list(value):
@@ -548,7 +547,7 @@ def judge_current(value: str, bl: Blacklist, key_dtypes: dict, registry: dict | 
                 continue
             out.append(CurrentEntry(tok, "not-needed",
                                     f"{kernel} runs on {bl.target} without a known problem for "
-                                    f"this model: drop it to keep it on the NPU ({mode} matches it)"))
+                                    f"this model: drop it to keep it on the NPU (it serves {mode})"))
             continue
         known = reg is None or tok in reg or any(tok in fluid_names(k) for k in (reg or {}))
         if not known:
