@@ -80,6 +80,15 @@ def write_reports(report_json: dict, outdir, formats=DEFAULT_FORMATS, force: boo
             raise OpscanError(f"graph.graphml '{name}' is not a plain file name",
                               hint="name the GraphML file without a directory")
         rendered.append((out / name, graphml.encode("utf-8")))
+    return write_outputs(out, rendered, force)
+
+
+def write_outputs(out: Path, rendered: list[tuple[Path, bytes]], force: bool) -> list[Path]:
+    """Write already-rendered files into `out`: refuse (OutputExists) when any exists and
+    `force` is false, else write each atomically; returns the paths in order."""
+    if out.exists() and not out.is_dir():
+        raise OpscanError(f"{out}: exists and is not a directory",
+                          hint="pass a directory for the reports with --out")
     existing = [str(p) for p, _ in rendered if p.exists()]
     if existing and not force:
         more = f" (and {len(existing) - 1} more)" if len(existing) > 1 else ""

@@ -110,7 +110,6 @@ def _summary_sheet(ws, r: dict, banner: str) -> None:
 
 def render_xlsx(report: dict) -> bytes:
     from openpyxl import Workbook
-    from openpyxl.xml.functions import tostring
 
     r = normalize(report)
     banner = common.partial_banner(r)
@@ -120,8 +119,15 @@ def render_xlsx(report: dict) -> bytes:
     _summary_sheet(ws, r, banner)
     _table_sheet(wb.create_sheet("gaps"), r, common.gaps(r), banner)
     _table_sheet(wb.create_sheet("all ops"), r, common.sorted_verdicts(r), banner)
-    wb.properties.creator = r["tool"]
-    wb.properties.title = common.title(r)
+    return save_deterministic(wb, r["tool"], common.title(r))
+
+
+def save_deterministic(wb, creator: str, title: str) -> bytes:
+    """The workbook's bytes with fixed document dates and zip timestamps."""
+    from openpyxl.xml.functions import tostring
+
+    wb.properties.creator = creator
+    wb.properties.title = title
     wb.properties.created = FIXED_DATE
     wb.properties.modified = FIXED_DATE
     raw = io.BytesIO()
