@@ -63,9 +63,11 @@ class LogReport:
         return out
 
 
-def scan_logs(paths, framework: str, scan_report: str | None = None) -> LogReport:
+def scan_logs(paths, framework: str, scan_report: str | None = None,
+              prefilter: str = "auto") -> LogReport:
     """Read every file of `paths` (plain or gzip) and build the report; with
-    `scan_report` (a report.json path) join the log with that scan."""
+    `scan_report` (a report.json path) join the log with that scan. prefilter: see
+    `reader.scan_file` (both give the same report)."""
     if framework not in ("paddle", "torch"):
         raise OpscanError(f"unknown framework {framework!r}", hint="use --framework paddle or torch")
     if not paths:
@@ -75,7 +77,7 @@ def scan_logs(paths, framework: str, scan_report: str | None = None) -> LogRepor
     files = []
     for p in paths:
         st = FileStats(str(p))
-        for h in scan_file(p, shapes, st):
+        for h in scan_file(p, shapes, st, prefilter=prefilter):
             k = (h.hit.op, h.hit.kind)
             o = ops.get(k)
             if o is None:

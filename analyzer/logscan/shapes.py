@@ -36,6 +36,12 @@ class Shape:
     kind: str  # one of KINDS
     regex: re.Pattern
     triggers: tuple[bytes, ...]
+    text_triggers: tuple[str, ...] = ()
+    bregex: re.Pattern | None = None  # the same pattern over raw bytes (undecoded lines)
+
+    def __post_init__(self):
+        object.__setattr__(self, "text_triggers", tuple(t.decode("ascii") for t in self.triggers))
+        object.__setattr__(self, "bregex", re.compile(self.regex.pattern.encode("ascii")))
 
 
 @dataclass(frozen=True)
@@ -64,10 +70,10 @@ def _rx(p: str) -> re.Pattern:
 
 SHAPES: tuple[Shape, ...] = (
     Shape("paddle-missing", "paddle", "fallback", _rx(
-        r"(?:(?:phi|fluid) )?missing (?P<backend>" + _KEY + r"|[\w:]+) kernel: (?P<op>\w+)"
+        r"missing (?P<backend>" + _KEY + r"|[\w:]+) kernel: (?P<op>\w+)"
         r"(?:, expected_kernel_key:\s*(?P<key>" + _KEY + r"))?"), (b"missing ",)),
     Shape("paddle-black-list", "paddle", "blacklisted", _rx(
-        r"(?:(?:phi|fluid) )?in black list (?P<backend>" + _KEY + r"|[\w:]+) kernel: (?P<op>\w+)"
+        r"in black list (?P<backend>" + _KEY + r"|[\w:]+) kernel: (?P<op>\w+)"
         r"(?:, expected_kernel_key:\s*(?P<key>" + _KEY + r"))?"), (b"in black list ",)),
     Shape("paddle-not-registered", "paddle", "failed", _rx(
         r"The kernel with key (?P<key>" + _KEY + r") of kernel `(?P<op>\w+)` is not registered"),
@@ -94,15 +100,36 @@ def shapes_for(framework: str) -> tuple[Shape, ...]:
     return tuple(s for s in SHAPES if s.framework == framework)
 
 
+def _hit(s: Shape, g: dict) -> Hit:
+    backend, key = (g.get("backend") or "").strip(), (g.get("key") or "").strip()
+    if backend.startswith("("):  # `fluid missing <key> kernel: <k>` names the key
+        key = key or backend
+        backend = backend[1:].split(",", 1)[0].strip()
+    return Hit(s.name, g["op"], s.kind, backend, key)
+
+
+def match_bytes(raw: bytes, shapes: tuple[Shape, ...]) -> Hit | None:
+    """`match_line` on an undecoded line: near misses are rejected without decoding
+    (the patterns are ASCII; captured bytes are decoded with errors replaced)."""
+    for s in shapes:
+        for t in s.triggers:
+            if t in raw:
+                break
+        else:
+            continue
+        m = s.bregex.search(raw)
+        if m:
+            return _hit(s, {k: v.decode("utf-8", "replace").replace("\x00", "")
+                            for k, v in m.groupdict().items() if v})
+    return None
+
+
 def match_line(line: str, shapes: tuple[Shape, ...]) -> Hit | None:
     """The first shape that matches `line` (one decoded log line), or None."""
     for s in shapes:
+        if not any(t in line for t in s.text_triggers):
+            continue
         m = s.regex.search(line)
         if m:
-            g = m.groupdict()
-            backend, key = (g.get("backend") or "").strip(), (g.get("key") or "").strip()
-            if backend.startswith("("):  # `fluid missing <key> kernel: <k>` names the key
-                key = key or backend
-                backend = backend[1:].split(",", 1)[0].strip()
-            return Hit(s.name, g["op"], s.kind, backend, key)
+            return _hit(s, m.groupdict())
     return None

@@ -26,8 +26,9 @@ def _ops(rep):
     return {(o.op, o.kind): (o.count, o.dtypes, o.first.rsplit(":", 1)[-1]) for o in rep.ops}
 
 
-def test_paddle_shapes_parse_to_the_expected_ops():
-    rep = scan_logs([PADDLE, PIR], "paddle")
+@pytest.mark.parametrize("prefilter", ["grep", "python"])
+def test_paddle_shapes_parse_to_the_expected_ops(prefilter):
+    rep = scan_logs([PADDLE, PIR], "paddle", prefilter=prefilter)
     assert _ops(rep) == {
         ("argsort", "fallback"): (2, ["int64"], "7"),
         ("warpctc", "fallback"): (1, ["float32"], "11"),
@@ -44,8 +45,9 @@ def test_paddle_shapes_parse_to_the_expected_ops():
     assert [f.lines for f in rep.files] == [20, 3]
 
 
-def test_torch_and_cann_shapes_parse_to_the_expected_ops():
-    rep = scan_logs([TORCH], "torch")
+@pytest.mark.parametrize("prefilter", ["grep", "python"])
+def test_torch_and_cann_shapes_parse_to_the_expected_ops(prefilter):
+    rep = scan_logs([TORCH], "torch", prefilter=prefilter)
     assert _ops(rep) == {
         ("aten::isin.Tensor_Tensor_out", "fallback"): (2, [], "2"),
         ("aten::_embedding_bag", "fallback"): (1, [], "4"),  # compiler_depend.ts prefix
@@ -77,7 +79,8 @@ def test_gzip_and_tiny_chunks_give_the_same_result(tmp_path):
     assert {k: v[:2] for k, v in _ops(zipped).items()} == {k: v[:2] for k, v in plain.items()}
     for size in (7, 64, 333):
         st_ = FileStats(str(PADDLE))
-        hits = [(h.hit.op, h.line) for h in scan_file(PADDLE, shapes_for("paddle"), st_, size)]
+        hits = [(h.hit.op, h.line)
+                for h in scan_file(PADDLE, shapes_for("paddle"), st_, size, prefilter="python")]
         assert hits == [(h.hit.op, h.line) for h in scan_file(PADDLE, shapes_for("paddle"))]
         assert st_.lines == 20
 
@@ -90,8 +93,9 @@ def test_truncated_gzip_and_binary_garbage_are_tolerated(tmp_path):
     assert rep.notes and "ends early" in rep.notes[0]
     junk = tmp_path / "junk.log"
     junk.write_bytes(b"\x00\xff" * 200_000 + b"\n" + PADDLE.read_bytes() + b"\xfe\x00garbage")
-    rep = scan_logs([junk], "paddle")
-    assert ("argsort", "fallback") in _ops(rep)
+    for prefilter in ("grep", "python"):
+        rep = scan_logs([junk], "paddle", prefilter=prefilter)
+        assert _ops(rep)[("argsort", "fallback")][2] == "8", prefilter  # after one junk line
 
 
 def test_join_with_a_scan(tmp_path):
@@ -157,7 +161,9 @@ def test_fuzz_random_bytes_never_crash(tmp_path, data, chunk):
     p.write_bytes(data)
     st_ = FileStats(str(p))
     for fw in ("paddle", "torch"):
-        list(scan_file(p, shapes_for(fw), st_, chunk))
+        got = [(h.hit, h.line) for h in scan_file(p, shapes_for(fw), st_, chunk, "python")]
+        if not data.startswith(b"\x1f\x8b"):
+            assert [(h.hit, h.line) for h in scan_file(p, shapes_for(fw), None, prefilter="grep")] == got
     if not data.startswith(b"\x1f\x8b"):  # else read as a (broken) gzip stream
         assert st_.lines == data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
 
@@ -180,8 +186,11 @@ def test_fuzz_mutated_lines_never_crash(tmp_path, edits, chunk):
     p = tmp_path / "mut.log"
     p.write_bytes(bytes(out))
     for fw in ("paddle", "torch"):
-        for h in scan_file(p, shapes_for(fw), FileStats(str(p)), chunk):
-            assert h.hit.op and h.line >= 1
+        got = [(h.hit, h.line) for h in scan_file(p, shapes_for(fw), FileStats(str(p)), chunk,
+                                                  "python")]
+        assert all(hit.op and line >= 1 for hit, line in got)
+        if not out.startswith(b"\x1f\x8b"):
+            assert [(h.hit, h.line) for h in scan_file(p, shapes_for(fw), prefilter="grep")] == got
     if all(how == "keep" for *_, how in edits) and edits:
         rep = scan_logs([p], "paddle")
         assert sum(f.lines for f in rep.files) == bytes(out).count(b"\n") + (
