@@ -195,3 +195,21 @@ def test_fuzz_mutated_lines_never_crash(tmp_path, edits, chunk):
         rep = scan_logs([p], "paddle")
         assert sum(f.lines for f in rep.files) == bytes(out).count(b"\n") + (
             0 if out.endswith(b"\n") else 1)
+
+
+def test_every_log_field_is_documented():
+    import re
+
+    from analyzer.logscan.model import LOG_SCHEMA
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "log-report.md").read_text()
+    documented = set(re.findall(r"^\| `([a-z_]+)` \|", doc, re.M))
+
+    def fields(schema):
+        for name, sub in schema.get("properties", {}).items():
+            yield name
+            yield from fields(sub)
+        if "items" in schema:
+            yield from fields(schema["items"])
+
+    assert set(fields(LOG_SCHEMA)) <= documented
