@@ -124,7 +124,7 @@ def main() -> int:
         mib = actual / 2**20
         base1 = ["grep", "-c", "fallback", str(big)]
         base2 = ["grep", "-c", "-F", "-e", "missing ", "-e", "in black list ", "-e",
-                 "is not registered", "-e", "Can not fallback ", str(big)]
+                 "The kernel with key ", "-e", "Can not fallback ", str(big)]
         g1_w, g1_c, g1_out = child(base1)
         g2_w, g2_c, g2_out = child(base2)
         s_w, s_c, s_rss, s_child_rss, found = scan(big)

@@ -77,7 +77,7 @@ SHAPES: tuple[Shape, ...] = (
         r"(?:, expected_kernel_key:\s*(?P<key>" + _KEY + r"))?"), (b"in black list ",)),
     Shape("paddle-not-registered", "paddle", "failed", _rx(
         r"The kernel with key (?P<key>" + _KEY + r") of kernel `(?P<op>\w+)` is not registered"),
-        (b"is not registered",)),
+        (b"The kernel with key ",)),
     Shape("paddle-pir-no-cpu", "paddle", "failed", _rx(
         r"Can not fallback (?P<op>\w+) from custom_device to CPU, no CPU kernel found for "
         r"kernel key = (?P<key>" + _KEY + r")"), (b"Can not fallback ",)),
