@@ -51,6 +51,15 @@ def main(argv: list[str]) -> int:
         if bad:
             raise OpscanError(f"--suspect entry {bad[0]!r} has spaces",
                               hint="write the list as op1,op2 without spaces")
+        if args.output and not args.force:  # refuse before the user's code runs
+            from analyzer.report.writer import FORMATS, check_formats
+            from opdb.errors import OutputExists
+
+            for f in check_formats(args.format):
+                p = Path(args.output) / FORMATS[f][0]
+                if p.exists():
+                    raise OutputExists(f"{p} already exists", hint="pass --force to overwrite, "
+                                                                   "or choose another -o directory")
         result = scan(ScanOptions(model=args.model, framework="paddle", mode=args.mode,
                                   target=args.target, soc=args.soc, steps=args.steps,
                                   script=args.script, script_args=script_args,

@@ -168,7 +168,7 @@ def test_cli_and_report_section_give_the_same_line(tmp_path, capsys):
 
     model = str(FIXTURES / "tiny_paddle_pool_adam.py")
     assert main(["blacklist", model, "--framework", "paddle", "--json",
-                 "-o", str(tmp_path / "r"), "--format", "json,md"]) == 0
+                 "-o", str(tmp_path / "r")]) == 0
     printed = json.loads(capsys.readouterr().out)
     report = json.loads((tmp_path / "r" / "report.json").read_text())
     assert report["blacklist"] == printed
@@ -180,6 +180,12 @@ def test_cli_and_report_section_give_the_same_line(tmp_path, capsys):
         assert any(line.startswith(f"| `{name}` |") and ("certain" in line or "likely" in line)
                    for line in md.splitlines()), name
     assert "CUSTOM_DEVICE_BLACK_LIST" not in " ".join(report["notes"])
+    from markupsafe import escape
+
+    assert str(escape(printed["export"])) in (tmp_path / "r" / "report.html").read_text()
+    # outputs are refused before the model runs again
+    assert main(["blacklist", model, "--framework", "paddle", "-o", str(tmp_path / "r")]) != 0
+    assert "already exists" in capsys.readouterr().err
 
 
 def test_cli_refuses_torch(capsys):
