@@ -121,6 +121,9 @@ def main_scan(argv: list[str]) -> int:
         paths = write_reports(result.report.to_json(), outdir, formats=formats, force=args.force,
                               graphml=result.graphml)
         sys.stdout.write(result.report.summary + "\n")
+        bl = result.report.blacklist
+        if bl is not None and (bl.export or bl.refused):
+            sys.stdout.write(f"  {bl.summary}\n" + (f"  {bl.export}\n" if bl.export else ""))
         for p in paths:
             sys.stdout.write(f"  wrote {p}\n")
         if result.report.partial:
