@@ -128,11 +128,11 @@ def _classify_adapted(ctx: ClassifyContext, v: OpVerdict, f: OpFacts, key: tuple
         if dr.differing:
             v.category = "signature-drift"
             v.drift = list(dr.details)
-            names = sorted({v.op, *v.aliases})
             v.action = (f"the {dr.adapter} kernel {dr.adapter_function} does not match the installed "
                         f"Paddle {dr.framework_function or v.op} signature (differs: "
-                        f"{', '.join(dr.differing)}): update the adapter, or run it on CPU with "
-                        f'export CUSTOM_DEVICE_BLACK_LIST="{",".join(names)}"')
+                        f"{', '.join(dr.differing)}): update the adapter, or run it on the CPU through "
+                        f"CUSTOM_DEVICE_BLACK_LIST (see `opscan blacklist` and the "
+                        f"report's blacklist section)")
             return
     cov = f.dtypes
     if cov.dtypes is None:

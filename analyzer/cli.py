@@ -4,6 +4,8 @@
                     [--steps N] [-o OUTDIR] [--format md,html,csv,xlsx,json] [--force]
                     [--script] [-- script args]
     opscan classify OP [OP ...] --framework F [--dtype D] [--target T] [--soc S] [--json]
+    opscan blacklist MODEL.py --framework paddle [scan options] [--suspect OPS] [--current LIST]
+    opscan log FILE... --framework paddle|torch [--scan report.json] [-o OUTDIR]
 """
 from __future__ import annotations
 
@@ -143,6 +145,9 @@ def main_scan(argv: list[str]) -> int:
         sys.stdout.write(result.report.summary + "\n")
         for line in result.pairing:
             sys.stdout.write(f"  note: {line}\n")
+        bl = result.report.blacklist
+        if bl is not None and (bl.export or bl.refused):
+            sys.stdout.write(f"  {bl.summary}\n" + (f"  {bl.export}\n" if bl.export else ""))
         for p in paths:
             sys.stdout.write(f"  wrote {_shown(p, start)}\n")
         if result.report.partial:
@@ -160,6 +165,12 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "classify":
         return main_classify(argv[1:])
+    if argv and argv[0] == "blacklist":
+        from analyzer.cli_blacklist import main as main_blacklist
+        return main_blacklist(argv[1:])
+    if argv and argv[0] == "log":
+        from analyzer.logscan.cli import main as main_log
+        return main_log(argv[1:])
     return main_scan(argv)
 
 

@@ -193,9 +193,14 @@ class ScanReport:
     notes: list[str]
     opdb: dict[str, str]  # snapshot hash and sources used
     graph: dict = field(default_factory=dict)  # {"nodes": n, "edges": m, "graphml": "op_graph.graphml"}
+    # paddle: the CUSTOM_DEVICE_BLACK_LIST suggestion (analyzer.blacklist.Blacklist); None for torch
+    blacklist: object = None
 
     def to_json(self) -> dict:
-        return dataclasses.asdict(self)
+        out = dataclasses.asdict(self)
+        if out.get("blacklist") is None:  # torch reports carry no blacklist section
+            out.pop("blacklist", None)
+        return out
 
     @staticmethod
     def count(verdicts) -> dict[str, int]:

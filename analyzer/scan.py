@@ -27,6 +27,8 @@ class ScanOptions:
     script: bool = False
     script_args: list[str] = field(default_factory=list)
     progress: Callable[[str], None] | None = None
+    suspects: tuple[str, ...] = ()  # paddle: kernels to blacklist as precision suspects
+    current_blacklist: str | None = None  # paddle: the user's CUSTOM_DEVICE_BLACK_LIST to judge
 
 
 @dataclass
@@ -35,6 +37,7 @@ class ScanResult:
     trace: Trace
     graphml: str  # GraphML text of the call graph
     pairing: list = field(default_factory=list)  # target vs installed framework, freshness
+    graph: object = None  # the networkx call graph (analyzer.graph.build_call_graph)
 
 
 def trace_model(opts: ScanOptions, adapted: set[str]) -> Trace:
@@ -100,10 +103,13 @@ def scan(opts: ScanOptions, db=None) -> ScanResult:
     from analyzer.scan_checks import coverage_notes
 
     notes = pairing + list(trace.notes) + coverage_notes(trace, opts.script)
-    blacklist = sorted({n for v in verdicts if v.category == "signature-drift"
-                        for n in [v.op, *v.aliases]})
-    if blacklist:
-        notes.append(f'CUSTOM_DEVICE_BLACK_LIST suggestion: export CUSTOM_DEVICE_BLACK_LIST="{",".join(blacklist)}"')
+    blacklist = None
+    if opts.framework == "paddle":  # the one place a blacklist is computed (analyzer.blacklist)
+        from analyzer.blacklist import suggest_blacklist
+
+        blacklist = suggest_blacklist(ctx, verdicts, trace, graph, suspects=tuple(opts.suspects),
+                                      current=opts.current_blacklist,
+                                      framework_version=trace.framework_version)
     for op, n in sorted(trace.cpu_only_ops.items()):
         notes.append(f"CPU-only kernel avoided: {op} ({n} calls on CPU; the NPU runs the op it came from)")
     report = ScanReport(
@@ -114,8 +120,8 @@ def scan(opts: ScanOptions, db=None) -> ScanResult:
         summary=summary_line(str(opts.model), str(ctx.target), ctx.soc, verdicts, fallback, trace.partial),
         counts=counts, verdicts=verdicts, fallback=fallback, notes=notes,
         opdb=opdb_provenance(db, pairing),
-        graph=graph_summary(graph))
-    return ScanResult(report, trace, graphml_text(graph), pairing)
+        graph=graph_summary(graph), blacklist=blacklist)
+    return ScanResult(report, trace, graphml_text(graph), pairing, graph)
 
 
 def opdb_provenance(db, pairing: list[str]) -> dict[str, str]:

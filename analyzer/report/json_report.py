@@ -58,8 +58,34 @@ SCHEMA: dict = {
         "notes": _STRS,
         "opdb": {"type": "object", "additionalProperties": _STR},
         "graph": {"$ref": "#/$defs/graph"},
-    }),
+        "blacklist": {"$ref": "#/$defs/blacklist"},
+    }, required=sorted({"schema_version", "tool", "model", "framework", "framework_version",
+                        "mode", "target", "soc", "steps", "partial", "error", "summary",
+                        "counts", "verdicts", "fallback", "notes", "opdb", "graph"})),
     "$defs": {
+        # analyzer.blacklist.Blacklist (paddle reports only; absent for torch)
+        "blacklist": _obj({
+            "target": _STR, "framework_version": _STR, "export": _STR, "summary": _STR,
+            "entries": {"type": "array", "items": {"$ref": "#/$defs/blacklist_entry"}},
+            "refused": {"type": "array", "items": {"$ref": "#/$defs/blacklist_entry"}},
+            "automatic": {"type": "array", "items": _obj({
+                "kernel": _STR, "category": _STR, "detail": _STR})},
+            "current": {"type": "array", "items": _obj({
+                "token": _STR, "detail": _STR, "status": {"type": "string", "enum": [
+                    "needed", "not-needed", "never-matches", "not-run", "empty"]}})},
+            "pairing": _STR, "transfers": _INT, "bytes": _INT, "notes": _STRS,
+        }),
+        "blacklist_entry": _obj({
+            "kernel": _STR,
+            "names": {"type": "array", "items": _obj({
+                "name": _STR, "modes": {"type": "array", "items": {
+                    "type": "string", "enum": ["dygraph", "static/PIR"]}}})},
+            "reason": _STR,
+            "severity": {"type": "string", "enum": ["certain", "likely", "possible", "suspect"]},
+            "detail": _STR, "effects": _STRS, "evidence": _STRS, "dtypes": _STRS,
+            "cpu_dtypes": _STRS, "calls": _INT, "transfers": _INT, "bytes": _INT,
+            "refusal": _STR,
+        }),
         "verdict": _obj({
             "op": _STR,
             "category": {"type": "string", "enum": list(CATEGORIES)},

@@ -79,5 +79,11 @@ def write_reports(report_json: dict, outdir, formats=DEFAULT_FORMATS, force: boo
             raise OpscanError(f"graph.graphml '{name}' is not a plain file name",
                               hint="name the GraphML file without a directory")
         rendered.append((out / name, graphml.encode("utf-8")))
+    return write_outputs(out, rendered, force)
+
+
+def write_outputs(out: Path, rendered: list[tuple[Path, bytes]], force: bool) -> list[Path]:
+    """Write already-rendered files into `out` as one set (opdb.fsio.write_files: refuse
+    existing files without `force`, temp siblings moved into place, signals held back)."""
     return fsio.write_files(out, {p.name: data for p, data in rendered}, force=force,
                             option="-o/--output directory")

@@ -77,6 +77,15 @@ def _summary_sheet(ws, r: dict, banner: str) -> None:
              ("total", r["fallback"]["transfers"], r["fallback"]["bytes"])]
     rows += [(f"island {i}", isl["transfers"], isl["bytes"], isl["calls"], ", ".join(isl["ops"]))
              for i, isl in enumerate(r["fallback"]["islands"], 1)]
+    bl = r.get("blacklist")
+    if bl:
+        rows += [(), ("blacklist", bl["summary"]), ("export", bl["export"])]
+        rows += [(f"{n['name']}", f"{e['severity']} {e['reason']} ({', '.join(n['modes'])}): "
+                  f"{e['detail']}", e["transfers"], e["bytes"])
+                 for e in bl["entries"] for n in e["names"]]
+        rows += [(f"refused {e['kernel']}", e["refusal"]) for e in bl["refused"]]
+        rows += [(f"current '{c['token']}'", f"{c['status']}: {c['detail']}") for c in bl["current"]]
+        rows += [("versions", bl["pairing"])] + [("", n) for n in bl["notes"]]
     rows += [(), ("notes",)] + [("", n) for n in r["notes"]]
     rows += [(), ("opdb",)] + [(k, v) for k, v in sorted(r["opdb"].items())]
     for i, row in enumerate(rows, 1):
@@ -86,7 +95,7 @@ def _summary_sheet(ws, r: dict, banner: str) -> None:
     if banner:
         ws["A1"].font = Font(bold=True, color="B00020")
     for row in ws.iter_rows():
-        if row and row[0].value in ("category", "fallback (per step)", "notes", "opdb"):
+        if row and row[0].value in ("category", "fallback (per step)", "notes", "opdb", "blacklist"):
             for c in row:
                 c.font = bold
     for i, (cat, _ops, _calls) in enumerate(common.count_rows(r), head_row + 1):
@@ -101,7 +110,6 @@ def _summary_sheet(ws, r: dict, banner: str) -> None:
 
 def render_xlsx(report: dict) -> bytes:
     from openpyxl import Workbook
-    from openpyxl.xml.functions import tostring
 
     r = normalize(report)
     banner = common.partial_banner(r)
@@ -111,8 +119,15 @@ def render_xlsx(report: dict) -> bytes:
     _summary_sheet(ws, r, banner)
     _table_sheet(wb.create_sheet("gaps"), r, common.gaps(r), banner)
     _table_sheet(wb.create_sheet("all ops"), r, common.sorted_verdicts(r), banner)
-    wb.properties.creator = r["tool"]
-    wb.properties.title = common.title(r)
+    return save_deterministic(wb, r["tool"], common.title(r))
+
+
+def save_deterministic(wb, creator: str, title: str) -> bytes:
+    """The workbook's bytes with fixed document dates and zip timestamps."""
+    from openpyxl.xml.functions import tostring
+
+    wb.properties.creator = creator
+    wb.properties.title = title
     wb.properties.created = FIXED_DATE
     wb.properties.modified = FIXED_DATE
     raw = io.BytesIO()

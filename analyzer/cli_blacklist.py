@@ -1,0 +1,85 @@
+"""`opscan blacklist MODEL.py --framework paddle [scan options] [--suspect OPS] [--current LIST]`:
+trace and classify like `opscan`, then print the CUSTOM_DEVICE_BLACK_LIST suggestion
+(analyzer.blacklist) with each entry's reason, severity, modes and cost; `--json` prints
+the same record the report's `blacklist` field holds; `-o DIR` also writes the scan reports."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from opdb import clikit
+
+
+def _parser():
+    from analyzer.cli import _scan_parser
+
+    p = _scan_parser()
+    p.prog = "opscan blacklist"
+    p.description = ("Suggest a CUSTOM_DEVICE_BLACK_LIST for a Paddle model on a "
+                     "PaddleCustomDevice target: reasons, severity, modes, CPU-kernel check "
+                     "and cost per step.")
+    p.add_argument("--suspect", default="",
+                   help="comma-separated kernels to blacklist as precision suspects (phi, fluid "
+                        "or API names; their grad kernels the model runs are added)")
+    p.add_argument("--current", default=None,
+                   help='your present value, e.g. --current "$CUSTOM_DEVICE_BLACK_LIST": says '
+                        "which entries this model and target no longer need")
+    clikit.add_json(p)
+    return p
+
+
+def main(argv: list[str]) -> int:
+    script_args: list[str] = []
+    if "--" in argv:
+        i = argv.index("--")
+        argv, script_args = argv[:i], argv[i + 1:]
+    args = _parser().parse_args(argv)
+
+    def go() -> int:
+        from analyzer.cli import _progress
+        from analyzer.scan import ScanOptions, scan
+        from opdb.errors import OpscanError
+
+        if args.framework != "paddle":
+            raise OpscanError("CUSTOM_DEVICE_BLACK_LIST is read by Paddle's custom-device "
+                              "runtime only", hint="use --framework paddle (torch_npu falls "
+                                                   "back per op by itself: see `opscan log`)")
+        if args.steps < 1:
+            raise OpscanError(f"--steps must be at least 1, got {args.steps}")
+        suspects = tuple(s for s in args.suspect.split(",") if s.strip())
+        bad = [s for s in suspects if s != s.strip()]
+        if bad:
+            raise OpscanError(f"--suspect entry {bad[0]!r} has spaces",
+                              hint="write the list as op1,op2 without spaces")
+        if args.output and not args.force:  # refuse before the user's code runs
+            from analyzer.report.writer import FORMATS, check_formats
+            from opdb.errors import OutputExists
+
+            for f in check_formats(args.format):
+                p = Path(args.output) / FORMATS[f][0]
+                if p.exists():
+                    raise OutputExists(f"{p} already exists", hint="pass --force to overwrite, "
+                                                                   "or choose another -o directory")
+        result = scan(ScanOptions(model=args.model, framework="paddle", mode=args.mode,
+                                  target=args.target, soc=args.soc, steps=args.steps,
+                                  script=args.script, script_args=script_args,
+                                  progress=_progress(), suspects=suspects,
+                                  current_blacklist=args.current))
+        bl = result.report.blacklist
+        if args.output:
+            from analyzer.report.writer import write_reports
+
+            formats = tuple(f.strip() for f in args.format.split(",") if f.strip())
+            for p in write_reports(result.report.to_json(), Path(args.output), formats=formats,
+                                   force=args.force, graphml=result.graphml):
+                sys.stderr.write(f"opscan: wrote {p}\n")
+        if args.json:
+            clikit.print_json(bl.to_json())
+        else:
+            sys.stdout.write(bl.text())
+        if result.report.partial:
+            sys.stderr.write(f"opscan: partial trace: {result.report.error}\n")
+            return 2
+        return 0
+
+    return clikit.run(go, "opscan blacklist")

@@ -1,0 +1,203 @@
+"""Stream log files of any size in constant memory and yield the recognised lines.
+
+A file is read in fixed-size binary chunks (gzip'd files, recognised by their magic bytes,
+through `gzip.open`); each shape's trigger substrings are searched with `bytes.find` over the
+whole chunk, and only the lines around a trigger are decoded (UTF-8, errors replaced, NULs
+dropped) and matched. Line numbers come from counting b"\\n" between hits. A line longer
+than `MAX_LINE` is cut (its tail is still counted), so binary garbage without newlines never
+grows the buffer; a truncated gzip stream ends the file with a note instead of an error.
+"""
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+import subprocess
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from analyzer.logscan.shapes import Hit, Shape, match_bytes
+from opdb.errors import OpscanError
+
+CHUNK = 8 << 20
+MAX_LINE = 64 << 10
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclass
+class FileStats:
+    path: str
+    gzip: bool = False
+    bytes: int = 0  # uncompressed bytes read
+    lines: int = 0
+    hits: int = 0
+    note: str = ""  # e.g. a truncated gzip stream
+
+
+@dataclass
+class LineHit:
+    hit: Hit
+    path: str
+    line: int  # 1-based
+    text: str  # the decoded line, stripped, cut to 400 characters
+
+
+def open_log(path: Path):
+    """A binary stream of the file's content (gunzipped when it is gzip)."""
+    try:
+        f = open(path, "rb")
+    except IsADirectoryError:
+        raise OpscanError(f"{path}: is a directory", hint="pass log files") from None
+    except OSError as e:
+        raise OpscanError(f"{path}: cannot read ({e.strerror})",
+                          hint="pass a readable log file") from None
+    head = f.read(2)
+    f.seek(0)
+    if head == GZIP_MAGIC:
+        return gzip.GzipFile(fileobj=f, mode="rb"), True
+    return f, False
+
+
+def _decode(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace").replace("\x00", "").strip()
+
+
+def scan_file(path: str | os.PathLike, shapes: tuple[Shape, ...],
+              stats: FileStats | None = None, chunk_size: int = CHUNK,
+              prefilter: str = "auto") -> Iterator[LineHit]:
+    """Yield every recognised line of one file, in file order.
+
+    prefilter: "grep" finds the candidate lines of a plain file with one `grep -a -n -F`
+    pass over all trigger strings (one multi-pattern scan instead of one `bytes.find` pass
+    per trigger); "python" reads the file here; "auto" uses grep for plain files when
+    it is installed, python otherwise (gzip, no grep)."""
+    p = Path(path)
+    stats = stats if stats is not None else FileStats(str(p))
+    triggers = tuple(sorted({t for s in shapes for t in s.triggers}))
+    stream, stats.gzip = open_log(p)
+    if prefilter not in ("auto", "grep", "python"):
+        raise ValueError(f"prefilter {prefilter!r}")
+    grep = shutil.which("grep") if prefilter != "python" and not stats.gzip else None
+    if prefilter == "grep" and grep is None:
+        raise OpscanError("grep is not installed (or the file is gzip'd)",
+                          hint="use the python prefilter")
+    if grep and triggers:
+        stream.close()
+        yield from _scan_grep(grep, p, shapes, triggers, stats)
+        return
+    carry = b""  # the unfinished last line of the previous chunk (at most MAX_LINE bytes)
+    lineno = 0  # lines completed before the current buffer
+    with stream:
+        while True:
+            try:
+                data = stream.read(chunk_size)
+            except (EOFError, zlib.error, gzip.BadGzipFile) as e:
+                stats.note = f"compressed stream ends early ({e}); read up to there"
+                data = b""
+            if not data and not carry:
+                break
+            stats.bytes += len(data)
+            buf = carry + data if carry else data
+            final = not data
+            end = len(buf) if final else buf.rfind(b"\n") + 1  # complete lines only
+            if end == 0 and not final:
+                # no newline in buffer: keep a bounded tail, the line is cut
+                carry = buf[-MAX_LINE:]
+                continue
+            starts: set[int] = set()
+            for t in triggers:
+                i = buf.find(t, 0, end)
+                while i != -1:
+                    starts.add(buf.rfind(b"\n", 0, i) + 1)
+                    nl = buf.find(b"\n", i, end)
+                    if nl == -1:
+                        break
+                    i = buf.find(t, nl, end)
+            prev = 0
+            for s in sorted(starts):
+                lineno += buf.count(b"\n", prev, s)
+                prev = s
+                e = buf.find(b"\n", s, end)
+                raw = buf[s:(e if e != -1 else end)][:MAX_LINE]
+                hit = match_bytes(raw, shapes)
+                if hit is not None:
+                    stats.hits += 1
+                    yield LineHit(hit, str(p), lineno + 1, _decode(raw)[:400])
+            lineno += buf.count(b"\n", prev, end)
+            if final:
+                if end > 0 and not buf.endswith(b"\n"):
+                    lineno += 1  # a last line without newline
+                carry = b""
+                break
+            carry = buf[end:][-MAX_LINE:]
+    stats.lines = lineno
+
+
+def _count_lines(path: Path) -> int:
+    """Lines of a plain file (a last line without newline counts): `wc -l` when installed
+    (one memchr pass in C), else 1 MiB blocks counted here."""
+    wc = shutil.which("wc")
+    if wc:
+        with open(path, "rb") as src:
+            r = subprocess.run([wc, "-l"], stdin=src, capture_output=True,
+                               env={**os.environ, "LC_ALL": "C"})
+        if r.returncode == 0 and r.stdout.strip().isdigit():
+            n = int(r.stdout.strip())
+            with open(path, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                if f.tell():
+                    f.seek(-1, os.SEEK_END)
+                    n += f.read(1) != b"\n"
+            return n
+    n, last = 0, b"\n"
+    with open(path, "rb", buffering=0) as f:
+        buf = bytearray(1 << 20)
+        mv = memoryview(buf)
+        while True:
+            k = f.readinto(mv)
+            if not k:
+                break
+            n += buf.count(b"\n", 0, k)
+            last = bytes(buf[k - 1:k])
+    return n + (last != b"\n")
+
+
+def _scan_grep(grep: str, p: Path, shapes, triggers, stats: FileStats) -> Iterator[LineHit]:
+    """Candidate lines from `grep -a -n -F -e T1 -e T2 ...` (binary read as text, bytes
+    compared as bytes under LC_ALL=C), each read from the pipe with at most MAX_LINE bytes
+    kept, then matched here."""
+    cmd = [grep, "-a", "-n", "-F"]
+    for t in triggers:
+        cmd += ["-e", t.decode("ascii")]
+    cmd += ["--", str(p)]
+    env = {**os.environ, "LC_ALL": "C"}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        out = proc.stdout
+        while True:
+            raw = out.readline(MAX_LINE)
+            if not raw:
+                break
+            if not raw.endswith(b"\n") and len(raw) == MAX_LINE:
+                while True:  # drop the rest of an over-long line
+                    more = out.readline(MAX_LINE)
+                    if not more or more.endswith(b"\n"):
+                        break
+            num, sep, body = raw.partition(b":")
+            if not sep or not num.isdigit():
+                continue
+            hit = match_bytes(body, shapes)
+            if hit is not None:
+                stats.hits += 1
+                yield LineHit(hit, str(p), int(num), _decode(body)[:400])
+    finally:
+        proc.stdout.close()
+        err = proc.stderr.read().decode("utf-8", "replace").strip()
+        proc.stderr.close()
+        rc = proc.wait()
+    if rc not in (0, 1):
+        raise OpscanError(f"{p}: grep failed ({err or rc})", hint="pass a readable log file")
+    stats.bytes = p.stat().st_size
+    stats.lines = _count_lines(p)
