@@ -328,8 +328,9 @@ def _key_dtypes(trace) -> dict[str, set[str]]:
 def _snapshot(db, target) -> tuple[str, str]:
     """(commit, ISO date) of the target's PaddleCustomDevice kernel data."""
     for p in db.provenance():
-        if p.source == target.provider and p.version == target.version and p.kind == "npu-kernels":
-            commit = p.description.rsplit("@", 1)[-1].strip() if "@" in p.description else ""
+        if (p.source == target.provider and p.version == target.version
+                and p.kind in ("npu-kernels", "npu-kernels-scan")):
+            commit = p.description.rsplit("@", 1)[-1].split()[0] if "@" in p.description else ""
             return commit, p.date
     return "", ""
 

@@ -164,8 +164,11 @@ def _classify_adapted(ctx: ClassifyContext, v: OpVerdict, f: OpFacts, key: tuple
     for a in f.adapters:
         for n in a.notes:
             if n.startswith("has_unimplemented_branch"):
-                caveats.append(f"a branch of {a.target} {a.function} throws Unimplemented "
-                               f"({a.source.where()}): some attribute values are not supported")
+                # only some attribute values throw, and the trace does not record attribute
+                # values: a caveat on a supported op, not a verdict of its own
+                v.evidence.append(f"caveat: a branch of {a.target} {a.function} throws "
+                                  f"Unimplemented ({a.source.where()}): some attribute values "
+                                  "are not supported")
             elif n.startswith("dtype_condition: "):
                 dt, _, cond = n[len("dtype_condition: "):].partition(" if ")
                 if dt in key:
