@@ -57,6 +57,17 @@ def _rows(amap, args) -> list[dict]:
     return rows
 
 
+def map_args_of(branch, fn):
+    """The ArgMap behind one call site (the README's mapping table)."""
+    from codegen.argmap import map_args
+    from codegen.torch_target import fw_params
+    if branch.api.name == fn.argmap.api.name:
+        return fn.argmap
+    fwp = [f if f.kind != "tensor" or not branch.cond.startswith(f.name + ".")
+           else type(f)(f.name, "scalar", "const at::Scalar&") for f in fw_params(fn.schema)]
+    return map_args(branch.api, fwp)
+
+
 def _test_value(arg) -> str:
     """An example CPU value for a torch schema argument (guessed; the test says so)."""
     k = arg.kind
@@ -83,7 +94,10 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
                    grad: tuple[AclnnApi, FrameworkOp] | None = None,
                    acl_op_fallback: bool = False, command: str = "",
                    how: tuple[str, str] = ("", ""), alternatives: list[str] | None = None,
-                   framework_dtypes: tuple[str, ...] | None = None) -> Rendered:
+                   framework_dtypes: tuple[str, ...] | None = None,
+                   family: dict[str, FrameworkOp] | None = None,
+                   variants: dict[str, AclnnApi] | None = None,
+                   fallbacks: set[str] | None = None) -> Rendered:
     """Render every file for one (aclnn API, framework op). Pure: no I/O, no opdb."""
     if target not in TARGETS:
         raise OpscanError(f"unknown target {target!r}", hint="use --target paddle or torch")
@@ -101,16 +115,24 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
     if target == "torch":
         from codegen.torch_target import build_torch_model
 
-        m = build_torch_model(api, op, acl_op_fallback=acl_op_fallback, module_name=module_name)
+        m = build_torch_model(api, op, acl_op_fallback=acl_op_fallback, module_name=module_name,
+                              family=family, variants=variants, fallbacks=fallbacks)
         adapter_name = f"{m['file_stem']}KernelNpuOpApi.cpp"
         adapter = render("torch/KernelNpuOpApi.cpp.j2", **m)
         yaml_entry = render("torch/op_plugin_functions.yaml.j2", **m)
-        kernels = [{"api": api, "kernel_name": op.name, "rows": _rows(m["argmap"], m["args"])}]
-        todos = [a.todo for a in m["args"] if a.todo] + [a["todo"] for a in m["allocs"]] + \
-                [u["todo"] for u in m["unused"]]
+        kernels, todos = [], []
+        for f in m["functions"]:
+            for b in f.branches:
+                kernels.append({"api": b.api, "kernel_name": f"{f.op.name} ({f.role})"
+                                + (f" if {b.cond}" if b.cond else ""),
+                                "rows": _rows(map_args_of(b, f), b.args)})
+                todos += [a.todo for a in b.args if a.todo]
+            todos += [a["todo"] for a in f.allocs if a.get("todo")]
+            todos += [u["todo"] for u in f.unused]
+        todos = list(dict.fromkeys(todos))
         in_tree = {f"in-tree/op_plugin/ops/opapi/{adapter_name}": adapter,
                    "in-tree/op_plugin/config/op_plugin_functions.yaml.entry": yaml_entry}
-        binding = render("torch/binding.cpp.j2", **m)
+        binding = render("torch/binding.cpp.j2", **{**m, "api": m["main_api"]})
         schema = m["schema"]
         test_ctx = {"test_args": [_test_value(a) for a in schema.args],
                     "torch_op_ns": schema.name.split("::")[0],
@@ -217,6 +239,13 @@ def prepare(db, name: str, target: str, op: str | None = None, layout: str = "bo
         raise OpscanError(f"unknown target {target!r}", hint="use --target paddle or torch")
     res = resolve(db, name, target, op=op, pick=pick)
     grad = None
+    family = variants = fallbacks = None
+    if target == "torch":
+        from codegen.torch_target import schema_family
+        from codegen.variants import family as api_family
+        family = schema_family(db, res.op)
+        variants = api_family(db, res.api)
+        fallbacks = {o.name for o in family.values() if _acl_op_fallback(db, target, o)}
     if target == "paddle":
         bwd = backward_api(db, res.api)
         gop = db.framework_op("paddle", res.op.name + "_grad")
@@ -224,7 +253,8 @@ def prepare(db, name: str, target: str, op: str | None = None, layout: str = "bo
             grad = (bwd, gop)
     return render_adapter(res.api, res.op, target, layout, grad=grad,
                           acl_op_fallback=_acl_op_fallback(db, target, res.op), command=command,
-                          how=(res.how, res.op_how), alternatives=res.alternatives)
+                          how=(res.how, res.op_how), alternatives=res.alternatives,
+                          family=family, variants=variants, fallbacks=fallbacks)
 
 
 def generate(db, name: str, target: str, out_dir: Path | None = None, *, op: str | None = None,
