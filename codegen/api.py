@@ -52,6 +52,9 @@ def _rows(amap, args) -> list[dict]:
         fw = f"`{p.fw.name}`" if p.fw else "-"
         if p.fw_input is not None:
             fw = f"`{p.fw_input.name}` -> `{p.fw.name}`"
+        if p.rule is not None:
+            fw = (", ".join(f"`{f.name}`" for _, f in p.needs) or "-") + \
+                f" ({p.rule.evidence})"
         rows.append({"aclnn": p.aclnn.name, "ctype": p.aclnn.ctype, "role": p.aclnn.role,
                      "fw": fw, "decision": p.decision + (" (todo)" if a.todo else "")})
     return rows
@@ -65,7 +68,7 @@ def map_args_of(branch, fn):
         return fn.argmap
     fwp = [f if f.kind != "tensor" or not branch.cond.startswith(f.name + ".")
            else type(f)(f.name, "scalar", "const at::Scalar&") for f in fw_params(fn.schema)]
-    return map_args(branch.api, fwp)
+    return map_args(branch.api, fwp, "torch")
 
 
 def _test_value(arg) -> str:

@@ -69,6 +69,8 @@ def _plain_cpp(ctype: str) -> str:
 class PaddleDialect(Dialect):
     """PaddleCustomDevice spellings (also valid with the opgen standalone shim)."""
 
+    target = "paddle"
+
     def convert(self, p: MappedParam, ref: str) -> CallArg:
         fw = p.fw
         assert fw is not None
@@ -159,7 +161,7 @@ def kernel_function(op: FrameworkOp) -> str:
 def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
                         framework_dtypes: tuple[str, ...] | None = None) -> dict:
     fwp = fw_params(op)
-    amap = map_args(api, fwp)
+    amap = map_args(api, fwp, "paddle")
     ref = next((f.name for f in fwp if f.kind == "tensor" and not f.is_output
                 and not f.optional), "")
     args = call_args(amap, PaddleDialect(), ref)

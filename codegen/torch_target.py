@@ -48,6 +48,8 @@ def fw_params(schema: TorchSchema, ilistref: bool = False) -> list[FwParam]:
 class TorchDialect(Dialect):
     """op-plugin spellings (also valid with opgen::at_conv::ConvertType)."""
 
+    target = "torch"
+
     def convert(self, p: MappedParam, ref: str) -> CallArg:
         fw = p.fw
         assert fw is not None
@@ -318,7 +320,7 @@ def pick_variant(apis: list[AclnnApi], fwp: list[FwParam]) -> AclnnApi:
     """The variant whose signature fits the framework schema best (fewest guessed,
     converted or unmapped params; the first wins ties): a `Scalar other` picks
     aclnnAdds over aclnnAdd."""
-    return min(apis, key=lambda a: (_todo_count(map_args(a, fwp)), apis.index(a)))
+    return min(apis, key=lambda a: (_todo_count(map_args(a, fwp, "torch")), apis.index(a)))
 
 
 def _meta_arg(a, ilistref: bool) -> str:
@@ -361,7 +363,7 @@ def _scalar_branch(api: AclnnApi, scalar_api: AclnnApi, amap: ArgMap, fwp: list[
         return None
     t = mp.fw.name
     fwp2 = [FwParam(f.name, "scalar", "const at::Scalar&") if f.name == t else f for f in fwp]
-    amap2 = map_args(scalar_api, fwp2)
+    amap2 = map_args(scalar_api, fwp2, "torch")
     args = call_args(amap2, TorchDialect(), ref_expr)
     for a in args:
         if a.expr == t:
@@ -388,7 +390,8 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
         if functional is None or not meta_ok:
             return [{"lines": [], "binding_lines": [],
                      "todo": "TODO(opgen): no meta function known for the functional op; "
-                             "check/resize the outputs " + ", ".join(f"`{o}`" for o in outs)}]
+                             "check/resize the outputs " + ", ".join(f"`{o}`" for o in outs),
+                     "note": ""}]
         src = "{" + ", ".join(tensors_in or outs[:1]) + "}"
         lines = [f"auto meta = {meta_call(functional)};"]
         for i, o in enumerate(outs):
@@ -429,7 +432,7 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                            }.get(f.kind, ("at::Tensor", ""))
             line = f"{ctype} {f.name}{init};"
             out.append({"lines": [line], "binding_lines": [line],
-                        "todo": f"TODO(opgen): compute the returned {f.kind} `{f.name}`"})
+                        "todo": f"TODO(opgen): compute the returned {f.kind} `{f.name}`", "note": ""})
         elif f in tensors:
             ref = opts[: -len(".options()")] if opts.endswith(".options()") else ""
             if ref and not ref.endswith(".front()"):
@@ -438,12 +441,12 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                     "binding_lines": [f"at::Tensor {f.name} = at::empty_like({ref});"],
                     "todo": f"TODO(opgen): no meta function is known for {schema.name}: output "
                             f"`{f.name}` is allocated with the shape and dtype of `{ref}`; use the "
-                            f"op's real output shape/dtype"})
+                            f"op's real output shape/dtype", "note": ""})
             else:
                 out.append({"lines": [f"at::Tensor {f.name};"],
                             "binding_lines": [f"at::Tensor {f.name};"],
                             "todo": f"TODO(opgen): allocate output `{f.name}` (no tensor input "
-                                    f"to take shape/dtype from)"})
+                                    f"to take shape/dtype from)", "note": ""})
     return out
 
 
@@ -457,7 +460,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         cands = [v for v in (variants.get("inplace"), variants.get("inplace_scalar")) if v]
         cands = cands or [api]
     chosen = pick_variant(cands, fwp)
-    amap: ArgMap = map_args(chosen, fwp)
+    amap: ArgMap = map_args(chosen, fwp, "torch")
     ref = next((f.name for f in fwp if f.kind == "tensor" and f.origin == "param"
                 and not f.optional), "")
     ref_expr = ref or "at::Tensor()"
