@@ -535,7 +535,7 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
     yaml_func = schema_text.split("::", 1)[1] if "::" in schema_text.split("(")[0] else schema_text
     dev_ref = ref or next((f.name for f in fwp if f.kind == "tensor_list"), "")
     device_expr = (f"{dev_ref}.device()" if ref else
-                   (f"{dev_ref}[0].device()" if dev_ref else "at::Device(at::kPrivateUse1)"))
+                   (f"{dev_ref}.front().device()" if dev_ref else "at::Device(at::kPrivateUse1)"))
     main = primary.branches[-1]
     decl_apis = list({a.name: a for f in functions for a in f.apis}.values())
     decls = []

@@ -18,6 +18,8 @@ GOLDEN_CASES = [
     ("adam_paddle", "Adam", "paddle", None),
     ("pad_torch", "aclnnConstantPadNd", "torch", "aten::constant_pad_nd"),
     ("layernorm_paddle", "aclnnLayerNorm", "paddle", "layer_norm"),
+    ("add_torch", "aclnnAdd", "torch", "aten::add.Tensor"),
+    ("cat_torch", "aclnnCat", "torch", "aten::cat"),
 ]
 
 
