@@ -149,9 +149,11 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
     else:
         from codegen.paddle_target import build_paddle_kernel
 
-        ks = [build_paddle_kernel(api, op, framework_dtypes)]
+        ks = [build_paddle_kernel(api, op, framework_dtypes,
+                                  (variants or {}).get("versions"))]
         if grad is not None:
-            ks.append(build_paddle_kernel(grad[0], grad[1], framework_dtypes))
+            ks.append(build_paddle_kernel(grad[0], grad[1], framework_dtypes,
+                                          (variants or {}).get("grad_versions")))
         adapter_name = f"{op_id}_kernel.cc"
         adapter = render("paddle/kernel.cc.j2", kernels=ks)
         kernels = [{"api": k["api"], "kernel_name": k["kernel_name"],
@@ -243,6 +245,11 @@ def prepare(db, name: str, target: str, op: str | None = None, layout: str = "bo
     res = resolve(db, name, target, op=op, pick=pick)
     grad = None
     family = variants = fallbacks = None
+    if target == "paddle":
+        from codegen.variants import versions
+        variants = {"versions": versions(db, res.api)}
+        if grad is not None:
+            variants["grad_versions"] = versions(db, grad[0])
     if target == "torch":
         from codegen.torch_target import schema_family
         from codegen.variants import family as api_family

@@ -42,6 +42,12 @@ CONVERTIBLE = {
 }
 
 
+# Conversions that keep the value (no review needed): a bool as 0/1, an int as a
+# double, a number as an aclScalar, one int as a 1-element int array.
+LOSSLESS = {("int", "bool"), ("float", "int"), ("scalar", "int"), ("scalar", "float"),
+            ("scalar", "bool"), ("int_array", "int")}
+
+
 def snake(name: str) -> str:
     s = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
     return s
@@ -187,14 +193,18 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
                     continue
                 mapped[i] = _decide(api, p, kind, take(fw), pass_kind, by_name, used)
                 break
-    # pass 2: outputs by role and order
+    # pass 2: outputs by role and order (the one output on each side is no guess)
+    n_out = sum(1 for p in api.params if p.role == "output")
+    n_fw_out = sum(1 for f in fw_params if f.is_output)
     for i, p in enumerate(api.params):
         if mapped[i] is not None or p.role not in ("output", "inout"):
             continue
         kind = aclnn_kind(p.ctype)
         for fw in free(p):
             if (fw.is_output or fw.mutable) and _kind_ok(kind, fw.kind):
-                mapped[i] = _decide(api, p, kind, take(fw), "role", by_name, used)
+                sole = p.role == "output" and n_out == 1 and n_fw_out == 1 and fw.is_output \
+                    and fw.kind == kind
+                mapped[i] = _decide(api, p, kind, take(fw), "role", by_name, used, sole)
                 break
     # pass 3: tensors of the same kind, by position among what is left (plain values
     # are never matched by position: a bool in the same slot is no evidence)
@@ -239,13 +249,14 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
 
 
 def _decide(api: AclnnApi, p: Param, kind: str, fw: FwParam, how: str,
-            by_name: dict[str, FwParam], used: set[str]) -> MappedParam:
+            by_name: dict[str, FwParam], used: set[str], sole_output: bool = False
+            ) -> MappedParam:
     opt = aclnn_optional(p.name)
     side = f"aclnn `{p.name}` ({p.ctype}) <- framework `{fw.name}` ({fw.cpp_type})"
     notes = []
-    if how in ("role", "position"):
+    if how == "position" or (how == "role" and not sole_output):
         notes.append(f"matched by {how}, not by name")
-    if fw.kind != kind:
+    if fw.kind != kind and (kind, fw.kind) not in LOSSLESS:
         notes.append(f"converted {fw.kind} -> {kind}")
     if not _role_ok(p, fw):
         notes.append(f"aclnn role is {p.role} but the framework value is written (output)")

@@ -159,8 +159,14 @@ def kernel_function(op: FrameworkOp) -> str:
 
 
 def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
-                        framework_dtypes: tuple[str, ...] | None = None) -> dict:
+                        framework_dtypes: tuple[str, ...] | None = None,
+                        candidates: list[AclnnApi] | None = None) -> dict:
+    """`candidates`: the API's variants (V2/V3, scalar); the one that fits the phi
+    signature best is called."""
     fwp = fw_params(op)
+    if candidates:
+        from codegen.variants import pick_variant
+        api = pick_variant([api] + [c for c in candidates if c.name != api.name], fwp, "paddle")
     amap = map_args(api, fwp, "paddle")
     ref = next((f.name for f in fwp if f.kind == "tensor" and not f.is_output
                 and not f.optional), "")

@@ -14,6 +14,7 @@ from opdb.model import AclnnApi, FrameworkOp
 from codegen.argmap import ArgMap, FwParam, MappedParam, map_args, norm_param, unused_todo
 from codegen.cppcall import (CallArg, Dialect, call_args, fn_pointer_type, local_name,
                              static_asserts)
+from codegen.variants import pick_variant
 from codegen.kinds import TorchSchema, parse_torch_schema, torch_cpp_type, torch_kind
 
 
@@ -312,17 +313,6 @@ class TorchFunction:
         return list(seen.values())
 
 
-def _todo_count(amap: ArgMap) -> int:
-    return sum(1 for p in amap.params if p.todo) + len(amap.unused)
-
-
-def pick_variant(apis: list[AclnnApi], fwp: list[FwParam]) -> AclnnApi:
-    """The variant whose signature fits the framework schema best (fewest guessed,
-    converted or unmapped params; the first wins ties): a `Scalar other` picks
-    aclnnAdds over aclnnAdd."""
-    return min(apis, key=lambda a: (_todo_count(map_args(a, fwp, "torch")), apis.index(a)))
-
-
 def _meta_arg(a, ilistref: bool) -> str:
     if a.kind == "tensor":
         return f"opgen_meta({a.name})"
@@ -455,11 +445,12 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                    acl_op_fallback: bool) -> TorchFunction:
     schema = schema_of(op)
     fwp = fw_params(schema, ilistref)
-    cands = [api] + ([variants["scalar"]] if variants.get("scalar") is not None else [])
+    cands = [api] + [v for v in variants.get("versions", []) if v.name != api.name] \
+        + ([variants["scalar"]] if variants.get("scalar") is not None else [])
     if role == "inplace":
         cands = [v for v in (variants.get("inplace"), variants.get("inplace_scalar")) if v]
         cands = cands or [api]
-    chosen = pick_variant(cands, fwp)
+    chosen = pick_variant(cands, fwp, "torch")
     amap: ArgMap = map_args(chosen, fwp, "torch")
     ref = next((f.name for f in fwp if f.kind == "tensor" and f.origin == "param"
                 and not f.optional), "")

@@ -17,7 +17,7 @@ import re
 from opdb.model import AclnnApi
 
 from codegen.kinds import aclnn_kind
-from codegen.argmap import norm_param
+from codegen.argmap import ArgMap, FwParam, map_args, norm_param
 
 _VERSION = re.compile(r"V\d+$")
 
@@ -83,10 +83,25 @@ def scalar_swapped_param(api: AclnnApi, scalar_api: AclnnApi) -> str | None:
     return None
 
 
-def family(db, api: AclnnApi) -> dict[str, AclnnApi]:
-    """Every member opdb has: keys `base`, `scalar`, `inplace`, `inplace_scalar`."""
+def versions(db, api: AclnnApi) -> list[AclnnApi]:
+    """`api` and the newer versioned variants opdb has, in version order:
+    aclnnGelu -> [aclnnGelu, aclnnGeluV2]. Never older ones: a newer version
+    supersedes (upstream moves forward: PaddleCustomDevice's adam calls
+    aclnnApplyAdamWV2 although aclnnApplyAdamW fits more of its attributes)."""
+    stem = _VERSION.sub("", api.name)
+    m = _VERSION.search(api.name)
+    start = int(m.group(0)[1:]) + 1 if m else 2
+    newer = [_get(db, f"{stem}V{n}") for n in range(start, 6)]
+    return [api] + [a for a in newer if a is not None]
+
+
+def family(db, api: AclnnApi) -> dict:
+    """Every member opdb has: keys `base`, `scalar`, `inplace`, `inplace_scalar`, and
+    `versions` (the base API's V2/V3... variants, base included)."""
     base = out_of_place_of(db, api) or api
     out = {"base": base}
+    if len(versions(db, base)) > 1:
+        out["versions"] = versions(db, base)
     s = scalar_variant(db, base)
     if s is not None:
         out["scalar"] = s
@@ -97,3 +112,16 @@ def family(db, api: AclnnApi) -> dict[str, AclnnApi]:
         if si is not None:
             out["inplace_scalar"] = si
     return out
+
+
+def _todo_count(amap: ArgMap) -> int:
+    return sum(1 for p in amap.params if p.todo or p.decision in ("default", "unmapped")) \
+        + len(amap.unused)
+
+
+def pick_variant(apis: list[AclnnApi], fwp: list[FwParam], target: str) -> AclnnApi:
+    """The variant whose signature fits the framework signature best: fewest guessed,
+    converted, defaulted or unmapped params and unused framework values (the first
+    wins ties). A `Scalar other` picks aclnnAdds over aclnnAdd; gelu's `approximate`
+    picks aclnnGeluV2 over aclnnGelu."""
+    return min(apis, key=lambda a: (_todo_count(map_args(a, fwp, target)), apis.index(a)))

@@ -8,7 +8,7 @@ from opdb.model import FrameworkOp, Source
 from codegen import torch_facts
 from codegen.api import prepare, render_adapter
 from codegen.torch_target import schema_family
-from codegen.variants import base_name, family, scalar_variant
+from codegen.variants import base_name, family, scalar_variant, versions
 
 ADAPTER = "in-tree/op_plugin/ops/opapi/{}KernelNpuOpApi.cpp"
 
@@ -25,11 +25,26 @@ def test_schema_family_by_torchgen_naming(db):
 
 def test_api_variants(db):
     add = db.aclnn_api("aclnnAdd")
-    assert {k: v.name for k, v in family(db, add).items()} == {
+    assert {k: v.name for k, v in family(db, add).items() if k != "versions"} == {
         "base": "aclnnAdd", "scalar": "aclnnAdds", "inplace": "aclnnInplaceAdd",
         "inplace_scalar": "aclnnInplaceAdds"}
     assert scalar_variant(db, db.aclnn_api("aclnnAbs")) is None
     assert base_name("aclnnInplaceAddsV3") == "aclnnAdds"
+    # newer versions only: never downgrade from the API upstream calls
+    assert [a.name for a in versions(db, db.aclnn_api("aclnnAdd"))][:1] == ["aclnnAdd"]
+    assert all(a.name != "aclnnAdd" for a in versions(db, db.aclnn_api("aclnnAddV3")))
+
+
+def test_versioned_variant_picked_by_schema(db):
+    """aten::gelu's `approximate` has no aclnnGelu parameter; aclnnGeluV2 takes it as a
+    mode (op-plugin GeluOutKernelNpuOpApi.cpp: none 0, tanh 1)."""
+    gelu = db.framework_op("torch", "aten::gelu")
+    api = db.aclnn_api("aclnnGelu")
+    r = render_adapter(api, gelu, "torch", "in-tree", variants=family(db, api))
+    text = r.files[ADAPTER.format("Gelu")]
+    assert 'int64_t acl_approximate = approximate == "tanh" ? 1 : 0;' in text
+    assert "EXEC_NPU_CMD(aclnnGeluV2, self, acl_approximate, out);" in text
+    assert "EXEC_NPU_CMD(aclnnGelu," not in text
 
 
 def test_add_trio_with_meta_sizes_and_scalar_branches(db):
