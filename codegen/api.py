@@ -162,6 +162,7 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
         for k in ks:
             todos += [u["todo"] for u in k["unused"]]
             todos += [k["alloc_todo"]] if k["alloc_todo"] else []
+            todos += k["body"]["todos"]
             todos += [a.todo for a in k["args"] if a.todo]
         in_tree = {f"in-tree/backends/npu/kernels/{adapter_name}": adapter}
         module = render("standalone/paddle_module.cpp.j2", kernels=ks, **common)
