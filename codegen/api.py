@@ -246,11 +246,6 @@ def prepare(db, name: str, target: str, op: str | None = None, layout: str = "bo
     res = resolve(db, name, target, op=op, pick=pick)
     grad = None
     family = variants = fallbacks = None
-    if target == "paddle":
-        from codegen.variants import versions
-        variants = {"versions": versions(db, res.api)}
-        if grad is not None:
-            variants["grad_versions"] = versions(db, grad[0])
     if target == "torch":
         from codegen.torch_target import schema_family
         from codegen.variants import family as api_family
@@ -262,6 +257,10 @@ def prepare(db, name: str, target: str, op: str | None = None, layout: str = "bo
         gop = db.framework_op("paddle", res.op.name + "_grad")
         if bwd is not None and gop is not None:
             grad = (bwd, gop)
+        from codegen.variants import versions
+        variants = {"versions": versions(db, res.api)}
+        if grad is not None:
+            variants["grad_versions"] = versions(db, grad[0])
     return render_adapter(res.api, res.op, target, layout, grad=grad,
                           acl_op_fallback=_acl_op_fallback(db, target, res.op), command=command,
                           how=(res.how, res.op_how), alternatives=res.alternatives,

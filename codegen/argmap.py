@@ -45,7 +45,7 @@ CONVERTIBLE = {
 # Conversions that keep the value (no review needed): a bool as 0/1, an int as a
 # double, a number as an aclScalar, one int as a 1-element int array.
 LOSSLESS = {("int", "bool"), ("float", "int"), ("scalar", "int"), ("scalar", "float"),
-            ("scalar", "bool"), ("int_array", "int")}
+            ("scalar", "bool"), ("int_array", "int"), ("int", "scalar")}
 
 
 def snake(name: str) -> str:
@@ -61,6 +61,12 @@ def norm_param(name: str) -> str:
         if s.endswith(suffix) and len(s) > len(suffix):
             s = s[: -len(suffix)]
     return s
+
+
+def name_keys(name: str) -> set[str]:
+    """The names a param answers to: its snake form and the form without the
+    `Optional`/`Ref`/`Out` suffix (`gradOut` is grad_out and grad)."""
+    return {snake(name), norm_param(name)}
 
 
 @dataclass(frozen=True)
@@ -183,10 +189,13 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
             if mapped[i] is not None:
                 continue
             kind = aclnn_kind(p.ctype)
-            want = norm_param(p.name)
+            wants = name_keys(p.name)
             for fw in free(p):
-                fwn = norm_param(fw.name)
-                hit = fwn == want if pass_kind == "name" else fwn in _ALIASES.get(want, ())
+                fwns = name_keys(fw.name)
+                if pass_kind == "name":
+                    hit = bool(wants & fwns)
+                else:
+                    hit = any(f in _ALIASES.get(w, ()) for w in wants for f in fwns)
                 if not hit or not _kind_ok(kind, fw.kind):
                     continue
                 if not _role_ok(p, fw) and pass_kind != "name":
@@ -260,7 +269,9 @@ def _decide(api: AclnnApi, p: Param, kind: str, fw: FwParam, how: str,
         notes.append(f"converted {fw.kind} -> {kind}")
     if not _role_ok(p, fw):
         notes.append(f"aclnn role is {p.role} but the framework value is written (output)")
-    if fw.optional and not opt and kind not in ("tensor", "tensor_list"):
+    if fw.optional and not opt and kind not in ("tensor", "tensor_list", "int_array", "dtype"):
+        # (an unset int array / dtype gets ATen's meaning from the target: every dim, the
+        # input's dtype)
         notes.append("framework value is optional, aclnn param is not")
     fw_input = None
     decision = how

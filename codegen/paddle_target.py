@@ -228,7 +228,11 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     args = call_args(amap, PaddleDialect(), ref)
     fn_alias, fn_type = fn_pointer_type(amap)
     outputs = [f for f in fwp if f.is_output and f.kind == "tensor"]
-    allocs = [f"dev_ctx.template Alloc<T>({f.name});" for f in outputs if not f.optional]
+    # the first output has the kernel's dtype T; the others are allocated with the dtype
+    # InferMeta set (layer_norm's mean/variance are float32 for a float16 x)
+    allocs = [f"dev_ctx.template Alloc<T>({f.name});" if i == 0 else
+              f"dev_ctx.Alloc({f.name}, {f.name}->dtype());"
+              for i, f in enumerate(f for f in outputs if not f.optional)]
     dtypes = paddle_dtypes(api, framework_dtypes or framework_dtypes_of(op))
     return {
         "api": api,
@@ -237,9 +241,7 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
         "kernel_name": op.name,
         "params": [{"type": qualify(p.ctype), "name": p.name} for p in op.params],
         "allocs": allocs,
-        "alloc_todo": ("TODO(opgen): every output is allocated as T; outputs of another dtype "
-                       "(indices, masks, int64 steps) need dev_ctx.Alloc(out, dtype)")
-        if len(outputs) > 1 else "",
+        "alloc_todo": "",
         "args": args,
         "fn_alias": fn_alias,
         "fn_type": fn_type,

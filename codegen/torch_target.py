@@ -65,11 +65,25 @@ class TorchDialect(Dialect):
         if k == fk and k in ("tensor", "tensor_list", "scalar", "int_array", "bool_array",
                              "scalar_list"):
             return CallArg(p.aclnn.name, p.aclnn.ctype, name, [], p.todo, p.decision)
+        if k == fk == "int_array" and fw.optional:
+            # ATen: an unset dim list reduces over every dim (op-plugin's
+            # MeanKernelNpuOpApi.cpp: get_dimlist_for_tensor(self))
+            return CallArg(p.aclnn.name, p.aclnn.ctype, var,
+                           [f"c10::SmallVector<int64_t, 8> {var}_vec;",
+                            f"if ({name}.has_value()) {{",
+                            f"    {var}_vec.assign({name}->begin(), {name}->end());",
+                            "} else {",
+                            f"    for (int64_t i = 0; i < {ref}.dim(); ++i) {{",
+                            f"        {var}_vec.push_back(i);  // unset: every dim",
+                            "    }",
+                            "}",
+                            f"at::IntArrayRef {var}({var}_vec);"], p.todo, p.decision)
         if k == fk == "dtype":
             if fw.optional:
+                # ATen: an unset dtype keeps the input's (op-plugin MeanKernelNpuOpApi.cpp)
                 return CallArg(p.aclnn.name, p.aclnn.ctype, var,
                                [f"at::ScalarType {var} = {name}.value_or({ref}.scalar_type());"],
-                               _todo(p, f"`{name}` unset -> dtype of `{ref}`"), p.decision)
+                               p.todo, p.decision)
             return CallArg(p.aclnn.name, p.aclnn.ctype, name, [], p.todo, p.decision)
         if k in ("int", "float", "bool"):
             if fk == "scalar":
