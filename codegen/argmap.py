@@ -154,9 +154,9 @@ def _find(name: str, fw_params: list[FwParam]) -> FwParam | None:
     return None
 
 
-def _rule_for(p: Param, kind: str, fw_params: list[FwParam], target: str | None
-              ) -> tuple[ArgRule, tuple[tuple[str, FwParam], ...]] | None:
-    for rule in _load_rules().rules_for(norm_param(p.name), kind):
+def _rule_for(p: Param, kind: str, fw_params: list[FwParam], target: str | None,
+              api: str = "") -> tuple[ArgRule, tuple[tuple[str, FwParam], ...]] | None:
+    for rule in _load_rules().rules_for(norm_param(p.name), kind, api):
         if target is not None and not rule.lines(target):
             continue
         needs = [(n, _find(n, fw_params)) for n in rule.needs]
@@ -231,7 +231,7 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
     for i, p in enumerate(api.params):
         if mapped[i] is None:
             kind = aclnn_kind(p.ctype)
-            found = _rule_for(p, kind, fw_params, target)
+            found = _rule_for(p, kind, fw_params, target, api.name)
             if found is not None:
                 rule, needs = found
                 for _, f in needs:

@@ -35,6 +35,7 @@ class ArgRule:
     needs: tuple[str, ...]
     code: tuple[tuple[str, tuple[str, ...]], ...]
     evidence: str
+    apis: str = ""  # a regex over the aclnn API name; empty = every API
 
     def lines(self, target: str) -> tuple[str, ...]:
         return dict(self.code).get(target, ())
@@ -52,8 +53,12 @@ class ArgRules:
                 out.setdefault(n, set()).update(set(g.names) - {n})
         return out
 
-    def rules_for(self, aclnn: str, kind: str) -> list[ArgRule]:
-        return [r for r in self.rules if r.aclnn == aclnn and r.kind == kind]
+    def rules_for(self, aclnn: str, kind: str, api: str = "") -> list[ArgRule]:
+        """Rules for the param, those scoped to `api` (by their `apis` regex) first."""
+        import re
+        hits = [r for r in self.rules if r.aclnn == aclnn and r.kind == kind
+                and (not r.apis or (api and re.search(r.apis, api)))]
+        return sorted(hits, key=lambda r: not r.apis)
 
 
 def _fail(where: str, msg: str):
@@ -72,7 +77,7 @@ def parse(data: dict) -> ArgRules:
     rules = []
     for i, r in enumerate(data.get("rules") or []):
         where = f"rules[{i}] ({r.get('aclnn')})"
-        extra = set(r) - {"aclnn", "kind", "needs", "evidence", *TARGETS}
+        extra = set(r) - {"aclnn", "kind", "needs", "evidence", "apis", *TARGETS}
         if extra:
             _fail(where, f"unexpected keys {sorted(extra)}")
         if not r.get("aclnn") or not r.get("kind") or not r.get("evidence"):
@@ -84,7 +89,7 @@ def parse(data: dict) -> ArgRules:
             if not any("{var}" in line for line in lines):
                 _fail(where, "statements never define `{var}`")
         rules.append(ArgRule(str(r["aclnn"]), str(r["kind"]), tuple(r.get("needs") or ()),
-                             code, str(r["evidence"])))
+                             code, str(r["evidence"]), str(r.get("apis") or "")))
     return ArgRules(tuple(groups), tuple(rules))
 
 

@@ -155,3 +155,15 @@ def test_rule_table_has_evidence_and_rejects_bad_entries():
     with _pytest.raises(ParseError, match="unexpected keys"):
         parse({"rules": [{"aclnn": "x", "kind": "int", "evidence": "e", "torch": ["int {var};"],
                           "cuda": []}]})
+
+
+def test_api_scoped_rules_win_over_generic_ones():
+    """A convolution follows torch_npu's conv HF32 switch (op-plugin
+    ConvolutionKernelNpuOpApi.cpp); other APIs get get_cube_math_type(false)."""
+    from opdb.arg_rules import load
+
+    rules = load()
+    conv = rules.rules_for("cube_math_type", "int", "aclnnConvolution")[0]
+    assert "IsAllowConvHF32" in conv.lines("torch")[0]
+    pool = rules.rules_for("cube_math_type", "int", "aclnnAvgPool2d")[0]
+    assert pool.lines("torch") == ("int8_t {var} = npu_preparation::get_cube_math_type(false);",)
