@@ -236,35 +236,43 @@ def _acl_op_fallback(db, framework: str, op: FrameworkOp) -> bool:
         return False
 
 
+def render_context(db, api: AclnnApi, op: FrameworkOp, target: str) -> dict:
+    """What opdb adds to one (API, op) for render_adapter: the paddle grad kernel, the
+    torch schema family and acl_op fallbacks, and the API's variants."""
+    from codegen.resolve import backward_api
+    from codegen.variants import family as api_family
+    from codegen.variants import versions
+
+    ctx: dict = {"acl_op_fallback": _acl_op_fallback(db, target, op)}
+    if target == "torch":
+        from codegen.torch_target import schema_family
+        fam = schema_family(db, op) if op.schema else {}
+        ctx.update(family=fam or None, variants=api_family(db, api),
+                   fallbacks={o.name for o in fam.values() if _acl_op_fallback(db, target, o)})
+        return ctx
+    grad = None
+    bwd = backward_api(db, api)
+    gop = db.framework_op("paddle", op.name + "_grad")
+    if bwd is not None and gop is not None:
+        grad = (bwd, gop)
+    variants = {"versions": versions(db, api)}
+    if grad is not None:
+        variants["grad_versions"] = versions(db, grad[0])
+    ctx.update(grad=grad, variants=variants)
+    return ctx
+
+
 def prepare(db, name: str, target: str, op: str | None = None, layout: str = "both",
             pick: int | None = None, command: str = "") -> Rendered:
     """Resolve NAME through opdb and render (no writing)."""
-    from codegen.resolve import backward_api, resolve
+    from codegen.resolve import resolve
 
     if target not in TARGETS:
         raise OpscanError(f"unknown target {target!r}", hint="use --target paddle or torch")
     res = resolve(db, name, target, op=op, pick=pick)
-    grad = None
-    family = variants = fallbacks = None
-    if target == "torch":
-        from codegen.torch_target import schema_family
-        from codegen.variants import family as api_family
-        family = schema_family(db, res.op)
-        variants = api_family(db, res.api)
-        fallbacks = {o.name for o in family.values() if _acl_op_fallback(db, target, o)}
-    if target == "paddle":
-        bwd = backward_api(db, res.api)
-        gop = db.framework_op("paddle", res.op.name + "_grad")
-        if bwd is not None and gop is not None:
-            grad = (bwd, gop)
-        from codegen.variants import versions
-        variants = {"versions": versions(db, res.api)}
-        if grad is not None:
-            variants["grad_versions"] = versions(db, grad[0])
-    return render_adapter(res.api, res.op, target, layout, grad=grad,
-                          acl_op_fallback=_acl_op_fallback(db, target, res.op), command=command,
-                          how=(res.how, res.op_how), alternatives=res.alternatives,
-                          family=family, variants=variants, fallbacks=fallbacks)
+    ctx = render_context(db, res.api, res.op, target)
+    return render_adapter(res.api, res.op, target, layout, command=command,
+                          how=(res.how, res.op_how), alternatives=res.alternatives, **ctx)
 
 
 def generate(db, name: str, target: str, out_dir: Path | None = None, *, op: str | None = None,
