@@ -97,7 +97,7 @@ def main(argv=None) -> int:
     ap.add_argument("--targets", default="torch,paddle", help="comma-separated targets")
     args = ap.parse_args(argv)
 
-    from codegen.api import render_adapter, sanitize, write_tree
+    from codegen.api import render_adapter, render_context, sanitize, write_tree
     from codegen.build import build_projects, check_module
     from opdb.query import OpDB
 
@@ -113,7 +113,8 @@ def main(argv=None) -> int:
         for api in apis:
             try:
                 op, how = choose_op(db, api, target)
-                r = render_adapter(api, op, target, "standalone")
+                r = render_adapter(api, op, target, "standalone",
+                                   **render_context(db, api, op, target))
             except Exception as exc:  # a failure is a figure here, not a crash
                 failures.append((api.name, f"{type(exc).__name__}: {exc}"))
                 continue

@@ -50,9 +50,23 @@ def _rows(amap, args) -> list[dict]:
         fw = f"`{p.fw.name}`" if p.fw else "-"
         if p.fw_input is not None:
             fw = f"`{p.fw_input.name}` -> `{p.fw.name}`"
+        if p.rule is not None:
+            fw = (", ".join(f"`{f.name}`" for _, f in p.needs) or "-") + \
+                f" ({p.rule.evidence})"
         rows.append({"aclnn": p.aclnn.name, "ctype": p.aclnn.ctype, "role": p.aclnn.role,
                      "fw": fw, "decision": p.decision + (" (todo)" if a.todo else "")})
     return rows
+
+
+def map_args_of(branch, fn):
+    """The ArgMap behind one call site (the README's mapping table)."""
+    from codegen.argmap import map_args
+    from codegen.torch_target import fw_params
+    if branch.api.name == fn.argmap.api.name:
+        return fn.argmap
+    fwp = [f if f.kind != "tensor" or not branch.cond.startswith(f.name + ".")
+           else type(f)(f.name, "scalar", "const at::Scalar&") for f in fw_params(fn.schema)]
+    return map_args(branch.api, fwp, "torch")
 
 
 def _test_value(arg) -> str:
@@ -81,7 +95,10 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
                    grad: tuple[AclnnApi, FrameworkOp] | None = None,
                    acl_op_fallback: bool = False, command: str = "",
                    how: tuple[str, str] = ("", ""), alternatives: list[str] | None = None,
-                   framework_dtypes: tuple[str, ...] | None = None) -> Rendered:
+                   framework_dtypes: tuple[str, ...] | None = None,
+                   family: dict[str, FrameworkOp] | None = None,
+                   variants: dict[str, AclnnApi] | None = None,
+                   fallbacks: set[str] | None = None) -> Rendered:
     """Render every file for one (aclnn API, framework op). Pure: no I/O, no opdb."""
     if target not in TARGETS:
         raise OpscanError(f"unknown target {target!r}", hint="use --target paddle or torch")
@@ -99,16 +116,24 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
     if target == "torch":
         from codegen.torch_target import build_torch_model
 
-        m = build_torch_model(api, op, acl_op_fallback=acl_op_fallback, module_name=module_name)
+        m = build_torch_model(api, op, acl_op_fallback=acl_op_fallback, module_name=module_name,
+                              family=family, variants=variants, fallbacks=fallbacks)
         adapter_name = f"{m['file_stem']}KernelNpuOpApi.cpp"
         adapter = render("torch/KernelNpuOpApi.cpp.j2", **m)
         yaml_entry = render("torch/op_plugin_functions.yaml.j2", **m)
-        kernels = [{"api": api, "kernel_name": op.name, "rows": _rows(m["argmap"], m["args"])}]
-        todos = [a.todo for a in m["args"] if a.todo] + [a["todo"] for a in m["allocs"]] + \
-                [u["todo"] for u in m["unused"]]
+        kernels, todos = [], []
+        for f in m["functions"]:
+            for b in f.branches:
+                kernels.append({"api": b.api, "kernel_name": f"{f.op.name} ({f.role})"
+                                + (f" if {b.cond}" if b.cond else ""),
+                                "rows": _rows(map_args_of(b, f), b.args)})
+                todos += [a.todo for a in b.args if a.todo]
+            todos += [a["todo"] for a in f.allocs if a.get("todo")]
+            todos += [u["todo"] for u in f.unused]
+        todos = list(dict.fromkeys(todos))
         in_tree = {f"in-tree/op_plugin/ops/opapi/{adapter_name}": adapter,
                    "in-tree/op_plugin/config/op_plugin_functions.yaml.entry": yaml_entry}
-        binding = render("torch/binding.cpp.j2", **m)
+        binding = render("torch/binding.cpp.j2", **{**m, "api": m["main_api"]})
         schema = m["schema"]
         test_ctx = {"test_args": [_test_value(a) for a in schema.args],
                     "torch_op_ns": schema.name.split("::")[0],
@@ -122,9 +147,11 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
     else:
         from codegen.paddle_target import build_paddle_kernel
 
-        ks = [build_paddle_kernel(api, op, framework_dtypes)]
+        ks = [build_paddle_kernel(api, op, framework_dtypes,
+                                  (variants or {}).get("versions"))]
         if grad is not None:
-            ks.append(build_paddle_kernel(grad[0], grad[1], framework_dtypes))
+            ks.append(build_paddle_kernel(grad[0], grad[1], framework_dtypes,
+                                          (variants or {}).get("grad_versions")))
         adapter_name = f"{op_id}_kernel.cc"
         adapter = render("paddle/kernel.cc.j2", kernels=ks)
         kernels = [{"api": k["api"], "kernel_name": k["kernel_name"],
@@ -133,6 +160,7 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
         for k in ks:
             todos += [u["todo"] for u in k["unused"]]
             todos += [k["alloc_todo"]] if k["alloc_todo"] else []
+            todos += k["body"]["todos"]
             todos += [a.todo for a in k["args"] if a.todo]
         in_tree = {f"in-tree/backends/npu/kernels/{adapter_name}": adapter}
         module = render("standalone/paddle_module.cpp.j2", kernels=ks, **common)
@@ -190,23 +218,43 @@ def _acl_op_fallback(db, framework: str, op: FrameworkOp) -> bool:
         return False
 
 
+def render_context(db, api: AclnnApi, op: FrameworkOp, target: str) -> dict:
+    """What opdb adds to one (API, op) for render_adapter: the paddle grad kernel, the
+    torch schema family and acl_op fallbacks, and the API's variants."""
+    from codegen.resolve import backward_api
+    from codegen.variants import family as api_family
+    from codegen.variants import versions
+
+    ctx: dict = {"acl_op_fallback": _acl_op_fallback(db, target, op)}
+    if target == "torch":
+        from codegen.torch_target import schema_family
+        fam = schema_family(db, op) if op.schema else {}
+        ctx.update(family=fam or None, variants=api_family(db, api),
+                   fallbacks={o.name for o in fam.values() if _acl_op_fallback(db, target, o)})
+        return ctx
+    grad = None
+    bwd = backward_api(db, api)
+    gop = db.framework_op("paddle", op.name + "_grad")
+    if bwd is not None and gop is not None:
+        grad = (bwd, gop)
+    variants = {"versions": versions(db, api)}
+    if grad is not None:
+        variants["grad_versions"] = versions(db, grad[0])
+    ctx.update(grad=grad, variants=variants)
+    return ctx
+
+
 def prepare(db, name: str, target: str, op: str | None = None, layout: str = "both",
             pick: int | None = None, command: str = "") -> Rendered:
     """Resolve NAME through opdb and render (no writing)."""
-    from codegen.resolve import backward_api, resolve
+    from codegen.resolve import resolve
 
     if target not in TARGETS:
         raise OpscanError(f"unknown target {target!r}", hint="use --target paddle or torch")
     res = resolve(db, name, target, op=op, pick=pick)
-    grad = None
-    if target == "paddle":
-        bwd = backward_api(db, res.api)
-        gop = db.framework_op("paddle", res.op.name + "_grad")
-        if bwd is not None and gop is not None:
-            grad = (bwd, gop)
-    return render_adapter(res.api, res.op, target, layout, grad=grad,
-                          acl_op_fallback=_acl_op_fallback(db, target, res.op), command=command,
-                          how=(res.how, res.op_how), alternatives=res.alternatives)
+    ctx = render_context(db, res.api, res.op, target)
+    return render_adapter(res.api, res.op, target, layout, command=command,
+                          how=(res.how, res.op_how), alternatives=res.alternatives, **ctx)
 
 
 def generate(db, name: str, target: str, out_dir: Path | None = None, *, op: str | None = None,

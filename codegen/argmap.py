@@ -21,54 +21,13 @@ from opdb.model import AclnnApi, Param
 
 from codegen.kinds import aclnn_kind, aclnn_optional
 
-DECISIONS = ("name", "alias", "role", "inplace", "position", "default", "unmapped")
+DECISIONS = ("name", "alias", "role", "inplace", "position", "rule", "default", "unmapped")
 
-# Names that mean the same thing on the two sides (normalized snake case).
-_ALIAS_GROUPS = [
-    {"self", "x", "input", "inputs"},
-    {"other", "y"},
-    {"out", "output", "result", "y_out", "out0"},
-    {"grad_output", "dout", "out_grad", "grad_out", "dy", "y_grad"},
-    {"grad_input", "dx", "x_grad", "input_grad"},
-    {"grad_weight", "weight_grad", "dweight", "dw"},
-    {"grad_bias", "bias_grad", "dbias", "db"},
-    {"var", "param", "params", "self"},
-    {"m", "exp_avg", "exp_avgs", "moment1"},
-    {"v", "exp_avg_sq", "exp_avg_sqs", "moment2"},
-    {"max_grad_norm", "max_exp_avg_sq", "max_exp_avg_sqs", "moment2_max"},
-    {"grad", "grads"},
-    {"lr", "learning_rate"},
-    {"eps", "epsilon"},
-    {"dim", "dims", "axis", "axes"},
-    {"keepdim", "keep_dim"},
-    {"beta1_power", "beta1_pow"},
-    {"beta2_power", "beta2_pow"},
-    {"weight_decay", "coeff"},
-    {"step", "state_steps", "steps"},
-    {"mean", "running_mean", "mean_out"},
-    {"variance", "running_var", "var_out"},
-    {"gamma", "weight", "scale"},
-    {"beta", "bias"},
-    {"stride", "strides"},
-    {"padding", "paddings", "pad"},
-    {"dilation", "dilations"},
-    {"groups", "group"},
-    {"query", "q"},
-    {"key", "k"},
-    {"value", "v_tensor"},
-    {"attention_out", "attn_out", "out"},
-    {"scale_value", "scale"},
-    {"keep_prob", "dropout_p"},
-    {"atten_mask", "attn_mask", "mask"},
-    {"dtype", "out_dtype"},
-    {"alpha", "scalar"},
-    {"normalized_shape", "norm_shape"},
-    {"rstd", "rstd_out", "invvar"},
-]
-_ALIASES: dict[str, set[str]] = {}
-for _g in _ALIAS_GROUPS:
-    for _n in _g:
-        _ALIASES.setdefault(_n, set()).update(_g - {_n})
+# Names that mean the same thing on the two sides, and the values upstream passes for
+# aclnn params with no counterpart: the reviewed table in opdb (with evidence).
+from opdb.arg_rules import ArgRule, load as _load_rules  # noqa: E402
+
+_ALIASES: dict[str, set[str]] = _load_rules().alias_map()
 
 # (aclnn kind, framework kind) pairs a target knows how to convert.
 CONVERTIBLE = {
@@ -81,6 +40,12 @@ CONVERTIBLE = {
     ("scalar_list", "scalar_list"), ("string", "string"), ("dtype", "dtype"),
     ("tensor", "scalar"), ("tensor", "float"),
 }
+
+
+# Conversions that keep the value (no review needed): a bool as 0/1, an int as a
+# double, a number as an aclScalar, one int as a 1-element int array.
+LOSSLESS = {("int", "bool"), ("float", "int"), ("scalar", "int"), ("scalar", "float"),
+            ("scalar", "bool"), ("int_array", "int"), ("int", "scalar")}
 
 
 def snake(name: str) -> str:
@@ -96,6 +61,12 @@ def norm_param(name: str) -> str:
         if s.endswith(suffix) and len(s) > len(suffix):
             s = s[: -len(suffix)]
     return s
+
+
+def name_keys(name: str) -> set[str]:
+    """The names a param answers to: its snake form and the form without the
+    `Optional`/`Ref`/`Out` suffix (`gradOut` is grad_out and grad)."""
+    return {snake(name), norm_param(name)}
 
 
 @dataclass(frozen=True)
@@ -128,6 +99,8 @@ class MappedParam:
     decision: str
     todo: str = ""
     fw_input: FwParam | None = None  # in-place: the input copied into `fw` first
+    rule: ArgRule | None = None      # decision `rule`: the reviewed value upstream passes
+    needs: tuple[tuple[str, FwParam], ...] = ()  # the rule's {name} -> framework value
 
     @property
     def convert(self) -> bool:
@@ -170,8 +143,31 @@ def _role_ok(p: Param, fw: FwParam) -> bool:
     return not fw.is_output or (fw.origin == "param" and fw.kind != "tensor")
 
 
-def map_args(api: AclnnApi, fw_params: list[FwParam]) -> ArgMap:
-    """Map every aclnn param of `api` to a framework value (or a todo default)."""
+def _find(name: str, fw_params: list[FwParam]) -> FwParam | None:
+    """The framework value called `name` (or one of its aliases)."""
+    for f in fw_params:
+        if norm_param(f.name) == name:
+            return f
+    for f in fw_params:
+        if norm_param(f.name) in _ALIASES.get(name, ()):
+            return f
+    return None
+
+
+def _rule_for(p: Param, kind: str, fw_params: list[FwParam], target: str | None,
+              api: str = "") -> tuple[ArgRule, tuple[tuple[str, FwParam], ...]] | None:
+    for rule in _load_rules().rules_for(norm_param(p.name), kind, api):
+        if target is not None and not rule.lines(target):
+            continue
+        needs = [(n, _find(n, fw_params)) for n in rule.needs]
+        if all(f is not None for _, f in needs):
+            return rule, tuple(needs)  # type: ignore[arg-type]
+    return None
+
+
+def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None) -> ArgMap:
+    """Map every aclnn param of `api` to a framework value (or a todo default).
+    `target` (torch/paddle) enables the reviewed rules that have statements for it."""
     avail = list(fw_params)
     used: set[str] = set()
     by_name = {f.name: f for f in fw_params}
@@ -193,24 +189,31 @@ def map_args(api: AclnnApi, fw_params: list[FwParam]) -> ArgMap:
             if mapped[i] is not None:
                 continue
             kind = aclnn_kind(p.ctype)
-            want = norm_param(p.name)
+            wants = name_keys(p.name)
             for fw in free(p):
-                fwn = norm_param(fw.name)
-                hit = fwn == want if pass_kind == "name" else fwn in _ALIASES.get(want, ())
+                fwns = name_keys(fw.name)
+                if pass_kind == "name":
+                    hit = bool(wants & fwns)
+                else:
+                    hit = any(f in _ALIASES.get(w, ()) for w in wants for f in fwns)
                 if not hit or not _kind_ok(kind, fw.kind):
                     continue
                 if not _role_ok(p, fw) and pass_kind != "name":
                     continue
                 mapped[i] = _decide(api, p, kind, take(fw), pass_kind, by_name, used)
                 break
-    # pass 2: outputs by role and order
+    # pass 2: outputs by role and order (the one output on each side is no guess)
+    n_out = sum(1 for p in api.params if p.role == "output")
+    n_fw_out = sum(1 for f in fw_params if f.is_output)
     for i, p in enumerate(api.params):
         if mapped[i] is not None or p.role not in ("output", "inout"):
             continue
         kind = aclnn_kind(p.ctype)
         for fw in free(p):
             if (fw.is_output or fw.mutable) and _kind_ok(kind, fw.kind):
-                mapped[i] = _decide(api, p, kind, take(fw), "role", by_name, used)
+                sole = p.role == "output" and n_out == 1 and n_fw_out == 1 and fw.is_output \
+                    and fw.kind == kind
+                mapped[i] = _decide(api, p, kind, take(fw), "role", by_name, used, sole)
                 break
     # pass 3: tensors of the same kind, by position among what is left (plain values
     # are never matched by position: a bool in the same slot is no evidence)
@@ -223,7 +226,20 @@ def map_args(api: AclnnApi, fw_params: list[FwParam]) -> ArgMap:
                     and not (p.role == "input" and fw.is_output)):
                 mapped[i] = _decide(api, p, kind, take(fw), "position", by_name, used)
                 break
-    # pass 4: nothing fits -> typed default
+    # pass 4: a reviewed rule gives the value upstream passes (a default such as
+    # alpha=1, or a value derived from other framework values such as !exclusive)
+    for i, p in enumerate(api.params):
+        if mapped[i] is None:
+            kind = aclnn_kind(p.ctype)
+            found = _rule_for(p, kind, fw_params, target, api.name)
+            if found is not None:
+                rule, needs = found
+                for _, f in needs:
+                    used.add(f.name)
+                src = needs[0][1] if needs else None
+                mapped[i] = MappedParam(p, kind, aclnn_optional(p.name), src, "rule", "",
+                                        rule=rule, needs=needs)
+    # pass 5: nothing fits -> typed default
     for i, p in enumerate(api.params):
         if mapped[i] is None:
             kind = aclnn_kind(p.ctype)
@@ -242,17 +258,20 @@ def map_args(api: AclnnApi, fw_params: list[FwParam]) -> ArgMap:
 
 
 def _decide(api: AclnnApi, p: Param, kind: str, fw: FwParam, how: str,
-            by_name: dict[str, FwParam], used: set[str]) -> MappedParam:
+            by_name: dict[str, FwParam], used: set[str], sole_output: bool = False
+            ) -> MappedParam:
     opt = aclnn_optional(p.name)
     side = f"aclnn `{p.name}` ({p.ctype}) <- framework `{fw.name}` ({fw.cpp_type})"
     notes = []
-    if how in ("role", "position"):
+    if how == "position" or (how == "role" and not sole_output):
         notes.append(f"matched by {how}, not by name")
-    if fw.kind != kind:
+    if fw.kind != kind and (kind, fw.kind) not in LOSSLESS:
         notes.append(f"converted {fw.kind} -> {kind}")
     if not _role_ok(p, fw):
         notes.append(f"aclnn role is {p.role} but the framework value is written (output)")
-    if fw.optional and not opt and kind not in ("tensor", "tensor_list"):
+    if fw.optional and not opt and kind not in ("tensor", "tensor_list", "int_array", "dtype"):
+        # (an unset int array / dtype gets ATen's meaning from the target: every dim, the
+        # input's dtype)
         notes.append("framework value is optional, aclnn param is not")
     fw_input = None
     decision = how

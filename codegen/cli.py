@@ -1,7 +1,7 @@
 """`opgen`: render PaddleCustomDevice / torch_npu adapter skeletons for aclnn APIs.
 
   opgen aclnn NAME --target paddle|torch [--op OP] [--layout in-tree|standalone|both]
-        [-o DIR] [--force] [--pick N] [--build]
+        [-o DIR] [--force] [--pick N] [--build] [--check-in-tree TREE]
   opgen --from-report report.json --target paddle|torch [-o DIR] [--force]
 
 Thin layer over codegen.api; user errors are one line on stderr and exit 1
@@ -34,6 +34,9 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--pick", type=int, help="choose candidate N when NAME is ambiguous")
     a.add_argument("--build", action="store_true",
                    help="also configure+build the standalone project and import its module")
+    a.add_argument("--check-in-tree", metavar="DIR", type=Path,
+                   help="compile the in-tree adapter with -fsyntax-only inside a "
+                        "PaddleCustomDevice or op-plugin checkout and report the first error")
     return p
 
 
@@ -82,6 +85,12 @@ def _run(args, argv, target, layout, out, force, db) -> int:
                                force=force, pick=args.pick, command=cmd)
         print(f"opgen: {r.api.name} for {r.op.name} -> {path} ({len(r.files)} files, "
               f"{len(r.todos)} TODOs; see {path / 'README.md'})")
+        if args.check_in_tree is not None:
+            from codegen.intree import check_in_tree
+            res_tree = check_in_tree(r, args.check_in_tree)
+            print(f"opgen: {res_tree.summary()}", file=sys.stdout if res_tree.ok else sys.stderr)
+            if not res_tree.ok:
+                return 1
         if args.build:
             from codegen.build import build_projects, check_module
             res = build_projects([path / "standalone"], path / "build")

@@ -61,6 +61,7 @@ class Dialect:
     """How one framework spells values; subclasses implement `convert`."""
 
     convert_fn = "ConvertType"
+    target = ""
 
     def convert(self, p: MappedParam, ref_tensor: str) -> CallArg:  # pragma: no cover
         raise NotImplementedError
@@ -76,10 +77,22 @@ class Dialect:
                        p.todo, p.decision)
 
 
+def rule_arg(p: MappedParam, target: str) -> CallArg:
+    """The statements of a reviewed rule (opdb/sources/arg_rules.yaml) for `target`."""
+    assert p.rule is not None
+    var = local_name(p)
+    names = {n: f.name for n, f in p.needs}
+    lines = [line.format(var=var, **names) for line in p.rule.lines(target)]
+    return CallArg(p.aclnn.name, p.aclnn.ctype, var, lines, p.todo, p.decision)
+
+
 def call_args(amap: ArgMap, dialect: Dialect, ref_tensor: str) -> list[CallArg]:
     out = []
     for p in amap.params:
-        out.append(default_arg(p) if p.fw is None else dialect.convert(p, ref_tensor))
+        if p.rule is not None:
+            out.append(rule_arg(p, dialect.target))
+        else:
+            out.append(default_arg(p) if p.fw is None else dialect.convert(p, ref_tensor))
     return out
 
 

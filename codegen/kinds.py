@@ -175,8 +175,11 @@ def torch_kind(type_text: str) -> str:
     return "other"
 
 
-def torch_cpp_type(arg: SchemaArg) -> str:
-    """The C++ parameter type op-plugin (and ATen) use for a schema argument."""
+def torch_cpp_type(arg: SchemaArg, ilistref: bool = False) -> str:
+    """The C++ parameter type op-plugin (and ATen) use for a schema argument.
+    `ilistref`: the op is part of a structured group, so the dispatcher signature
+    takes `Tensor[]` as `const at::ITensorListRef&` (torchgen's
+    use_ilistref_for_tensor_lists)."""
     t, opt = arg.type.rstrip("?"), arg.optional
     kind = torch_kind(arg.type)
     if kind == "tensor":
@@ -186,6 +189,8 @@ def torch_cpp_type(arg: SchemaArg) -> str:
     if kind == "tensor_list":
         if t.startswith("Tensor?"):
             return "const c10::List<c10::optional<at::Tensor>>&"
+        if ilistref and t == "Tensor[]" and not opt:
+            return "const at::ITensorListRef&"
         return "at::TensorList"
     if kind == "scalar":
         return "const c10::optional<at::Scalar>&" if opt else "const at::Scalar&"

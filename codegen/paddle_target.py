@@ -69,6 +69,8 @@ def _plain_cpp(ctype: str) -> str:
 class PaddleDialect(Dialect):
     """PaddleCustomDevice spellings (also valid with the opgen standalone shim)."""
 
+    target = "paddle"
+
     def convert(self, p: MappedParam, ref: str) -> CallArg:
         fw = p.fw
         assert fw is not None
@@ -136,18 +138,73 @@ class PaddleDialect(Dialect):
 
 
 def paddle_dtypes(api: AclnnApi, framework_dtypes: tuple[str, ...] | None = None) -> list[str]:
-    """dtypes to register: the first tensor input's aclnn dtypes, restricted to what
-    phi can register and (when known) to what Paddle supports for the op; in
-    PHI_DTYPES order. Falls back to float32 when the docs list nothing."""
+    """dtypes to register: the first tensor input's aclnn dtypes that phi can register,
+    restricted (when known) to the dtypes the phi kernel has on any backend, in the
+    order PaddleCustomDevice's npu kernels list them. float32 when the docs list none."""
+    from opdb.paddle_backends import npu_dtype_order
+
     first = next((p for p in api.params if aclnn_kind(p.ctype) == "tensor" and p.dtypes), None)
     acl = {normalize_dtype(d) for d in first.dtypes} if first else set()
     if not acl:
         acl = {"float32"}
-    keep = [d for d in PHI_DTYPES if d in acl]
+    order = list(npu_dtype_order()) + [d for d in PHI_DTYPES if d not in npu_dtype_order()]
+    keep = [d for d in order if d in acl and d in PHI_DTYPES]
     if framework_dtypes:
         fw = {normalize_dtype(d) for d in framework_dtypes}
         keep = [d for d in keep if d in fw]
     return keep
+
+
+def framework_dtypes_of(op: FrameworkOp) -> tuple[str, ...] | None:
+    """dtypes the phi kernel has on any backend: the wheel's registrations (CPU,
+    OneDNN, ...) and the other PaddleCustomDevice backends' (opdb.paddle_backends)."""
+    from opdb.paddle_backends import other_backend_dtypes
+
+    found = set(registered_dtypes(op) or ()) | set(other_backend_dtypes(op.name))
+    return tuple(sorted(found)) or None
+
+
+def registration_body(op: FrameworkOp) -> dict:
+    """Input/output backend and dtype settings the kernel's registrations make on the
+    other backends (e.g. adamw: beta-pow outputs stay where they are, fp16 moments
+    are float32), rendered as kernel->InputAt(i)/OutputAt(i) statements."""
+    from opdb.paddle_backends import kernel_settings
+
+    settings, where = kernel_settings(op.name)
+    # re-index by parameter name on this kernel's signature (a Paddle release that adds
+    # an input, e.g. adamw's moment2_max, shifts every later InputAt index)
+    ins = [p.name for p in op.params if paddle_kind(p.ctype)[0] in ("tensor", "tensor_list")
+           and not paddle_kind(p.ctype)[2]]
+    outs = [p.name for p in op.params if paddle_kind(p.ctype)[0] in ("tensor", "tensor_list")
+            and paddle_kind(p.ctype)[2]]
+    todos = []
+    kept = []
+    def slot(n: str | None) -> str:  # beta1_pow_in = beta1_pow, master_param_outs = ..._out
+        return re.sub(r"(_in|s)$", "", n or "")
+
+    for st in settings:
+        names = [slot(n) for n in (ins if st["io"] == "input" else outs)]
+        if st.get("name") and slot(st["name"]) in names:
+            kept.append({**st, "index": names.index(slot(st["name"]))})
+        else:
+            todos.append(f"TODO(opgen): the other backends set {st['io']} `{st.get('name')}` "
+                         f"(index {st['index']}) to {st['value']}; this signature has no such "
+                         f"{st['io']}")
+    settings = kept
+
+    def stmt(st: dict) -> str:
+        at = "InputAt" if st["io"] == "input" else "OutputAt"
+        if st["set"] == "backend":
+            return f"kernel->{at}({st['index']}).SetBackend(phi::Backend::{st['value']});"
+        return f"kernel->{at}({st['index']}).SetDataType(phi::DataType::{st['value']});"
+
+    plain = [stmt(st) for st in settings if not st["when"]]
+    whens: dict[str, list[str]] = {}
+    for st in settings:
+        if st["when"]:
+            whens.setdefault(st["when"], []).append(stmt(st))
+    return {"plain": plain, "when": [{"dtype": d, "lines": ls} for d, ls in whens.items()],
+            "where": where, "todos": todos}
 
 
 def kernel_function(op: FrameworkOp) -> str:
@@ -157,16 +214,26 @@ def kernel_function(op: FrameworkOp) -> str:
 
 
 def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
-                        framework_dtypes: tuple[str, ...] | None = None) -> dict:
+                        framework_dtypes: tuple[str, ...] | None = None,
+                        candidates: list[AclnnApi] | None = None) -> dict:
+    """`candidates`: the API's variants (V2/V3, scalar); the one that fits the phi
+    signature best is called."""
     fwp = fw_params(op)
-    amap = map_args(api, fwp)
+    if candidates:
+        from codegen.variants import pick_variant
+        api = pick_variant([api] + [c for c in candidates if c.name != api.name], fwp, "paddle")
+    amap = map_args(api, fwp, "paddle")
     ref = next((f.name for f in fwp if f.kind == "tensor" and not f.is_output
                 and not f.optional), "")
     args = call_args(amap, PaddleDialect(), ref)
     fn_alias, fn_type = fn_pointer_type(amap)
     outputs = [f for f in fwp if f.is_output and f.kind == "tensor"]
-    allocs = [f"dev_ctx.template Alloc<T>({f.name});" for f in outputs if not f.optional]
-    dtypes = paddle_dtypes(api, framework_dtypes or registered_dtypes(op))
+    # the first output has the kernel's dtype T; the others are allocated with the dtype
+    # InferMeta set (layer_norm's mean/variance are float32 for a float16 x)
+    allocs = [f"dev_ctx.template Alloc<T>({f.name});" if i == 0 else
+              f"dev_ctx.Alloc({f.name}, {f.name}->dtype());"
+              for i, f in enumerate(f for f in outputs if not f.optional)]
+    dtypes = paddle_dtypes(api, framework_dtypes or framework_dtypes_of(op))
     return {
         "api": api,
         "op": op,
@@ -174,15 +241,14 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
         "kernel_name": op.name,
         "params": [{"type": qualify(p.ctype), "name": p.name} for p in op.params],
         "allocs": allocs,
-        "alloc_todo": ("TODO(opgen): every output is allocated as T; outputs of another dtype "
-                       "(indices, masks, int64 steps) need dev_ctx.Alloc(out, dtype)")
-        if len(outputs) > 1 else "",
+        "alloc_todo": "",
         "args": args,
         "fn_alias": fn_alias,
         "fn_type": fn_type,
         "asserts": static_asserts(api.name, fn_alias, args, "ConvertType"),
         "unused": [{"name": u.name, "todo": unused_todo(api, u)} for u in amap.unused],
         "dtypes": [PHI_DTYPES[d] for d in dtypes],
+        "body": registration_body(op),
         "dtype_names": dtypes,
         "argmap": amap,
     }

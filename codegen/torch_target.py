@@ -7,11 +7,14 @@ mapping decisions are made here, the templates only loop.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from opdb.model import AclnnApi, FrameworkOp
 
-from codegen.argmap import ArgMap, FwParam, MappedParam, map_args, unused_todo
+from codegen.argmap import ArgMap, FwParam, MappedParam, map_args, norm_param, unused_todo
 from codegen.cppcall import (CallArg, Dialect, call_args, fn_pointer_type, local_name,
                              static_asserts)
+from codegen.variants import pick_variant
 from codegen.kinds import TorchSchema, parse_torch_schema, torch_cpp_type, torch_kind
 
 
@@ -34,8 +37,8 @@ def _fresh_return_names(schema: TorchSchema) -> list[str]:
     return names
 
 
-def fw_params(schema: TorchSchema) -> list[FwParam]:
-    out = [FwParam(a.name, a.kind, torch_cpp_type(a), a.optional,
+def fw_params(schema: TorchSchema, ilistref: bool = False) -> list[FwParam]:
+    out = [FwParam(a.name, a.kind, torch_cpp_type(a, ilistref), a.optional,
                    is_output=a.mutable and a.kwarg_only, mutable=a.mutable) for a in schema.args]
     fresh = [r for r in schema.returns if not r.alias]
     for r, n in zip(fresh, _fresh_return_names(schema)):
@@ -46,20 +49,41 @@ def fw_params(schema: TorchSchema) -> list[FwParam]:
 class TorchDialect(Dialect):
     """op-plugin spellings (also valid with opgen::at_conv::ConvertType)."""
 
+    target = "torch"
+
     def convert(self, p: MappedParam, ref: str) -> CallArg:
         fw = p.fw
         assert fw is not None
         var = local_name(p)
         name = fw.name
         k, fk = p.kind, fw.kind
+        if k == fk == "tensor_list" and "ITensorListRef" in fw.cpp_type:
+            # aclTensorList* is built from at::TensorList: materialize the IListRef
+            return CallArg(p.aclnn.name, p.aclnn.ctype, var,
+                           [f"std::vector<at::Tensor> {var}_vec({name}.begin(), {name}.end());",
+                            f"at::TensorList {var}({var}_vec);"], p.todo, p.decision)
         if k == fk and k in ("tensor", "tensor_list", "scalar", "int_array", "bool_array",
                              "scalar_list"):
             return CallArg(p.aclnn.name, p.aclnn.ctype, name, [], p.todo, p.decision)
+        if k == fk == "int_array" and fw.optional:
+            # ATen: an unset dim list reduces over every dim (op-plugin's
+            # MeanKernelNpuOpApi.cpp: get_dimlist_for_tensor(self))
+            return CallArg(p.aclnn.name, p.aclnn.ctype, var,
+                           [f"c10::SmallVector<int64_t, 8> {var}_vec;",
+                            f"if ({name}.has_value()) {{",
+                            f"    {var}_vec.assign({name}->begin(), {name}->end());",
+                            "} else {",
+                            f"    for (int64_t i = 0; i < {ref}.dim(); ++i) {{",
+                            f"        {var}_vec.push_back(i);  // unset: every dim",
+                            "    }",
+                            "}",
+                            f"at::IntArrayRef {var}({var}_vec);"], p.todo, p.decision)
         if k == fk == "dtype":
             if fw.optional:
+                # ATen: an unset dtype keeps the input's (op-plugin MeanKernelNpuOpApi.cpp)
                 return CallArg(p.aclnn.name, p.aclnn.ctype, var,
                                [f"at::ScalarType {var} = {name}.value_or({ref}.scalar_type());"],
-                               _todo(p, f"`{name}` unset -> dtype of `{ref}`"), p.decision)
+                               p.todo, p.decision)
             return CallArg(p.aclnn.name, p.aclnn.ctype, name, [], p.todo, p.decision)
         if k in ("int", "float", "bool"):
             if fk == "scalar":
@@ -166,6 +190,7 @@ _PY_TYPES = {
                                 "at::OptionalIntArrayRef {n} = {n}_py.has_value() ? "
                                 "at::OptionalIntArrayRef(*{n}_py) : at::OptionalIntArrayRef();"),
     "at::TensorList": ("std::vector<at::Tensor>", "at::TensorList {n}({n}_py);"),
+    "const at::ITensorListRef&": ("std::vector<at::Tensor>", "at::ITensorListRef {n}({n}_py);"),
     "c10::string_view": ("std::string", "c10::string_view {n}({n}_py);"),
     "c10::optional<c10::string_view>": (
         "c10::optional<std::string>",
@@ -177,10 +202,11 @@ _PY_TYPES = {
 }
 
 
-def _binding_params(schema: TorchSchema) -> tuple[list[dict], list[str]]:
+def _binding_params(schema: TorchSchema, ilistref: bool = False
+                    ) -> tuple[list[dict], list[str]]:
     params, prelude = [], []
     for a in schema.args:
-        cpp = torch_cpp_type(a)
+        cpp = torch_cpp_type(a, ilistref)
         py = _PY_TYPES.get(cpp)
         if py and py[1]:
             params.append({"type": py[0], "name": f"{a.name}_py", "py_name": a.name})
@@ -191,18 +217,217 @@ def _binding_params(schema: TorchSchema) -> tuple[list[dict], list[str]]:
     return params, prelude
 
 
-def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool = False,
-                      module_name: str = "") -> dict:
+# ------------------------------------------------------------------ schema families
+
+ROLES = ("out", "functional", "inplace")
+
+
+def schema_role(schema: TorchSchema) -> str:
+    """`out` (writes kwarg-only mutable outs), `inplace` (`add_`), else `functional`."""
+    if any(a.mutable and a.kwarg_only for a in schema.args):
+        return "out"
+    if schema.base.endswith("_") and not schema.base.endswith("__"):
+        return "inplace"
+    return "functional"
+
+
+def _plain_args(schema: TorchSchema) -> list[tuple[str, str]]:
+    return [(a.name, a.type) for a in schema.args if not (a.mutable and a.kwarg_only)]
+
+
+def family_names(schema: TorchSchema) -> dict[str, list[str]]:
+    """Candidate names of the functional / out / inplace members of `schema`'s family,
+    by torchgen's naming convention (`add.Tensor`, `add.out`, `add_.Tensor`;
+    `gelu`, `gelu.out`, `gelu_`; `sum.dim_IntList`, `sum.IntList_out`)."""
+    ns = schema.name.split("::")[0]
+    role = schema_role(schema)
+    base = schema.base
+    ov = schema.overload
+    if role == "inplace":
+        base = base[:-1]
+    if role == "out":
+        fovs = [""] if ov == "out" else [ov[:-4]] if ov.endswith("_out") else [ov]
+    else:
+        fovs = [ov]
+    names: dict[str, list[str]] = {"functional": [], "out": [], "inplace": []}
+    for fov in fovs:
+        dot = f".{fov}" if fov else ""
+        names["functional"].append(f"{ns}::{base}{dot}")
+        names["inplace"].append(f"{ns}::{base}_{dot}")
+        names["out"] += [f"{ns}::{base}.{fov}_out" if fov else f"{ns}::{base}.out",
+                         f"{ns}::{base}.out"]
+        # `dim_IntList` -> `IntList_out`: torchgen drops the leading word of some overloads
+        if "_" in fov:
+            names["out"].append(f"{ns}::{base}.{fov.split('_', 1)[1]}_out")
+    return names
+
+
+def schema_family(db, op: FrameworkOp) -> dict[str, FrameworkOp]:
+    """The members opdb has of `op`'s schema family, keyed by role. A candidate counts
+    only when its non-out arguments equal the others' (names and types)."""
     schema = schema_of(op)
-    fwp = fw_params(schema)
-    amap: ArgMap = map_args(api, fwp)
-    ref = next((f.name for f in fwp if f.kind == "tensor" and f.origin == "param"
-                and not f.optional), "")
-    ref_expr = ref or "at::Tensor()"
-    args = call_args(amap, TorchDialect(), ref_expr)
-    fn_alias, fn_type = fn_pointer_type(amap)
+    members = {schema_role(schema): op}
+    if not schema.name.startswith("aten::"):
+        return members
+    want = [(n, t) for n, t in _plain_args(schema)]
+    for role, cands in family_names(schema).items():
+        if role in members:
+            continue
+        for name in dict.fromkeys(cands):
+            cand = db.framework_op("torch", name)
+            if cand is None or not cand.schema:
+                continue
+            try:
+                cs = schema_of(cand)
+            except Exception:
+                continue
+            if schema_role(cs) == role and _plain_args(cs) == want:
+                members[role] = cand
+                break
+    return {r: members[r] for r in ROLES if r in members}
+
+
+# ------------------------------------------------------------------ function model
+
+@dataclass
+class Branch:
+    """One EXEC_NPU_CMD call site; `cond` empty = the unconditional (or else) branch."""
+
+    api: AclnnApi
+    args: list[CallArg]
+    asserts: list[str]
+    binding_asserts: list[str]
+    cond: str = ""
+    prelude: list[str] = field(default_factory=list)
+    note: str = ""
+
+
+@dataclass
+class TorchFunction:
+    """One op_api:: function of the generated file."""
+
+    role: str
+    op: FrameworkOp
+    schema: TorchSchema
+    name: str
+    return_type: str
+    params: list[dict]
+    allocs: list[dict]
+    branches: list[Branch]
+    return_stmt: str
+    unused: list[dict]
+    fallback_calls: list[str]
+    argmap: ArgMap
+
+    @property
+    def apis(self) -> list[AclnnApi]:
+        seen: dict[str, AclnnApi] = {}
+        for b in self.branches:
+            seen.setdefault(b.api.name, b.api)
+        return list(seen.values())
+
+
+def _meta_arg(a, ilistref: bool) -> str:
+    if a.kind == "tensor":
+        return f"opgen_meta({a.name})"
+    if a.kind == "tensor_list" and not a.type.startswith("Tensor?"):
+        return f"opgen_meta({a.name})"
+    return a.name
+
+
+def meta_call(functional: TorchSchema) -> str:
+    """`at::add(opgen_meta(self), opgen_meta(other), alpha)`: the functional op on
+    Meta tensors, i.e. its own meta function (sizes, dtypes, broadcasting, reductions,
+    type promotion exactly as torch computes them)."""
+    return f"at::{functional.base}(" + ", ".join(_meta_arg(a, False)
+                                                 for a in functional.args) + ")"
+
+
+def _options_expr(fwp: list[FwParam]) -> str:
+    ref = next((f for f in fwp if f.kind == "tensor" and f.origin == "param"
+                and not f.optional and not f.is_output), None)
+    if ref is not None:
+        return f"{ref.name}.options()"
+    lst = next((f for f in fwp if f.kind == "tensor_list" and f.origin == "param"), None)
+    if lst is not None:
+        return f"{lst.name}.front().options()"
+    return ""
+
+
+def _scalar_branch(api: AclnnApi, scalar_api: AclnnApi, amap: ArgMap, fwp: list[FwParam],
+                   ref_expr: str) -> Branch | None:
+    """The `...s` branch upstream adapters take when a tensor input is a CPU 0-d tensor
+    (a Python number wrapped by the dispatcher): `other.item()` as an aclScalar."""
+    from codegen.variants import scalar_swapped_param
+
+    swapped = scalar_swapped_param(api, scalar_api)
+    mp = next((p for p in amap.params if norm_param(p.aclnn.name) == swapped), None)
+    if mp is None or mp.fw is None or mp.fw.kind != "tensor" or mp.fw.optional \
+            or mp.fw.origin != "param" or mp.fw.mutable:
+        return None
+    t = mp.fw.name
+    fwp2 = [FwParam(f.name, "scalar", "const at::Scalar&") if f.name == t else f for f in fwp]
+    amap2 = map_args(scalar_api, fwp2, "torch")
+    args = call_args(amap2, TorchDialect(), ref_expr)
+    for a in args:
+        if a.expr == t:
+            a.expr = f"{t}_scalar"
+    alias, _ = fn_pointer_type(amap2)
+    return Branch(scalar_api, args, static_asserts(scalar_api.name, alias, args, "ConvertType"),
+                  [], cond=f"{t}.dim() == 0 && !torch_npu::utils::is_npu({t})",
+                  prelude=[f"c10::Scalar {t}_scalar = {t}.item();"],
+                  note=f"`{t}` is a CPU 0-d tensor (a wrapped Python number): "
+                       f"{scalar_api.name} takes it as an aclScalar")
+
+
+def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | None,
+            meta_ok: bool | None, role: str) -> list[dict]:
+    """Fresh outputs (functional) or size checks of the given outs (`.out`)."""
+    opts = _options_expr(fwp)
+    out: list[dict] = []
+    if role == "inplace":
+        return out
+    if role == "out":
+        outs = [a.name for a in schema.args if a.mutable and a.kwarg_only]
+        tensors_in = [f.name for f in fwp if f.kind == "tensor" and not f.optional
+                      and not f.is_output and not f.mutable]
+        if functional is None or not meta_ok:
+            return [{"lines": [], "binding_lines": [],
+                     "todo": "TODO(opgen): no meta function known for the functional op; "
+                             "check/resize the outputs " + ", ".join(f"`{o}`" for o in outs),
+                     "note": ""}]
+        src = "{" + ", ".join(tensors_in or outs[:1]) + "}"
+        lines = [f"auto meta = {meta_call(functional)};"]
+        for i, o in enumerate(outs):
+            m = "meta" if len(outs) == 1 else f"std::get<{i}>(meta)"
+            lines.append(f"npu_preparation::check_tensor({src}, {o}, {o}.scalar_type(), "
+                         f"{m}.sizes());")
+        return [{"lines": lines, "binding_lines": [], "todo": "",
+                 "note": f"output sizes from {functional.name}"
+                         f"{'.' + functional.overload if functional.overload else ''}'s own meta "
+                         "function (Meta dispatch key): broadcasting, reductions and type "
+                         "promotion as torch computes them"}]
     fresh = [f for f in fwp if f.origin == "return"]
-    allocs = []
+    tensors = [f for f in fresh if f.kind == "tensor"]
+    if tensors and meta_ok and opts and functional is not None:
+        call = meta_call(functional)
+        lines = [f"auto meta = {call};"]
+        blines = [f"auto meta = {call};"]
+        n_fresh = len([r for r in schema.returns if not r.alias])
+        for i, f in enumerate(fresh):
+            if f.kind != "tensor":
+                continue
+            m = "meta" if n_fresh == 1 else f"std::get<{i}>(meta)"
+            lines.append(f"at::Tensor {f.name} = npu_preparation::apply_tensor_without_format("
+                         f"{m}.sizes(), {opts}.dtype({m}.scalar_type()));")
+            blines.append(f"at::Tensor {f.name} = at::empty({m}.sizes(), "
+                          f"{opts}.dtype({m}.scalar_type()));")
+        out.append({"lines": lines, "binding_lines": blines, "todo": "",
+                    "note": f"output sizes and dtypes from {schema.name}"
+                            f"{'.' + schema.overload if schema.overload else ''}'s own meta "
+                            "function (Meta dispatch key): broadcasting, reductions and type "
+                            "promotion as torch computes them"})
+        tensors = []
     for f in fresh:
         if f.kind != "tensor":
             ctype, init = {"tensor_list": ("std::vector<at::Tensor>", ""),
@@ -210,56 +435,151 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
                            "bool": ("bool", " = false"), "scalar": ("at::Scalar", "")
                            }.get(f.kind, ("at::Tensor", ""))
             line = f"{ctype} {f.name}{init};"
-            allocs.append({"name": f.name, "line": line, "binding_line": line,
-                           "todo": f"TODO(opgen): compute the returned {f.kind} `{f.name}`"})
+            out.append({"lines": [line], "binding_lines": [line],
+                        "todo": f"TODO(opgen): compute the returned {f.kind} `{f.name}`", "note": ""})
+        elif f in tensors:
+            ref = opts[: -len(".options()")] if opts.endswith(".options()") else ""
+            if ref and not ref.endswith(".front()"):
+                out.append({
+                    "lines": [f"at::Tensor {f.name} = npu_preparation::apply_tensor_without_format({ref});"],
+                    "binding_lines": [f"at::Tensor {f.name} = at::empty_like({ref});"],
+                    "todo": f"TODO(opgen): no meta function is known for {schema.name}: output "
+                            f"`{f.name}` is allocated with the shape and dtype of `{ref}`; use the "
+                            f"op's real output shape/dtype", "note": ""})
+            else:
+                out.append({"lines": [f"at::Tensor {f.name};"],
+                            "binding_lines": [f"at::Tensor {f.name};"],
+                            "todo": f"TODO(opgen): allocate output `{f.name}` (no tensor input "
+                                    f"to take shape/dtype from)", "note": ""})
+    return out
+
+
+def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
+                   functional: TorchSchema | None, meta_ok: bool | None, ilistref: bool,
+                   acl_op_fallback: bool) -> TorchFunction:
+    schema = schema_of(op)
+    fwp = fw_params(schema, ilistref)
+    cands = [api] + [v for v in variants.get("versions", []) if v.name != api.name] \
+        + ([variants["scalar"]] if variants.get("scalar") is not None else [])
+    if role == "inplace":
+        cands = [v for v in (variants.get("inplace"), variants.get("inplace_scalar")) if v]
+        cands = cands or [api]
+    chosen = pick_variant(cands, fwp, "torch")
+    amap: ArgMap = map_args(chosen, fwp, "torch")
+    ref = next((f.name for f in fwp if f.kind == "tensor" and f.origin == "param"
+                and not f.optional), "")
+    ref_expr = ref or "at::Tensor()"
+    args = call_args(amap, TorchDialect(), ref_expr)
+    alias, _ = fn_pointer_type(amap)
+    main = Branch(chosen, args, static_asserts(chosen.name, alias, args, "ConvertType"),
+                  static_asserts(chosen.name, alias, args, "::opgen::at_conv::ConvertType"))
+    branches = [main]
+    scalar = variants.get("inplace_scalar" if role == "inplace" else "scalar")
+    if scalar is not None and scalar.name != chosen.name:
+        b = _scalar_branch(chosen, scalar, amap, fwp, ref_expr)
+        if b is not None:
+            branches = [b, main]
+    fn = function_name(schema)
+    call_names = [a.name for a in schema.args]
+    ret_cpp, _ = return_type(schema)
+    apis = list(dict.fromkeys(b.api.name for b in reversed(branches)))
+    return TorchFunction(
+        role=role, op=op, schema=schema, name=fn, return_type=ret_cpp,
+        params=[{"type": torch_cpp_type(a, ilistref), "name": a.name} for a in schema.args],
+        allocs=_allocs(schema, fwp, functional, meta_ok, role),
+        branches=branches, return_stmt=return_stmt(schema),
+        unused=[{"name": u.name, "todo": unused_todo(chosen, u)} for u in amap.unused],
+        fallback_calls=[f"DO_COMPATIBILITY({n}, acl_op::{fn}({', '.join(call_names)}));"
+                        for n in apis] if acl_op_fallback else [],
+        argmap=amap)
+
+
+def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool = False,
+                      module_name: str = "", family: dict[str, FrameworkOp] | None = None,
+                      variants: dict[str, AclnnApi] | None = None,
+                      fallbacks: set[str] | None = None) -> dict:
+    """The render model of one op_plugin file: one function per member of the op's
+    schema family (`.out`, functional, in-place) that has an aclnn API, plus the
+    pybind11 binding of the requested op."""
+    from codegen import torch_facts
+
+    schema = schema_of(op)
+    family = dict(family or {schema_role(schema): op})
+    variants = dict(variants or {"base": api})
+    fallbacks = set(fallbacks or ()) | ({op.name} if acl_op_fallback else set())
+    func_op = family.get("functional")
+    functional = schema_of(func_op) if func_op is not None else None
+    full = f"{schema.name}.{schema.overload}" if schema.overload else schema.name
+    ilistref = bool(torch_facts.structured_group(full))
+    meta_ok = torch_facts.meta_kernel(func_op.name) if func_op is not None else None
+    primary_role = schema_role(schema)
+    functions: list[TorchFunction] = []
+    for role in ROLES:
+        member = family.get(role)
+        if member is None:
             continue
-        if ref:
-            allocs.append({
-                "name": f.name,
-                "line": f"at::Tensor {f.name} = npu_preparation::apply_tensor_without_format({ref});",
-                "binding_line": f"at::Tensor {f.name} = at::empty_like({ref});",
-                "todo": f"TODO(opgen): output `{f.name}` is allocated with the shape and dtype of "
-                        f"`{ref}`; use the op's real output shape/dtype"})
-        else:
-            allocs.append({"name": f.name, "line": f"at::Tensor {f.name};",
-                           "binding_line": f"at::Tensor {f.name};",
-                           "todo": f"TODO(opgen): allocate output `{f.name}` (no tensor input "
-                                   f"to take shape/dtype from)"})
+        if role == "inplace" and member is not op and "inplace" not in variants:
+            continue  # no Inplace API: upstream leaves the in-place op to the functional one
+        if role != "inplace" and member is not op and api.name.startswith("aclnnInplace") \
+                and variants.get("base") is None:
+            continue
+        member_api = api if member is op else (
+            variants.get("inplace") if role == "inplace" else variants.get("base", api))
+        if member_api is None:
+            continue
+        functions.append(build_function(
+            member_api, member, role=role, variants=variants, functional=functional,
+            meta_ok=meta_ok, ilistref=ilistref, acl_op_fallback=member.name in fallbacks))
+    primary = next(f for f in functions if f.op is op)
+    fwp = fw_params(schema, ilistref)
+    ref = next((f.name for f in fwp if f.kind == "tensor" and f.origin == "param"
+                and not f.optional), "")
+    bparams, bprelude = _binding_params(schema, ilistref)
     ret_cpp, ret_py = return_type(schema)
-    bparams, bprelude = _binding_params(schema)
     schema_text = op.schema if op.schema else ""
     yaml_func = schema_text.split("::", 1)[1] if "::" in schema_text.split("(")[0] else schema_text
-    fn = function_name(schema)
     dev_ref = ref or next((f.name for f in fwp if f.kind == "tensor_list"), "")
     device_expr = (f"{dev_ref}.device()" if ref else
-                   (f"{dev_ref}[0].device()" if dev_ref else "at::Device(at::kPrivateUse1)"))
-    call_names = [a.name for a in schema.args]
+                   (f"{dev_ref}.front().device()" if dev_ref else "at::Device(at::kPrivateUse1)"))
+    main = primary.branches[-1]
+    decl_apis = list({a.name: a for f in functions for a in f.apis}.values())
+    decls = []
+    for a in decl_apis:
+        alias, fn_type = fn_pointer_type(ArgMap(a, []))
+        decls.append({"api": a, "fn_alias": alias, "fn_type": fn_type})
+    main_alias, main_type = fn_pointer_type(ArgMap(main.api, []))
+    yaml_entries = [{"func": (f.op.schema.split("::", 1)[1] if "::" in f.op.schema.split("(")[0]
+                              else f.op.schema), "acl_op": f.op.name in fallbacks}
+                    for f in functions]
     return {
         "framework": "torch",
         "api": api,
         "op": op,
         "schema": schema,
-        "function": fn,
+        "functions": functions,
+        "primary": primary,
+        "decls": decls,
+        "uses_meta": any(a.get("lines") and a.get("note") for f in functions for a in f.allocs),
+        "function": primary.name,
         "file_stem": file_stem(schema),
-        "params": [{"type": torch_cpp_type(a), "name": a.name} for a in schema.args],
+        "params": primary.params,
         "return_type": ret_cpp,
         "binding_return_type": ret_py,
         "binding_params": bparams,
         "binding_prelude": bprelude,
-        "binding_call": call_names,
-        "allocs": allocs,
-        "args": args,
-        "fn_alias": fn_alias,
-        "fn_type": fn_type,
-        "asserts": static_asserts(api.name, fn_alias, args, "ConvertType"),
-        "binding_asserts": static_asserts(api.name, fn_alias, args,
-                                          "::opgen::at_conv::ConvertType"),
-        "return_stmt": return_stmt(schema),
-        "acl_op_fallback": acl_op_fallback,
-        "fallback_call": f"acl_op::{fn}({', '.join(call_names)})",
-        "unused": [{"name": u.name, "todo": unused_todo(api, u)} for u in amap.unused],
+        "binding_call": [a.name for a in schema.args],
+        "allocs": primary.allocs,
+        "args": main.args,
+        "main_api": main.api,
+        "fn_alias": main_alias,
+        "fn_type": main_type,
+        "binding_asserts": main.binding_asserts,
+        "return_stmt": primary.return_stmt,
+        "acl_op_fallback": op.name in fallbacks,
+        "unused": primary.unused,
         "yaml_func": yaml_func,
+        "yaml_entries": yaml_entries,
         "device_expr": device_expr,
-        "argmap": amap,
+        "argmap": primary.argmap,
         "module_name": module_name,
     }

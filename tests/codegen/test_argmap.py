@@ -69,18 +69,19 @@ def test_map_by_name_alias_role_and_defaults():
             ("other", "const aclTensor*", "input"),
             ("alpha", "const aclScalar*", "input"),
             ("biasOptional", "const aclTensor*", "input"),
-            ("cubeMathType", "int8_t", "input"),
+            ("roundMode", "int8_t", "input"),
             ("out", "aclTensor*", "output"))
     m = map_args(a, [fw("x", "tensor"), fw("y", "tensor"), fw("alpha", "float", "double"),
                      fw("flag", "bool"), fw("result", "tensor", is_output=True, origin="return")])
     got = {p.aclnn.name: (p.fw.name if p.fw else None, p.decision) for p in m.params}
     assert got == {"self": ("x", "alias"), "other": ("y", "alias"), "alpha": ("alpha", "name"),
-                   "biasOptional": (None, "default"), "cubeMathType": (None, "unmapped"),
+                   "biasOptional": (None, "default"), "roundMode": (None, "unmapped"),
                    "out": ("result", "alias")}
     # the float -> aclScalar conversion and both defaults are TODOs naming both sides
     todos = "\n".join(m.todos)
-    assert "aclnn `alpha` (const aclScalar*) <- framework `alpha` (double)" in todos
-    assert "`cubeMathType` (int8_t) has no framework counterpart" in todos
+    # a double passed as an aclScalar keeps its value: no review needed
+    assert "`alpha`" not in todos
+    assert "`roundMode` (int8_t) has no framework counterpart" in todos
     # the framework's `flag` feeds nothing: listed, never dropped silently
     assert [u.name for u in m.unused] == ["flag"]
     assert "framework param `flag`" in todos
@@ -102,3 +103,67 @@ def test_inplace_ref_prefers_written_output_and_records_input():
     p = m.params[0]
     assert (p.fw.name, p.fw_input.name, p.decision) == ("param_out", "param", "inplace")
     assert m.unused == []
+
+
+def test_reviewed_rules_fill_params_upstream_fills():
+    """opdb/sources/arg_rules.yaml: aclnnAdd's required `alpha` is 1 when the phi kernel
+    has none (never nullptr); `countIncludePad` is `!exclusive`; `cubeMathType` is the
+    target's default; LayerNorm's `normalizedShape` comes from x and begin_norm_axis."""
+    from codegen.cppcall import call_args
+    from codegen.paddle_target import PaddleDialect
+    from codegen.torch_target import TorchDialect
+
+    a = api("aclnnPool", ("self", "const aclTensor*", "input"),
+            ("alpha", "const aclScalar*", "input"),
+            ("normalizedShape", "const aclIntArray*", "input"),
+            ("countIncludePad", "bool", "input"), ("cubeMathType", "int8_t", "input"),
+            ("out", "aclTensor*", "output"))
+    fwp = [fw("x", "tensor", "const phi::DenseTensor&"), fw("exclusive", "bool", "bool"),
+           fw("begin_norm_axis", "int", "int"),
+           fw("out", "tensor", "phi::DenseTensor*", is_output=True)]
+    m = map_args(a, fwp, "paddle")
+    got = {p.aclnn.name: p.decision for p in m.params}
+    assert got == {"self": "alias", "alpha": "rule", "normalizedShape": "rule",
+                   "countIncludePad": "rule", "cubeMathType": "rule", "out": "name"}
+    assert m.unused == [] and not any(p.todo for p in m.params)
+    lines = [line for c in call_args(m, PaddleDialect(), "x") for line in c.prelude]
+    assert lines == [
+        "phi::Scalar acl_alpha = 1;",
+        "std::vector<int64_t> acl_normalized_shape = phi::vectorize(phi::slice_ddim("
+        "x.dims(), begin_norm_axis, x.dims().size()));",
+        "bool acl_count_include_pad = !exclusive;",
+        "int8_t acl_cube_math_type = 0;"]
+    # torch has no begin_norm_axis and no statements for normalizedShape: a TODO, not a guess
+    m = map_args(a, [fw("self", "tensor"), fw("exclusive", "bool", "bool"),
+                     fw("out", "tensor", is_output=True)], "torch")
+    assert {p.aclnn.name: p.decision for p in m.params}["normalizedShape"] == "unmapped"
+    cube = [c for c in call_args(m, TorchDialect(), "self") if c.aclnn_name == "cubeMathType"][0]
+    assert cube.prelude == ["int8_t acl_cube_math_type = npu_preparation::get_cube_math_type(false);"]
+
+
+def test_rule_table_has_evidence_and_rejects_bad_entries():
+    import pytest as _pytest
+
+    from opdb.arg_rules import load, parse
+    from opdb.errors import ParseError
+
+    rules = load()
+    assert all(g.evidence for g in rules.aliases) and all(r.evidence for r in rules.rules)
+    assert "keep_dim" in rules.alias_map()["keepdim"]
+    with _pytest.raises(ParseError, match="evidence"):
+        parse({"aliases": [{"names": ["a", "b"], "evidence": ""}]})
+    with _pytest.raises(ParseError, match="unexpected keys"):
+        parse({"rules": [{"aclnn": "x", "kind": "int", "evidence": "e", "torch": ["int {var};"],
+                          "cuda": []}]})
+
+
+def test_api_scoped_rules_win_over_generic_ones():
+    """A convolution follows torch_npu's conv HF32 switch (op-plugin
+    ConvolutionKernelNpuOpApi.cpp); other APIs get get_cube_math_type(false)."""
+    from opdb.arg_rules import load
+
+    rules = load()
+    conv = rules.rules_for("cube_math_type", "int", "aclnnConvolution")[0]
+    assert "IsAllowConvHF32" in conv.lines("torch")[0]
+    pool = rules.rules_for("cube_math_type", "int", "aclnnAvgPool2d")[0]
+    assert pool.lines("torch") == ("int8_t {var} = npu_preparation::get_cube_math_type(false);",)

@@ -18,6 +18,8 @@ GOLDEN_CASES = [
     ("adam_paddle", "Adam", "paddle", None),
     ("pad_torch", "aclnnConstantPadNd", "torch", "aten::constant_pad_nd"),
     ("layernorm_paddle", "aclnnLayerNorm", "paddle", "layer_norm"),
+    ("add_torch", "aclnnAdd", "torch", "aten::add.Tensor"),
+    ("cat_torch", "aclnnCat", "torch", "aten::cat"),
 ]
 
 
@@ -55,8 +57,13 @@ def test_paddle_adam_maps_inplace_refs_and_scalars(db):
     assert "phi::Copy(dev_ctx, param, dev_ctx.GetPlace(), false, param_out);" in kernel
     assert "float acl_beta1 = static_cast<float>(beta1.to<double>());" in kernel
     assert "PD_REGISTER_PLUGIN_KERNEL(adam," in kernel
-    # CPU registers float32/float64 for adam; aclnn has fp16/bf16/fp32 -> float only
-    assert "custom_kernel::AdamDenseKernel,\n                          float) {}" in kernel
+    # the wheel registers float32/float64 for adam on the CPU; the other
+    # PaddleCustomDevice backends add float16; aclnn has fp16/bf16/fp32
+    assert "custom_kernel::AdamDenseKernel,\n                          float,\n" \
+           "                          phi::dtype::float16) {" in kernel
+    # beta1_pow/beta2_pow are read where they are (the other backends' settings, re-indexed
+    # by name on this signature)
+    assert "kernel->InputAt(6).SetBackend(phi::Backend::ALL_BACKEND);" in kernel
     # every unmapped/guessed param is a TODO naming both sides
     assert "TODO(opgen): aclnn param `weightDecay` (float) has no framework counterpart" in kernel
     assert "framework param `beta1_pow` (const phi::DenseTensor&) is not passed" in kernel

@@ -1,0 +1,61 @@
+"""Render the 12 reference APIs of docs/opgen.md (the side-by-side table) for both
+targets, print the TODO count and, with --paddle-tree/--torch-tree, the result of
+`--check-in-tree` on a PaddleCustomDevice / op-plugin checkout.
+
+    python benchmarks/opgen_twelve.py [--paddle-tree DIR] [--torch-tree DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+# (aclnn API, torch op, paddle kernel): the framework ops the upstream adapters implement
+TWELVE = [
+    ("aclnnGelu", "aten::gelu", "gelu"),
+    ("aclnnAdd", "aten::add.Tensor", "add"),
+    ("aclnnMean", "aten::mean.dim", "mean"),
+    ("aclnnLayerNorm", "aten::native_layer_norm", "layer_norm"),
+    ("aclnnAvgPool2d", "aten::avg_pool2d", "pool2d"),
+    ("aclnnGeluBackward", "aten::gelu_backward", "gelu_grad"),
+    ("aclnnApplyAdamW", "npu::npu_apply_adam_w.out", "adamw"),
+    ("aclnnCat", "aten::cat", "concat"),
+    ("aclnnInplaceAdd", "aten::add_.Tensor", "add"),
+    ("aclnnConvolution", "aten::convolution", "conv2d"),
+    ("aclnnIndexSelect", "aten::index_select", "index_select"),
+    ("aclnnFlashAttentionScore", "npu::npu_fusion_attention", "flash_attn"),
+]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--paddle-tree", type=Path)
+    ap.add_argument("--torch-tree", type=Path)
+    args = ap.parse_args(argv)
+    from opdb.query import OpDB
+
+    from codegen.api import prepare
+    from codegen.intree import check_in_tree
+
+    db = OpDB.open()
+    for target in ("torch", "paddle"):
+        tree = args.torch_tree if target == "torch" else args.paddle_tree
+        for api, top, pop in TWELVE:
+            op = top if target == "torch" else pop
+            t0 = time.perf_counter()
+            try:
+                r = prepare(db, api, target, op=op, layout="in-tree")
+            except Exception as exc:  # report and go on: one line per API
+                print(f"{target:6} {api:26} {op:28} render failed: {exc}")
+                continue
+            line = f"{target:6} {api:26} {op:28} todos={len(r.todos):2}"
+            if tree is not None:
+                res = check_in_tree(r, tree)
+                line += f" in-tree={'ok' if res.ok else 'FAIL ' + res.first_error}" \
+                        f" ({res.seconds:.0f}s)"
+            print(line + f" [{time.perf_counter() - t0:.1f}s]", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

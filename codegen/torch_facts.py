@@ -1,0 +1,83 @@
+"""What the installed torch knows about an ATen op that the torch adapter needs:
+whether calling it on Meta tensors gives its output sizes and dtypes (a Meta kernel
+or a CompositeImplicitAutograd decomposition), whether a CPU kernel exists for the
+single-op test's reference, and whether the op is part of a structured group (then
+its dispatcher signature takes `Tensor[]` as `const at::ITensorListRef&`, as
+torchgen's `use_ilistref_for_tensor_lists` decides).
+
+torch is imported lazily, once; torchgen's packaged native_functions.yaml is scanned
+once. Without torch the answers are None ("unknown"), never guessed.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+
+
+@functools.lru_cache(maxsize=1)
+def _torch():
+    try:
+        import torch  # noqa: F401
+    except Exception:  # pragma: no cover - torch is a core dependency
+        return None
+    return torch
+
+
+def _has_kernel(op: str, key: str) -> bool | None:
+    torch = _torch()
+    if torch is None or not op.startswith("aten::"):
+        return None
+    try:
+        return bool(torch._C._dispatch_has_kernel_for_dispatch_key(op, key))
+    except RuntimeError:  # unknown overload
+        return None
+
+
+def meta_kernel(op: str) -> bool | None:
+    """True when `op` (`aten::add.Tensor`) runs on Meta tensors: a Meta kernel
+    (structured meta, python meta registration) or a composite decomposition."""
+    found = [_has_kernel(op, k) for k in ("Meta", "CompositeImplicitAutograd")]
+    if all(f is None for f in found):
+        return None
+    return any(bool(f) for f in found)
+
+
+def cpu_kernel(op: str) -> bool | None:
+    """True when the CPU reference of a single-op test can call `op` directly."""
+    found = [_has_kernel(op, k) for k in ("CPU", "CompositeImplicitAutograd",
+                                           "CompositeExplicitAutograd")]
+    if all(f is None for f in found):
+        return None
+    return any(bool(f) for f in found)
+
+
+@functools.lru_cache(maxsize=1)
+def _native_functions() -> dict[str, str] | None:
+    """{`name.overload`: yaml entry text} of torchgen's packaged native_functions.yaml."""
+    try:
+        import torchgen
+    except Exception:  # pragma: no cover
+        return None
+    path = Path(torchgen.__file__).parent / "packaged" / "ATen" / "native" / "native_functions.yaml"
+    if not path.is_file():  # pragma: no cover
+        return None
+    out: dict[str, str] = {}
+    for entry in re.split(r"\n(?=- func:)", path.read_text()):
+        m = re.match(r"- func:\s*([\w.]+)\(", entry.strip())
+        if m:
+            out[m.group(1)] = entry
+    return out
+
+
+def structured_group(op: str) -> bool | None:
+    """Whether `aten::cat` belongs to a structured group (structured out variant or
+    `structured_delegate`), per torchgen's packaged native_functions.yaml."""
+    nf = _native_functions()
+    if nf is None or not op.startswith("aten::"):
+        return None
+    key = op.split("::", 1)[1]
+    entry = nf.get(key)
+    if entry is None:
+        return None
+    return bool(re.search(r"^\s*(structured:\s*True|structured_delegate:)", entry, re.M))

@@ -1,0 +1,127 @@
+"""aclnn API variants of one API family and how a framework signature picks them.
+
+CANN ships families such as aclnnAdd / aclnnAdds / aclnnInplaceAdd / aclnnInplaceAdds
+(scalar `...s` variants take an `aclScalar*` where the base takes an `aclTensor*`;
+`Inplace...` variants update a `*Ref` input instead of writing an `out`), and
+versioned ones (aclnnAddV2, aclnnAddV3). The adapters upstream pick among them by
+the framework op's schema (a `Scalar other` calls aclnnAdds; an in-place op calls
+aclnnInplaceAdd) and branch at run time where one signature covers several (a CPU
+0-d `other` tensor calls aclnnAdds with `other.item()`).
+
+Functions take `db` (anything with OpDB.aclnn_api) and return AclnnApi records.
+"""
+from __future__ import annotations
+
+import re
+
+from opdb.model import AclnnApi
+
+from codegen.kinds import aclnn_kind
+from codegen.argmap import ArgMap, FwParam, map_args, norm_param
+
+_VERSION = re.compile(r"V\d+$")
+
+
+def base_name(api_name: str) -> str:
+    """`aclnnInplaceAdds` -> `aclnnAdd`, `aclnnAddV3` -> `aclnnAdd`."""
+    core = api_name[len("aclnn"):] if api_name.startswith("aclnn") else api_name
+    core = _VERSION.sub("", core)
+    if core.startswith("Inplace"):
+        core = core[len("Inplace"):]
+    return "aclnn" + core
+
+
+def is_inplace(api: AclnnApi) -> bool:
+    return api.name.startswith("aclnnInplace")
+
+
+def _get(db, name: str) -> AclnnApi | None:
+    try:
+        return db.aclnn_api(name)
+    except Exception:
+        return None
+
+
+def inplace_of(db, api: AclnnApi) -> AclnnApi | None:
+    """aclnnAdd -> aclnnInplaceAdd, aclnnAdds -> aclnnInplaceAdds (None if absent)."""
+    if is_inplace(api):
+        return api
+    return _get(db, "aclnnInplace" + api.name[len("aclnn"):])
+
+
+def out_of_place_of(db, api: AclnnApi) -> AclnnApi | None:
+    """aclnnInplaceAdd -> aclnnAdd."""
+    if not is_inplace(api):
+        return api
+    return _get(db, "aclnn" + api.name[len("aclnnInplace"):])
+
+
+def scalar_variant(db, api: AclnnApi) -> AclnnApi | None:
+    """aclnnAdd -> aclnnAdds when aclnnAdds takes an aclScalar* in place of one of
+    aclnnAdd's tensor inputs and is otherwise the same signature."""
+    if api.name.endswith("s"):
+        return None
+    cand = _get(db, api.name + "s")
+    if cand is None or scalar_swapped_param(api, cand) is None:
+        return None
+    return cand
+
+
+def scalar_swapped_param(api: AclnnApi, scalar_api: AclnnApi) -> str | None:
+    """The normalized name of the one param that is a tensor in `api` and a scalar in
+    `scalar_api` (same names and kinds elsewhere), or None."""
+    a = [(norm_param(p.name), aclnn_kind(p.ctype)) for p in api.params]
+    b = [(norm_param(p.name), aclnn_kind(p.ctype)) for p in scalar_api.params]
+    if len(a) != len(b):
+        return None
+    diff = [(x, y) for x, y in zip(a, b) if x != y]
+    if len(diff) != 1:
+        return None
+    (na, ka), (nb, kb) = diff[0]
+    if na == nb and ka == "tensor" and kb == "scalar":
+        return na
+    return None
+
+
+def versions(db, api: AclnnApi) -> list[AclnnApi]:
+    """`api` and the newer versioned variants opdb has, in version order:
+    aclnnGelu -> [aclnnGelu, aclnnGeluV2]. Never older ones: a newer version
+    supersedes (upstream moves forward: PaddleCustomDevice's adam calls
+    aclnnApplyAdamWV2 although aclnnApplyAdamW fits more of its attributes)."""
+    stem = _VERSION.sub("", api.name)
+    m = _VERSION.search(api.name)
+    start = int(m.group(0)[1:]) + 1 if m else 2
+    newer = [_get(db, f"{stem}V{n}") for n in range(start, 6)]
+    return [api] + [a for a in newer if a is not None]
+
+
+def family(db, api: AclnnApi) -> dict:
+    """Every member opdb has: keys `base`, `scalar`, `inplace`, `inplace_scalar`, and
+    `versions` (the base API's V2/V3... variants, base included)."""
+    base = out_of_place_of(db, api) or api
+    out = {"base": base}
+    if len(versions(db, base)) > 1:
+        out["versions"] = versions(db, base)
+    s = scalar_variant(db, base)
+    if s is not None:
+        out["scalar"] = s
+    i = inplace_of(db, base)
+    if i is not None:
+        out["inplace"] = i
+        si = scalar_variant(db, i)
+        if si is not None:
+            out["inplace_scalar"] = si
+    return out
+
+
+def _todo_count(amap: ArgMap) -> int:
+    return sum(1 for p in amap.params if p.todo or p.decision in ("default", "unmapped")) \
+        + len(amap.unused)
+
+
+def pick_variant(apis: list[AclnnApi], fwp: list[FwParam], target: str) -> AclnnApi:
+    """The variant whose signature fits the framework signature best: fewest guessed,
+    converted, defaulted or unmapped params and unused framework values (the first
+    wins ties). A `Scalar other` picks aclnnAdds over aclnnAdd; gelu's `approximate`
+    picks aclnnGeluV2 over aclnnGelu."""
+    return min(apis, key=lambda a: (_todo_count(map_args(a, fwp, target)), apis.index(a)))

@@ -1,0 +1,105 @@
+"""The reviewed argument-mapping knowledge opgen uses (`opdb/sources/arg_rules.yaml`):
+alias groups (names meaning the same value on the aclnn and framework sides) and
+rules (the value upstream adapters pass for an aclnn parameter with no same-named
+framework counterpart: a default, or a value derived from other framework values).
+Each entry carries its evidence (the upstream adapter that shows it).
+
+`load()` parses and validates the file once; errors name the entry and the fix.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+from opdb.errors import ParseError
+
+PATH = Path(__file__).resolve().parent / "sources" / "arg_rules.yaml"
+TARGETS = ("torch", "paddle")
+
+
+@dataclass(frozen=True)
+class AliasGroup:
+    names: tuple[str, ...]
+    evidence: str
+
+
+@dataclass(frozen=True)
+class ArgRule:
+    """`aclnn`: the normalized aclnn param name (`cube_math_type`); `kind` its
+    argmap kind; `needs`: framework values the statements use; `code`: per target,
+    the statements defining `{var}`."""
+
+    aclnn: str
+    kind: str
+    needs: tuple[str, ...]
+    code: tuple[tuple[str, tuple[str, ...]], ...]
+    evidence: str
+    apis: str = ""  # a regex over the aclnn API name; empty = every API
+
+    def lines(self, target: str) -> tuple[str, ...]:
+        return dict(self.code).get(target, ())
+
+
+@dataclass(frozen=True)
+class ArgRules:
+    aliases: tuple[AliasGroup, ...]
+    rules: tuple[ArgRule, ...]
+
+    def alias_map(self) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for g in self.aliases:
+            for n in g.names:
+                out.setdefault(n, set()).update(set(g.names) - {n})
+        return out
+
+    def rules_for(self, aclnn: str, kind: str, api: str = "") -> list[ArgRule]:
+        """Rules for the param, those scoped to `api` (by their `apis` regex) first."""
+        import re
+        hits = [r for r in self.rules if r.aclnn == aclnn and r.kind == kind
+                and (not r.apis or (api and re.search(r.apis, api)))]
+        return sorted(hits, key=lambda r: not r.apis)
+
+
+def _fail(where: str, msg: str):
+    raise ParseError(PATH, None, f"{where}: {msg}", "fix opdb/sources/arg_rules.yaml")
+
+
+def parse(data: dict) -> ArgRules:
+    if not isinstance(data, dict) or set(data) - {"aliases", "rules"}:
+        _fail("top level", f"expected keys aliases, rules; got {sorted(data or {})}")
+    groups = []
+    for i, g in enumerate(data.get("aliases") or []):
+        where = f"aliases[{i}]"
+        if set(g) != {"names", "evidence"} or not g["evidence"] or len(g["names"]) < 2:
+            _fail(where, "needs `names` (2 or more) and a non-empty `evidence`")
+        groups.append(AliasGroup(tuple(str(n) for n in g["names"]), str(g["evidence"])))
+    rules = []
+    for i, r in enumerate(data.get("rules") or []):
+        where = f"rules[{i}] ({r.get('aclnn')})"
+        extra = set(r) - {"aclnn", "kind", "needs", "evidence", "apis", *TARGETS}
+        if extra:
+            _fail(where, f"unexpected keys {sorted(extra)}")
+        if not r.get("aclnn") or not r.get("kind") or not r.get("evidence"):
+            _fail(where, "needs `aclnn`, `kind` and `evidence`")
+        code = tuple((t, tuple(r[t])) for t in TARGETS if r.get(t))
+        if not code:
+            _fail(where, "gives no statements for torch or paddle")
+        for _, lines in code:
+            if not any("{var}" in line for line in lines):
+                _fail(where, "statements never define `{var}`")
+        rules.append(ArgRule(str(r["aclnn"]), str(r["kind"]), tuple(r.get("needs") or ()),
+                             code, str(r["evidence"]), str(r.get("apis") or "")))
+    return ArgRules(tuple(groups), tuple(rules))
+
+
+@functools.lru_cache(maxsize=1)
+def load() -> ArgRules:
+    import yaml
+
+    try:
+        data = yaml.safe_load(PATH.read_text())
+    except yaml.YAMLError as exc:
+        raise ParseError(PATH, getattr(getattr(exc, "problem_mark", None), "line", None),
+                         f"not YAML: {exc}")
+    return parse(data)

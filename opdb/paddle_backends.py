@@ -1,0 +1,75 @@
+"""Phi kernel registrations on the other PaddleCustomDevice backends (mlu, gcu, sdaa,
+intel_hpu, custom_cpu, ...), from the shipped extract
+`opdb/sources/paddle/backend_dtypes.jsonl` (see opdb/ingest/paddle_backend_dtypes.py):
+
+- `other_backend_dtypes(kernel)`: dtypes the phi kernel is registered for on any
+  backend but npu (the CPU wheel shows only CPU/OneDNN registrations);
+- `kernel_settings(kernel)`: the input/output backend and dtype settings those
+  registrations make in their bodies (adamw's beta-pow outputs stay on the CPU, its
+  fp16 moments are float32), the set most backends agree on;
+- `npu_dtype_order()`: the order PaddleCustomDevice's npu kernels list dtypes in.
+
+The npu backend is left out of the first two on purpose: a new NPU kernel's dtypes
+come from what the phi kernel supports elsewhere, not from an existing NPU adapter.
+"""
+from __future__ import annotations
+
+import functools
+import json
+from collections import Counter
+from pathlib import Path
+
+PATH = Path(__file__).resolve().parent / "sources" / "paddle" / "backend_dtypes.jsonl"
+
+
+@functools.lru_cache(maxsize=1)
+def _rows() -> tuple[str, tuple[dict, ...]]:
+    if not PATH.is_file():
+        return "", ()
+    lines = PATH.read_text().splitlines()
+    head = json.loads(lines[0]) if lines else {}
+    return head.get("commit", ""), tuple(json.loads(x) for x in lines[1:] if x.strip())
+
+
+def commit() -> str:
+    return _rows()[0]
+
+
+def registrations(kernel: str, exclude: tuple[str, ...] = ("npu",)) -> list[dict]:
+    return [r for r in _rows()[1] if r["kernel"] == kernel and r["backend"] not in exclude]
+
+
+def other_backend_dtypes(kernel: str) -> tuple[str, ...]:
+    seen: dict[str, None] = {}
+    for r in registrations(kernel):
+        for d in r["dtypes"]:
+            seen.setdefault(d, None)
+    return tuple(seen)
+
+
+def kernel_settings(kernel: str) -> tuple[list[dict], list[str]]:
+    """(settings, where): the body settings most other backends make for `kernel`
+    (ties: the first backend by name), and the registrations that make them."""
+    regs = [r for r in registrations(kernel) if r.get("settings")]
+    if not regs:
+        return [], []
+    key = Counter(json.dumps(r["settings"], sort_keys=True) for r in regs).most_common(1)[0][0]
+    chosen = [r for r in regs if json.dumps(r["settings"], sort_keys=True) == key]
+    return json.loads(key), [f"{r['path']}:{r['line']}" for r in chosen]
+
+
+@functools.lru_cache(maxsize=1)
+def npu_dtype_order() -> tuple[str, ...]:
+    """dtypes ordered by how often they precede the others in npu registrations."""
+    wins: Counter = Counter()
+    names: set[str] = set()
+    for r in _rows()[1]:
+        if r["backend"] != "npu":
+            continue
+        ds = r["dtypes"]
+        names.update(ds)
+        for i, a in enumerate(ds):
+            for b in ds[i + 1:]:
+                wins[(a, b)] += 1
+    score = {d: sum(wins[(d, o)] - wins[(o, d)] for o in names if o != d) for d in names}
+    return tuple(sorted(names, key=lambda d: (-score[d], d)))

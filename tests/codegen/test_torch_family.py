@@ -1,0 +1,99 @@
+"""torch adapters cover the op's schema family (`.out`, functional, in-place), size
+their outputs with the op's own meta function, route a CPU 0-d `other` to the scalar
+`...s` API as op-plugin does, and pick the API variant by the framework schema."""
+from __future__ import annotations
+
+from opdb.model import FrameworkOp, Source
+
+from codegen import torch_facts
+from codegen.api import prepare, render_adapter
+from codegen.torch_target import schema_family
+from codegen.variants import base_name, family, scalar_variant, versions
+
+ADAPTER = "in-tree/op_plugin/ops/opapi/{}KernelNpuOpApi.cpp"
+
+
+def test_schema_family_by_torchgen_naming(db):
+    add = db.framework_op("torch", "aten::add.Tensor")
+    fam = schema_family(db, add)
+    assert {r: o.name for r, o in fam.items()} == {
+        "out": "aten::add.out", "functional": "aten::add.Tensor", "inplace": "aten::add_.Tensor"}
+    # from the in-place member the same family is found
+    fam2 = schema_family(db, db.framework_op("torch", "aten::add_.Tensor"))
+    assert {r: o.name for r, o in fam2.items()} == {r: o.name for r, o in fam.items()}
+
+
+def test_api_variants(db):
+    add = db.aclnn_api("aclnnAdd")
+    assert {k: v.name for k, v in family(db, add).items() if k != "versions"} == {
+        "base": "aclnnAdd", "scalar": "aclnnAdds", "inplace": "aclnnInplaceAdd",
+        "inplace_scalar": "aclnnInplaceAdds"}
+    assert scalar_variant(db, db.aclnn_api("aclnnAbs")) is None
+    assert base_name("aclnnInplaceAddsV3") == "aclnnAdds"
+    # newer versions only: never downgrade from the API upstream calls
+    assert [a.name for a in versions(db, db.aclnn_api("aclnnAdd"))][:1] == ["aclnnAdd"]
+    assert all(a.name != "aclnnAdd" for a in versions(db, db.aclnn_api("aclnnAddV3")))
+
+
+def test_versioned_variant_picked_by_schema(db):
+    """aten::gelu's `approximate` has no aclnnGelu parameter; aclnnGeluV2 takes it as a
+    mode (op-plugin GeluOutKernelNpuOpApi.cpp: none 0, tanh 1)."""
+    gelu = db.framework_op("torch", "aten::gelu")
+    api = db.aclnn_api("aclnnGelu")
+    r = render_adapter(api, gelu, "torch", "in-tree", variants=family(db, api))
+    text = r.files[ADAPTER.format("Gelu")]
+    assert 'int64_t acl_approximate = approximate == "tanh" ? 1 : 0;' in text
+    assert "EXEC_NPU_CMD(aclnnGeluV2, self, acl_approximate, out);" in text
+    assert "EXEC_NPU_CMD(aclnnGelu," not in text
+
+
+def test_add_trio_with_meta_sizes_and_scalar_branches(db):
+    r = prepare(db, "aclnnAdd", "torch", op="aten::add.Tensor")
+    text = r.files[ADAPTER.format("Add")]
+    assert "at::Tensor& add_out(const at::Tensor& self, const at::Tensor& other, " \
+           "const at::Scalar& alpha, at::Tensor& out)" in text
+    assert "at::Tensor add(const at::Tensor& self, const at::Tensor& other, " \
+           "const at::Scalar& alpha)" in text
+    assert "at::Tensor& add_(at::Tensor& self, const at::Tensor& other, " \
+           "const at::Scalar& alpha)" in text
+    # broadcasting and type promotion: the functional op's meta function sizes `out`
+    assert "auto meta = at::add(opgen_meta(self), opgen_meta(other), alpha);" in text
+    assert ("at::Tensor out = npu_preparation::apply_tensor_without_format(meta.sizes(), "
+            "self.options().dtype(meta.scalar_type()));") in text
+    assert "npu_preparation::check_tensor({self, other}, out, out.scalar_type(), meta.sizes());" \
+        in text
+    # a CPU 0-d `other` goes to the scalar variants, as op-plugin's AddKernelNpuOpApi.cpp
+    assert text.count("if (other.dim() == 0 && !torch_npu::utils::is_npu(other)) {") == 3
+    assert "EXEC_NPU_CMD(aclnnAdds, self, other_scalar, alpha, out);" in text
+    assert "EXEC_NPU_CMD(aclnnInplaceAdds, self, other_scalar, alpha);" in text
+    assert "EXEC_NPU_CMD(aclnnInplaceAdd, self, other, alpha);" in text
+    assert "TODO(opgen):" not in text and r.todos == []
+    yaml = r.files["in-tree/op_plugin/config/op_plugin_functions.yaml.entry"]
+    assert yaml.count("  - func: ") == 3 and "add_.Tensor(Tensor(a!) self" in yaml
+
+
+def test_scalar_schema_picks_the_scalar_api(db):
+    src = Source("test", "2.13.0")
+    op = FrameworkOp("torch", "aten::add.Scalar", src,
+                     schema="aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
+    api = db.aclnn_api("aclnnAdd")
+    r = render_adapter(api, op, "torch", "in-tree", variants=family(db, api))
+    text = r.files[ADAPTER.format("Add")]
+    assert "EXEC_NPU_CMD(aclnnAdds, self, other, alpha, out);" in text
+    assert "EXEC_NPU_CMD(aclnnAdd," not in text
+
+
+def test_cat_takes_itensorlistref_and_sizes_from_meta(db):
+    assert torch_facts.structured_group("aten::cat") is True
+    assert torch_facts.structured_group("aten::index_select") is False
+    r = prepare(db, "aclnnCat", "torch", op="aten::cat")
+    text = r.files[ADAPTER.format("Cat")]
+    assert "at::Tensor cat(const at::ITensorListRef& tensors, int64_t dim)" in text
+    assert "auto meta = at::cat(opgen_meta(tensors), dim);" in text
+    assert "at::TensorList acl_tensors(acl_tensors_vec);" in text
+
+
+def test_without_a_meta_function_the_todo_says_so(db):
+    assert torch_facts.meta_kernel("npu::npu_fusion_attention") is None
+    r = prepare(db, "aclnnFlashAttentionScore", "torch", op="npu::npu_fusion_attention")
+    assert any("no meta function is known" in t for t in r.todos)
