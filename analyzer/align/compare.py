@@ -367,10 +367,14 @@ def compare_dumps(a: str | Path, b: str | Path, reference: str | None = None,
             row.norm_b = _num(outs_b[0].get("Norm"))
             row.mean_b = _num(outs_b[0].get("Mean"))
         row.err, row.err_in, row.mean_ok = _errors(phase, ra, rb)
+        if row.err is None and phase == "backward":  # no input needs a gradient: judge the output grads
+            row.err, row.err_in = row.err_in, None
         dt = _lowest(dtype_a or row.dtype_a, dtype_b or row.dtype_b)
         k, eps = metrics.K.get(dt, 2.0), metrics.EPS.get(dt, metrics.EPS["float32"])
         if floor is not None:
             row.floor, row.floor_in = floor.of(ident, phase)
+            if phase == "backward" and row.err_in is None and row.floor is None:
+                row.floor, row.floor_in = row.floor_in, None
         row.threshold = k * max(row.floor or 0.0, eps)
         row.threshold_in = k * max(row.floor_in or 0.0, eps)
         if row.err is None:

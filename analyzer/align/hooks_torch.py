@@ -9,7 +9,6 @@ forward calls: the backward's ops run outside any module). The same mode applies
 """
 from __future__ import annotations
 
-import sys
 import weakref
 
 import torch
@@ -18,6 +17,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from analyzer.align.fault import Fault
 from analyzer.align.layout import StepDump
 from analyzer.align.stats import finite_or_str, scalar_record
+from analyzer.align.stacks import user_stack
 
 # ops that return a view or metadata of their input: same numbers as their input
 _SKIP_OPS = {"detach", "alias", "lift_fresh", "_unsafe_view", "view", "t", "transpose",
@@ -56,22 +56,6 @@ def flatten(obj, out: list) -> list:
     else:
         out.append(obj)
     return out
-
-
-def user_stack(limit: int = 12) -> list[str]:
-    """msprobe's stack lines ("File f, line n, in fn, \\n code") of the user's frames only."""
-    from analyzer.entry import is_user_file  # pure-Python, no framework import
-
-    lines = []
-    f = sys._getframe(2)
-    while f is not None and len(lines) < limit:
-        co = f.f_code
-        if is_user_file(co.co_filename):
-            import linecache
-            code = linecache.getline(co.co_filename, f.f_lineno).strip()
-            lines.append(f"File {co.co_filename}, line {f.f_lineno}, in {co.co_name}, \n {code}")
-        f = f.f_back
-    return lines
 
 
 class _Mode(TorchDispatchMode):

@@ -101,22 +101,17 @@ def _seed(framework: str, seed: int) -> None:
 
 def run_dump(o: DumpOptions, progress=None) -> DumpResult:
     check_options(o)
-    from analyzer.align.loader import load_model
-    from analyzer.entry import user_error
+    from analyzer.align.loader import load_model, user_error
 
     out = Path(o.output)
     seed = o.seed
     if o.inputs_from:
         seed = int(layout.read_meta(Path(o.inputs_from)).get("seed", seed))
-    if o.framework == "torch":
-        import torch
-        old_default = torch.get_default_dtype()
     _seed(o.framework, seed)
     entry = load_model(o.model, o.framework)
     s = _session(entry, o.framework, o.device)
     notes = s.notes
-    notes.append(s_det := f"deterministic algorithms on ({_deterministic(o.framework)})")
-    del s_det
+    notes.append(f"deterministic algorithms on ({_deterministic(o.framework)})")
     out.mkdir(parents=True, exist_ok=True)
     if o.inputs_from:
         s.load_inputs(Path(o.inputs_from) / "inputs")
@@ -124,14 +119,15 @@ def run_dump(o: DumpOptions, progress=None) -> DumpResult:
     saved = []
     if o.save_inputs:
         saved = s.save_inputs(out / "inputs")
-    s.set_precision(o.reference)
-    s.to_device()
-    s.disable_dropout()
     undumped = None
     try:
+        s.set_precision(o.reference)
+        s.to_device()
+        s.disable_dropout()
         if o.timing:
             undumped = _time_undumped(s, entry, o)
-        rec = s.recorder(o.level, o.scope, o.fault)
+        rec = (s.recorder(o.level, o.scope, o.fault, amp=o.amp) if o.framework == "paddle"
+               else s.recorder(o.level, o.scope, o.fault))
         result = DumpResult(out)
         times = []
         calls = 0
@@ -153,8 +149,7 @@ def run_dump(o: DumpOptions, progress=None) -> DumpResult:
             if progress:
                 progress(f"step {step}: loss {result.losses[-1]}")
     finally:
-        if o.framework == "torch":
-            torch.set_default_dtype(old_default)
+        s.close()
     dtype = "float64" if o.reference else s.param_dtype()
     meta = {
         "tool": "opscan align dump", "schema": 1,

@@ -68,6 +68,7 @@ class TorchSession:
         self.device = device
         self.notes: list[str] = []
         self._nodrop = _NoDropout()
+        self._undo: list = []
 
     # -------------------------------------------------------------- same inputs
     def _input_tensors(self) -> list:
@@ -106,12 +107,19 @@ class TorchSession:
     # -------------------------------------------------------------- precision, device
     def set_precision(self, reference: str | None) -> None:
         if reference == "fp64":
+            old = torch.get_default_dtype()
+            self._undo.append(lambda: torch.set_default_dtype(old))
             torch.set_default_dtype(torch.float64)
             self.model.double()
             for t in self._input_tensors():
                 if t.is_floating_point():
                     t.data = t.data.double()
             self.notes.append("reference run: parameters, inputs and default dtype in float64")
+
+    def close(self) -> None:
+        """Undo every process-wide change (default dtype)."""
+        while self._undo:
+            self._undo.pop()()
 
     def to_device(self) -> None:
         if self.device == "cpu":
