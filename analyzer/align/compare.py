@@ -259,7 +259,10 @@ def _parts(phase: str, rec: dict) -> tuple[list, list]:
 def _errors(phase: str, ra: dict, rb: dict) -> tuple[float | None, float | None, bool | None]:
     oa, ia = _parts(phase, ra)
     ob, ib = _parts(phase, rb)
-    return metrics.list_error(oa, ob), metrics.list_error(ia, ib), metrics.list_mean_within(oa, ob)
+    err, err_in = metrics.list_error(oa, ob), metrics.list_error(ia, ib)
+    if err is None and phase == "backward":  # no input needs a gradient: judge the output grads
+        return err_in, None, metrics.list_mean_within(ia, ib)
+    return err, err_in, metrics.list_mean_within(oa, ob)
 
 
 class _Floor:
@@ -367,14 +370,10 @@ def compare_dumps(a: str | Path, b: str | Path, reference: str | None = None,
             row.norm_b = _num(outs_b[0].get("Norm"))
             row.mean_b = _num(outs_b[0].get("Mean"))
         row.err, row.err_in, row.mean_ok = _errors(phase, ra, rb)
-        if row.err is None and phase == "backward":  # no input needs a gradient: judge the output grads
-            row.err, row.err_in = row.err_in, None
         dt = _lowest(dtype_a or row.dtype_a, dtype_b or row.dtype_b)
         k, eps = metrics.K.get(dt, 2.0), metrics.EPS.get(dt, metrics.EPS["float32"])
         if floor is not None:
             row.floor, row.floor_in = floor.of(ident, phase)
-            if phase == "backward" and row.err_in is None and row.floor is None:
-                row.floor, row.floor_in = row.floor_in, None
         row.threshold = k * max(row.floor or 0.0, eps)
         row.threshold_in = k * max(row.floor_in or 0.0, eps)
         if row.err is None:
