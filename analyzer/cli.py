@@ -4,6 +4,7 @@
                     [--steps N] [-o OUTDIR] [--format md,html,csv,xlsx,json] [--force]
                     [--script] [-- script args]
     opscan classify OP [OP ...] --framework F [--dtype D] [--target T] [--soc S] [--json]
+    opscan align dump|compare ...   (analyzer/align/cli.py)
 """
 from __future__ import annotations
 
@@ -132,6 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "classify":
         return main_classify(argv[1:])
+    if argv and argv[0] == "align":
+        from analyzer.align.cli import main as main_align
+        return main_align(argv[1:])
     return main_scan(argv)
 
 
