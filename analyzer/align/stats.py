@@ -29,7 +29,7 @@ def scalar_record(value) -> dict:
     if isinstance(value, int):
         return {"type": "int", "value": value}
     if isinstance(value, float):
-        return {"type": "float", "value": value if math.isfinite(value) else str(value)}
+        return {"type": "float", "value": value}
     if value is None:
         return {"type": "NoneType", "value": None}
     if isinstance(value, str):
@@ -38,8 +38,9 @@ def scalar_record(value) -> dict:
 
 
 def finite_or_str(x: float):
-    """JSON has no NaN/Inf: keep them as strings like msprobe does."""
-    return x if math.isfinite(x) else str(x)
+    """NaN/Inf stay floats: Python's json writes NaN/Infinity tokens, as msprobe's dumps do
+    (a string "-inf" trips msprobe compare's formula-injection check)."""
+    return float(x)
 
 
 def numel(rec: dict) -> int:
