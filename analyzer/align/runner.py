@@ -111,7 +111,7 @@ def run_dump(o: DumpOptions, progress=None) -> DumpResult:
     entry = load_model(o.model, o.framework)
     s = _session(entry, o.framework, o.device)
     notes = s.notes
-    notes.append(f"deterministic algorithms on ({_deterministic(o.framework)})")
+    notes.append(f"deterministic algorithms on ({_deterministic(o.framework, s)})")
     out.mkdir(parents=True, exist_ok=True)
     if o.inputs_from:
         s.load_inputs(Path(o.inputs_from) / "inputs")
@@ -142,14 +142,17 @@ def run_dump(o: DumpOptions, progress=None) -> DumpResult:
                 rec.end_step()
                 raise user_error(e, o.model, f"step {step}") from None
             dump = rec.end_step()
-            times.append(time.perf_counter() - t0)
             calls = len(dump.data)
             result.steps.append(dump.write(out))
+            times.append(time.perf_counter() - t0)  # hooks + statistics + writing the step
             result.losses.append(s.loss_value(loss))
             if progress:
                 progress(f"step {step}: loss {result.losses[-1]}")
     finally:
         s.close()
+    if o.fault is not None and rec.fault_hit is None:
+        notes.append(f"planted fault {o.fault.kind}:{o.fault.occurrence} never fired: step "
+                     f"{o.fault.step} has fewer forward calls of that kind inside modules")
     dtype = "float64" if o.reference else s.param_dtype()
     meta = {
         "tool": "opscan align dump", "schema": 1,
@@ -172,23 +175,31 @@ def run_dump(o: DumpOptions, progress=None) -> DumpResult:
     return result
 
 
-def _deterministic(framework: str) -> str:
+def _deterministic(framework: str, session) -> str:
     if framework == "torch":
+        import torch
+
         from analyzer.align.session_torch import deterministic
+        was = (torch.are_deterministic_algorithms_enabled(),
+               torch.is_deterministic_algorithms_warn_only_enabled())
+        session._undo.append(lambda: torch.use_deterministic_algorithms(was[0], warn_only=was[1]))
     else:
         from analyzer.align.session_paddle import deterministic
     return deterministic()
 
 
-def _time_undumped(s, entry, o: DumpOptions) -> float:
-    """One warm-up and one timed step without hooks (they change the weights: timing only)."""
+def _time_undumped(s, entry, o: DumpOptions, repeat: int = 3) -> list[float]:
+    """One warm-up and `repeat` timed steps without hooks (they change the weights: timing only)."""
     with s.step_context(o.amp):
         entry.run_step()
-    t0 = time.perf_counter()
-    with s.step_context(o.amp):
-        entry.run_step()
-    s.sync()
-    return time.perf_counter() - t0
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        with s.step_context(o.amp):
+            entry.run_step()
+        s.sync()
+        times.append(time.perf_counter() - t0)
+    return times
 
 
 def options_json(o: DumpOptions) -> dict:
