@@ -44,8 +44,10 @@ def tensor_stats(t) -> dict:
                               paddle.isnan(xf).astype(xf.dtype).sum(),
                               paddle.isinf(xf).astype(xf.dtype).sum()]).numpy().tolist()
             mx, mn, mean, norm, nans, infs = v
-            rec.update(Max=finite_or_str(mx), Min=finite_or_str(mn), Mean=finite_or_str(mean),
-                       Norm=finite_or_str(norm), NanCount=int(nans), InfCount=int(infs))
+            single = xf.dtype != paddle.float64
+            rec.update(Max=finite_or_str(mx, single), Min=finite_or_str(mn, single),
+                       Mean=finite_or_str(mean, single), Norm=finite_or_str(norm, single),
+                       NanCount=int(nans), InfCount=int(infs))
     rec["requires_grad"] = not bool(t.stop_gradient)
     return rec
 

@@ -38,8 +38,10 @@ def tensor_stats(t: torch.Tensor) -> dict:
         v = torch.stack([xf.max(), xf.min(), xf.mean(), torch.linalg.vector_norm(xf),
                          torch.isnan(xf).sum().to(xf.dtype), torch.isinf(xf).sum().to(xf.dtype)])
         mx, mn, mean, norm, nans, infs = v.tolist()
-        rec.update(Max=finite_or_str(mx), Min=finite_or_str(mn), Mean=finite_or_str(mean),
-                   Norm=finite_or_str(norm), NanCount=int(nans), InfCount=int(infs))
+        single = xf.dtype != torch.float64
+        rec.update(Max=finite_or_str(mx, single), Min=finite_or_str(mn, single),
+                   Mean=finite_or_str(mean, single), Norm=finite_or_str(norm, single),
+                   NanCount=int(nans), InfCount=int(infs))
     rec["requires_grad"] = bool(t.requires_grad)
     return rec
 

@@ -45,7 +45,7 @@ def row_cells(r: dict) -> dict:
 def _criteria_lines(rep: dict) -> list[tuple[str, str, str]]:
     c = rep["counts"]
     loss = rep.get("loss") or {}
-    out = [("module calls within the noise floor (k x fp64 error)",
+    out = [("calls (modules, ops) within k x their float64 noise floor",
             f"{c['calls'] - c['failed']}/{c['calls']}", "pass" if not c["failed"] else "fail"),
            ("module forward/backward mean within 1%", f"{c['mean_criterion_failed']} call(s) outside",
             "pass" if not c["mean_criterion_failed"] else "fail")]

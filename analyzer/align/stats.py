@@ -37,10 +37,15 @@ def scalar_record(value) -> dict:
     return {"type": type(value).__name__, "value": None}
 
 
-def finite_or_str(x: float):
+def finite_or_str(x: float, single: bool = False):
     """NaN/Inf stay floats: Python's json writes NaN/Infinity tokens, as msprobe's dumps do
-    (a string "-inf" trips msprobe compare's formula-injection check)."""
-    return float(x)
+    (a string "-inf" trips msprobe compare's formula-injection check). single: the value was
+    computed in float32; keep its shortest float32 spelling (9 digits, not 17)."""
+    x = float(x)
+    if single and math.isfinite(x):
+        import numpy as np
+        return float(str(np.float32(x)))
+    return x
 
 
 def numel(rec: dict) -> int:
