@@ -86,6 +86,7 @@ class AlignReport:
     notes: list[str] = field(default_factory=list)
     next_steps: list[str] = field(default_factory=list)
     repro: str | None = None
+    op_dumps: tuple[str, str] | None = None  # op-level re-runs the op was named from
 
     # ---------------------------------------------------------------- numbers
     @property
@@ -134,6 +135,7 @@ class AlignReport:
                          "loss_step": metrics.LOSS_STEP_CRITERION,
                          "loss_curve": metrics.LOSS_CURVE_CRITERION},
             "notes": self.notes, "next_steps": self.next_steps, "repro": self.repro,
+            "op_dumps": list(self.op_dumps) if self.op_dumps else None,
             "rows": [asdict(r) for r in self.rows],
         }
 

@@ -9,6 +9,7 @@ forward calls: the backward's ops run outside any module). The same mode applies
 """
 from __future__ import annotations
 
+import math
 import weakref
 
 import torch
@@ -35,9 +36,11 @@ def tensor_stats(t: torch.Tensor) -> dict:
         if x.is_complex():
             x = x.abs()
         xf = x if x.dtype == torch.float64 else x.float()
-        v = torch.stack([xf.max(), xf.min(), xf.mean(), torch.linalg.vector_norm(xf),
-                         torch.isnan(xf).sum().to(xf.dtype), torch.isinf(xf).sum().to(xf.dtype)])
-        mx, mn, mean, norm, nans, infs = v.tolist()
+        mn, mx = torch.aminmax(xf)
+        mx, mn, mean, norm = torch.stack([mx, mn, xf.mean(), torch.linalg.vector_norm(xf)]).tolist()
+        nans = infs = 0
+        if not math.isfinite(norm):  # a finite L2 norm means no NaN and no Inf: count only then
+            nans, infs = int(torch.isnan(xf).sum()), int(torch.isinf(xf).sum())
         single = xf.dtype != torch.float64
         rec.update(Max=finite_or_str(mx, single), Min=finite_or_str(mn, single),
                    Mean=finite_or_str(mean, single), Norm=finite_or_str(norm, single),

@@ -47,11 +47,24 @@ def dumps_dump_json(head: dict, data: dict) -> bytes:
 
 
 def write_file(path: Path, data: bytes) -> None:
-    """Atomic write (temp file + os.replace) in the file's folder."""
-    from analyzer.report.writer import atomic_write
+    """Atomic write: a temp file in the same folder, then os.replace. No fsync: a dump is
+    rewritten every step and can be made again; a reader never sees half a file."""
+    import tempfile
 
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, data)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
 
 
 @dataclass

@@ -5,7 +5,10 @@ names them.
 """
 from __future__ import annotations
 
+import functools
 
+
+@functools.lru_cache(maxsize=1)
 def entry_module():
     try:
         from analyzer.trace import entry  # type: ignore[attr-defined]

@@ -92,12 +92,14 @@ def write_repro(rep: AlignReport, outdir: Path) -> Path | None:
 
 
 def _stats_b(rep: AlignReport) -> dict | None:
+    a, b = rep.op_dumps or (rep.a, rep.b)
     try:
-        db = layout.read_step(Path(rep.b), rep.step)
+        db = layout.read_step(Path(b), rep.step)
+        da = layout.read_step(Path(a), rep.step)
     except Exception:  # B unreadable now: the repro still runs without B's numbers
         return None
     from analyzer.align.compare import identities
-    ida = identities(layout.read_step(Path(rep.a), rep.step))
+    ida = identities(da)
     idb = identities(db)
     ident = next((i for i, k in ida.items() if k == rep.op.key), None)
     kb = idb.get(ident)
