@@ -38,3 +38,17 @@ def test_no_fault_no_divergence(align_dumps):
     again = align_dumps("torch-tiny-again", TORCH, "torch", inputs_from=str(a), level="op")
     rep = compare_dumps(a, again)
     assert rep.counts["failed"] == 0 and rep.origin is None
+
+
+def test_module_level_dumps_descend_to_the_op_by_rerunning_both_sides(align_dumps, tmp_path):
+    from analyzer.align.api import compare_and_report
+
+    a = align_dumps("torch-tiny-mod-a", TORCH, "torch", save_inputs=True)
+    b = align_dumps("torch-tiny-mod-softmax1", TORCH, "torch", inputs_from=str(a), fault=Fault("softmax", 1))
+    rep, _ = compare_and_report(a, b, tmp_path / "out", formats="json",
+                                classify=lambda op, dtypes: {"category": "supported"})
+    assert rep.origin.key == "Module.blocks.1.attn.Attention.forward.0"
+    assert rep.op is not None and rep.op.name == "_softmax.default"
+    assert rep.suspects[0].op == "aten::_softmax"
+    assert any(d.startswith("re-ran both sides on the CPU at --level op inside blocks.1.attn") for d in rep.descent)
+    assert rep.repro and (tmp_path / "out" / "repro" / rep.op.key / "inputs.pt").is_file()
