@@ -71,7 +71,12 @@ def measure(framework: str, model: str, work: Path, repeat: int = 7) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=None)
+    ap.add_argument("--threads", type=int, default=1,
+                    help="torch intra-op threads (default 1: steadier timings on a shared machine)")
     args = ap.parse_args()
+    if args.threads:
+        import torch
+        torch.set_num_threads(args.threads)
     models = MODELS if not args.models else [tuple(m.split(":", 1)) for m in args.models.split(",")]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

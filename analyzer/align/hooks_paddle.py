@@ -159,6 +159,8 @@ class PaddleRecorder:
         self._fault_seen = 0
         self._stack: list[str] = []
         self._seen_paths: set = set()
+        if not hasattr(self, "_stacks"):
+            self._stacks: dict = {}  # module path -> its call site lines (computed once)
         self._pending: dict = {}
 
     def begin_step(self, step: int) -> None:
@@ -201,7 +203,9 @@ class PaddleRecorder:
             self.data[key] = {"input_args": [self._stats(a) for a in flat], "input_kwargs": {}}
             if path not in self._seen_paths:
                 self._seen_paths.add(path)
-                lines = user_stack()
+                lines = self._stacks.get(path)
+                if lines is None:
+                    lines = self._stacks[path] = user_stack()
                 self.stack_map.setdefault(tuple(lines), (lines, []))[1].append(key)
             bkey = f"Module.{path}.{cls}.backward.{n}"
             grads = [t for t in flat if is_tensor(t) and not t.stop_gradient]

@@ -125,6 +125,8 @@ class TorchRecorder:
         if not hasattr(self, "_param_owner"):
             self._param_owner: dict = {}
         self._seen_paths: set = set()
+        if not hasattr(self, "_stacks"):
+            self._stacks: dict = {}  # module path -> its call site lines (computed once)
 
     def begin_step(self, step: int) -> None:
         self._reset()
@@ -166,13 +168,11 @@ class TorchRecorder:
         return rec
 
     def _grad_stats(self, g) -> dict | None:
+        """A gradient's statistics; the same gradient tensor reaches the hook on one module's
+        output and the next module's input, so the identity cache serves it twice."""
         if g is None:
             return None
-        self._busy = True
-        try:
-            return tensor_stats(g)
-        finally:
-            self._busy = False
+        return self._stats(g)
 
     def _in_scope(self, key: str) -> bool:
         return not self.scope or any(key.startswith(f"Module.{s}.") or key.startswith(f"Module.{s}")
@@ -193,7 +193,9 @@ class TorchRecorder:
             self.data[key] = rec  # placed at the call; msprobe orders by completion, see _post
             if path not in self._seen_paths:
                 self._seen_paths.add(path)
-                lines = user_stack()
+                lines = self._stacks.get(path)
+                if lines is None:
+                    lines = self._stacks[path] = user_stack()
                 self.stack_map.setdefault(tuple(lines), (lines, []))[1].append(key)
             bkey = f"Module.{path}.{cls}.backward.{n}"
             grads = [t for t in flat if isinstance(t, torch.Tensor) and t.requires_grad]

@@ -80,12 +80,25 @@ class StepDump:
     stack: dict = field(default_factory=dict)
 
     def write(self, root: Path) -> Path:
+        """The three files go into a hidden folder renamed onto step{N}/rank{R} at once (one
+        rename per step: renames are the slow part of a dump on overlay filesystems)."""
+        import shutil
+
         d = Path(root) / f"step{self.step}" / f"rank{self.rank}"
-        write_file(d / "dump.json", dumps_dump_json({"task": "statistics", "level": self.level,
-                                                     "framework": self.framework,
-                                                     "dump_data_dir": None}, self.data))
-        write_file(d / "construct.json", dumps_json(self.construct))
-        write_file(d / "stack.json", dumps_json(self.stack))
+        tmp = d.parent / f".rank{self.rank}.tmp"
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir(parents=True)
+        files = {"dump.json": dumps_dump_json({"task": "statistics", "level": self.level,
+                                               "framework": self.framework,
+                                               "dump_data_dir": None}, self.data),
+                 "construct.json": dumps_json(self.construct), "stack.json": dumps_json(self.stack)}
+        for name, data in files.items():
+            with open(tmp / name, "wb") as f:
+                f.write(data)
+        if d.exists():
+            shutil.rmtree(d)
+        os.rename(tmp, d)
         return d
 
 

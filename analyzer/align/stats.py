@@ -43,8 +43,7 @@ def finite_or_str(x: float, single: bool = False):
     computed in float32; keep its shortest float32 spelling (9 digits, not 17)."""
     x = float(x)
     if single and math.isfinite(x):
-        import numpy as np
-        return float(str(np.float32(x)))
+        return float("%.9g" % x)  # 9 significant digits round-trip every float32
     return x
 
 
