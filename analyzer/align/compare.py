@@ -421,7 +421,6 @@ def _localize(rep: AlignReport) -> None:
         if first is None:
             continue
         origin = first
-        trail = [first.key]
         # inputs already wrong: the divergence began earlier, in an ancestor's own ops
         while not origin.inputs_ok:
             parent = by_key.get(origin.parent) if origin.parent else None
@@ -429,13 +428,11 @@ def _localize(rep: AlignReport) -> None:
                 origin = None
                 break
             origin = parent
-            trail.append(parent.key)
         if origin is None or origin.key != first.key:
             # prefer a failing module with passing inputs anywhere (innermost in completion order)
             cand = next((r for r in mods if r.failed and r.inputs_ok), None)
             if cand is not None:
                 origin = cand
-                trail.append(cand.key)
         rep.origin = origin
         rep.descent = [f"first failing {phase} call: {first.key}"]
         if origin is None:
@@ -464,10 +461,9 @@ def _localize(rep: AlignReport) -> None:
             rep.next_steps.append(
                 f"op level inside {origin.key}: dump both sides again with "
                 f"--level op --scope {path} (the same --inputs)")
-        if rep.origin is None and first is not None:
+        if rep.origin is None:
             rep.origin = first
         return
-    return
 
 
 def write_json_report(rep: AlignReport, path: Path) -> None:

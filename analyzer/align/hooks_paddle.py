@@ -40,21 +40,43 @@ def tensor_stats(t) -> dict:
         x = t.detach()
         if x.size == 0:
             rec.update(Max=None, Min=None, Mean=None, Norm=None, NanCount=0, InfCount=0)
+        elif x.place.is_cpu_place():
+            _numpy_stats(x, rec)  # ten times cheaper than five phi ops on the CPU
         else:
-            xf = x if x.dtype == paddle.float64 else x.astype("float32")
-            v = paddle.stack([xf.max(), xf.min(), xf.mean(),
-                              paddle.linalg.norm(xf.flatten())]).numpy().tolist()
-            mx, mn, mean, norm = v
-            nans = infs = 0
-            if not math.isfinite(norm):  # a finite L2 norm means no NaN and no Inf
-                nans = int(paddle.isnan(xf).astype("int64").sum())
-                infs = int(paddle.isinf(xf).astype("int64").sum())
-            single = xf.dtype != paddle.float64
-            rec.update(Max=finite_or_str(mx, single), Min=finite_or_str(mn, single),
-                       Mean=finite_or_str(mean, single), Norm=finite_or_str(norm, single),
-                       NanCount=int(nans), InfCount=int(infs))
+            _device_stats(x, rec)
     rec["requires_grad"] = not bool(t.stop_gradient)
     return rec
+
+
+def _numpy_stats(x, rec: dict) -> None:
+    import numpy as np
+
+    if x.dtype in (paddle.bfloat16, paddle.float16):
+        x = x.astype("float32")  # numpy has no bfloat16
+    a = x.numpy()
+    a = a if a.dtype == np.float64 else a.astype(np.float32, copy=False)
+    with np.errstate(all="ignore"):
+        mx, mn, mean = float(a.max()), float(a.min()), float(a.mean(dtype=a.dtype))
+        norm = float(np.linalg.norm(a.ravel()))
+    _fill(rec, mx, mn, mean, norm, a.dtype != np.float64,
+          lambda: (int(np.isnan(a).sum()), int(np.isinf(a).sum())))
+
+
+def _device_stats(x, rec: dict) -> None:
+    xf = x if x.dtype == paddle.float64 else x.astype("float32")
+    mx, mn, mean, norm = paddle.stack([xf.max(), xf.min(), xf.mean(),
+                                       paddle.linalg.norm(xf.flatten())]).numpy().tolist()
+    _fill(rec, mx, mn, mean, norm, xf.dtype != paddle.float64,
+          lambda: (int(paddle.isnan(xf).astype("int64").sum()), int(paddle.isinf(xf).astype("int64").sum())))
+
+
+def _fill(rec, mx, mn, mean, norm, single, counts) -> None:
+    nans = infs = 0
+    if not math.isfinite(norm):  # a finite L2 norm means no NaN and no Inf: count only then
+        nans, infs = counts()
+    rec.update(Max=finite_or_str(mx, single), Min=finite_or_str(mn, single),
+               Mean=finite_or_str(mean, single), Norm=finite_or_str(norm, single),
+               NanCount=nans, InfCount=infs)
 
 
 def is_tensor(x) -> bool:
@@ -161,7 +183,6 @@ class PaddleRecorder:
         self._seen_paths: set = set()
         if not hasattr(self, "_stacks"):
             self._stacks: dict = {}  # module path -> its call site lines (computed once)
-        self._pending: dict = {}
 
     def begin_step(self, step: int) -> None:
         self._reset()

@@ -191,10 +191,9 @@ def render_html(rep: dict) -> bytes:
     parts.append("<h2>All calls</h2><table><tr>" + "".join(f"<th>{c}</th>" for c in COLUMNS) + "</tr>")
     for r in rep["rows"]:
         cells = row_cells(r)
-        parts.append("<tr>" + "".join(
-            f"<td class='{cells[c]}'>" if c == "floor_verdict" else "<td>" for c in COLUMNS[:0]) +
-            "".join((f"<td class='{e(cells[c])}'>{e(str(cells[c]))}</td>" if c == "floor_verdict"
-                     else f"<td>{e(str(cells[c]))}</td>") for c in COLUMNS) + "</tr>")
+        parts.append("<tr>" + "".join((f"<td class='{e(cells[c])}'>{e(str(cells[c]))}</td>"
+                                       if c == "floor_verdict" else f"<td>{e(str(cells[c]))}</td>")
+                                      for c in COLUMNS) + "</tr>")
     parts.append("</table></body></html>\n")
     return "".join(parts).encode("utf-8")
 

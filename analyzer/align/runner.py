@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from analyzer.align import layout
@@ -200,9 +200,3 @@ def _time_undumped(s, entry, o: DumpOptions, repeat: int = 3) -> list[float]:
         s.sync()
         times.append(time.perf_counter() - t0)
     return times
-
-
-def options_json(o: DumpOptions) -> dict:
-    d = asdict(o)
-    d["fault"] = o.fault.to_json() if o.fault else None
-    return d
