@@ -12,7 +12,6 @@ pass and outputs fail (then backward); the descent names the first failing op of
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -465,6 +464,3 @@ def _localize(rep: AlignReport) -> None:
             rep.origin = first
         return
 
-
-def write_json_report(rep: AlignReport, path: Path) -> None:
-    layout.write_file(path, (json.dumps(rep.to_json(), indent=1, sort_keys=True, default=str) + "\n").encode())
