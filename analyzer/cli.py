@@ -6,6 +6,7 @@
     opscan classify OP [OP ...] --framework F [--dtype D] [--target T] [--soc S] [--json]
     opscan blacklist MODEL.py --framework paddle [scan options] [--suspect OPS] [--current LIST]
     opscan log FILE... --framework paddle|torch [--scan report.json] [-o OUTDIR]
+    opscan align dump|compare ...   (analyzer/align/cli.py)
 """
 from __future__ import annotations
 
@@ -171,6 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "log":
         from analyzer.logscan.cli import main as main_log
         return main_log(argv[1:])
+    if argv and argv[0] == "align":
+        from analyzer.align.cli import main as main_align
+        return main_align(argv[1:])
     return main_scan(argv)
 
 

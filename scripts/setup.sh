@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install opscan with both frameworks, the C++ build tools and the test tools.
+# Install opscan with both frameworks, the C++ build tools, the test tools and the `opscan align`
+# extras (matplotlib for the loss plot, mindstudio-probe for the msprobe interop tests).
 # torch is pinned to 2.13.0 (CPU build) and paddlepaddle to 3.3.1: a looser range would
 # pull a newer torch with several GB of CUDA packages.
 set -euo pipefail

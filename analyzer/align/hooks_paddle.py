@@ -1,0 +1,355 @@
+"""Recorder for Paddle (framework-only: imports paddle, nothing from opscan's tracer).
+
+Per `paddle.nn.Layer` call: input and output statistics (forward pre/post hooks); output
+and input gradients through tensor hooks; parameter gradients through parameter hooks.
+At level "op", every `paddle._C_ops` function (the phi ops every Paddle API reaches) is
+wrapped for the step and the output statistics of each call inside a Layer are recorded
+as `Paddle.{op}.{n}.forward`. The same wrappers apply a planted Fault, capture one op's
+inputs for a repro, and emulate AMP rounding where the CPU build has no AMP.
+Dtypes are written in torch spelling (msprobe's compare expects it); "type" says paddle.
+"""
+from __future__ import annotations
+
+import math
+
+import paddle
+
+from analyzer.align.fault import Fault
+from analyzer.align.layout import StepDump
+from analyzer.align.stacks import user_stack
+from analyzer.align.stats import PADDLE_TO_TORCH_DTYPE, finite_or_str, scalar_record
+
+# ops whose output is their input's numbers (views, metadata, allocation)
+_SKIP_OPS = {"reshape", "reshape_", "squeeze", "unsqueeze", "squeeze_", "unsqueeze_", "transpose",
+             "flatten", "flatten_", "slice", "split", "split_with_num", "unbind", "full",
+             "full_like", "full_", "assign", "share_data", "view_shape", "view_dtype", "empty",
+             "empty_like", "zeros", "ones", "shape", "shape64", "expand", "strided_slice"}
+# AMP white list (ops that run in bf16/fp16 under O1)
+AMP_WHITE = {"matmul", "linear", "linear_v2", "conv2d", "conv3d", "conv1d", "depthwise_conv2d",
+             "conv2d_transpose", "bmm", "mm", "einsum", "fused_gemm_epilogue", "addmm"}
+
+
+def _tstr(dtype) -> str:
+    s = str(dtype)
+    return PADDLE_TO_TORCH_DTYPE.get(s, s.replace("paddle.", "torch."))
+
+
+def tensor_stats(t) -> dict:
+    rec = {"type": "paddle.Tensor", "dtype": _tstr(t.dtype), "shape": [int(s) for s in t.shape]}
+    with paddle.no_grad():
+        x = t.detach()
+        if x.size == 0:
+            rec.update(Max=None, Min=None, Mean=None, Norm=None, NanCount=0, InfCount=0)
+        elif x.place.is_cpu_place():
+            _numpy_stats(x, rec)  # ten times cheaper than five phi ops on the CPU
+        else:
+            _device_stats(x, rec)
+    rec["requires_grad"] = not bool(t.stop_gradient)
+    return rec
+
+
+def _numpy_stats(x, rec: dict) -> None:
+    import numpy as np
+
+    if x.dtype in (paddle.bfloat16, paddle.float16):
+        x = x.astype("float32")  # numpy has no bfloat16
+    a = x.numpy()
+    a = a if a.dtype == np.float64 else a.astype(np.float32, copy=False)
+    with np.errstate(all="ignore"):
+        mx, mn, mean = float(a.max()), float(a.min()), float(a.mean(dtype=a.dtype))
+        norm = float(np.linalg.norm(a.ravel()))
+    _fill(rec, mx, mn, mean, norm, a.dtype != np.float64,
+          lambda: (int(np.isnan(a).sum()), int(np.isinf(a).sum())))
+
+
+def _device_stats(x, rec: dict) -> None:
+    xf = x if x.dtype == paddle.float64 else x.astype("float32")
+    mx, mn, mean, norm = paddle.stack([xf.max(), xf.min(), xf.mean(),
+                                       paddle.linalg.norm(xf.flatten())]).numpy().tolist()
+    _fill(rec, mx, mn, mean, norm, xf.dtype != paddle.float64,
+          lambda: (int(paddle.isnan(xf).astype("int64").sum()), int(paddle.isinf(xf).astype("int64").sum())))
+
+
+def _fill(rec, mx, mn, mean, norm, single, counts) -> None:
+    nans = infs = 0
+    if not math.isfinite(norm):  # a finite L2 norm means no NaN and no Inf: count only then
+        nans, infs = counts()
+    rec.update(Max=finite_or_str(mx, single), Min=finite_or_str(mn, single),
+               Mean=finite_or_str(mean, single), Norm=finite_or_str(norm, single),
+               NanCount=nans, InfCount=infs)
+
+
+def is_tensor(x) -> bool:
+    return isinstance(x, paddle.Tensor)
+
+
+def flatten(obj, out: list) -> list:
+    if is_tensor(obj):
+        out.append(obj)
+    elif isinstance(obj, (tuple, list)):
+        for o in obj:
+            flatten(o, out)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            flatten(o, out)
+    else:
+        out.append(obj)
+    return out
+
+
+def _float(t) -> bool:
+    return t.dtype in (paddle.float32, paddle.float64, paddle.float16, paddle.bfloat16)
+
+
+class PhiOpWrappers:
+    """Swaps every callable of paddle._C_ops for a wrapper while active."""
+
+    def __init__(self, on_call):
+        self.on_call = on_call
+        self.saved: dict = {}
+
+    def __enter__(self):
+        ops = paddle._C_ops
+        for name in dir(ops):
+            if name.startswith("_"):
+                continue
+            fn = getattr(ops, name)
+            if not callable(fn) or isinstance(fn, type):
+                continue
+            self.saved[name] = fn
+            setattr(ops, name, self._wrap(name, fn))
+        return self
+
+    def _wrap(self, name, fn):
+        on_call = self.on_call
+
+        def wrapper(*args, **kwargs):
+            return on_call(name, fn, args, kwargs)
+        wrapper.__name__ = name
+        return wrapper
+
+    def __exit__(self, *exc):
+        ops = paddle._C_ops
+        for name, fn in self.saved.items():
+            setattr(ops, name, fn)
+        self.saved.clear()
+
+
+class PaddleRecorder:
+    framework = "paddle"
+
+    def __init__(self, model, level: str = "module", scope: tuple[str, ...] = (),
+                 fault: Fault | None = None, capture=None, amp: str | None = None):
+        self.model = model
+        self.level = level
+        self.scope = tuple(scope)
+        self.fault = fault
+        self.fault_hit: dict | None = None
+        self.capture = capture
+        self.captured = None
+        self.amp = amp  # emulated AMP rounding (CPU only): "bf16" | "fp16" | None
+        self._handles = []
+        self._ops = None
+        self._busy = False
+        self._param_owner: dict = {}
+        self._reset()
+
+    def install(self) -> "PaddleRecorder":
+        root = self.model
+        for path, mod in root.named_sublayers():
+            cls = type(mod).__name__
+            self._handles.append(mod.register_forward_pre_hook(self._pre(path, cls)))
+            self._handles.append(mod.register_forward_post_hook(self._post(path, cls)))
+            for pname, p in mod.named_parameters(include_sublayers=False):
+                if not p.stop_gradient and id(p) not in self._param_owner:
+                    self._param_owner[id(p)] = (path, cls, pname)
+                    p.register_hook(self._param_hook(path, cls, pname))
+        return self
+
+    def remove(self) -> None:
+        for h in self._handles:
+            h.remove()
+        self._handles.clear()
+
+    def _reset(self):
+        self.data: dict = {}
+        self.construct: dict = {}
+        self.stack_map: dict = {}
+        self._calls: dict = {}
+        self._op_calls: dict = {}
+        self._op_in_parent: dict = {}
+        self._fault_seen = 0
+        self._stack: list[str] = []
+        self._seen_paths: set = set()
+        if not hasattr(self, "_stacks"):
+            self._stacks: dict = {}  # module path -> its call site lines (computed once)
+
+    def begin_step(self, step: int) -> None:
+        self._reset()
+        self.step = step
+        if self.level == "op" or self.fault is not None or self.capture is not None or self.amp:
+            self._ops = PhiOpWrappers(self._on_op).__enter__()
+
+    def end_step(self) -> StepDump:
+        if self._ops is not None:
+            self._ops.__exit__(None, None, None)
+            self._ops = None
+        stack = {str(i): [keys, lines] for i, (lines, keys) in enumerate(self.stack_map.values())}
+        return StepDump(step=self.step, rank=0, framework="paddle",
+                        level="mix" if self.level == "op" else "L0",
+                        data=self.data, construct=self.construct, stack=stack)
+
+    # ------------------------------------------------------------ statistics
+    def _stats(self, obj) -> dict:
+        if not is_tensor(obj):
+            return scalar_record(obj)
+        self._busy = True
+        try:
+            return tensor_stats(obj)
+        finally:
+            self._busy = False
+
+    def _in_scope(self, key: str) -> bool:
+        return not self.scope or any(key.startswith(f"Module.{s}.") for s in self.scope)
+
+    # ------------------------------------------------------------ layer hooks
+    def _pre(self, path, cls):
+        def hook(layer, inputs):
+            n = self._calls.get(path, 0)
+            self._calls[path] = n + 1
+            key = f"Module.{path}.{cls}.forward.{n}"
+            self.construct[key] = self._stack[-1] if self._stack else None
+            self._stack.append(key)
+            flat = flatten(inputs, [])
+            self.data[key] = {"input_args": [self._stats(a) for a in flat], "input_kwargs": {}}
+            if path not in self._seen_paths:
+                self._seen_paths.add(path)
+                lines = self._stacks.get(path)
+                if lines is None:
+                    lines = self._stacks[path] = user_stack()
+                self.stack_map.setdefault(tuple(lines), (lines, []))[1].append(key)
+            bkey = f"Module.{path}.{cls}.backward.{n}"
+            grads = [t for t in flat if is_tensor(t) and not t.stop_gradient]
+            if paddle.is_grad_enabled():
+                for i, t in enumerate(grads):
+                    self._tensor_hook(t, bkey, "output", i, len(grads))
+            return None
+        return hook
+
+    def _post(self, path, cls):
+        def hook(layer, inputs, outputs):
+            key = self._stack.pop() if self._stack else f"Module.{path}.{cls}.forward.0"
+            rec = self.data.pop(key, {"input_args": [], "input_kwargs": {}})
+            flat = flatten(outputs, [])
+            rec["output"] = [self._stats(o) for o in flat]
+            self.data[key] = rec
+            bkey = key.replace(".forward.", ".backward.")
+            parent = self.construct.get(key)
+            self.construct[bkey] = parent.replace(".forward.", ".backward.") if parent else None
+            if paddle.is_grad_enabled():
+                outs = [t for t in flat if is_tensor(t) and not t.stop_gradient]
+                for i, t in enumerate(outs):
+                    self._tensor_hook(t, bkey, "input", i, len(outs))
+            return None
+        return hook
+
+    def _tensor_hook(self, t, bkey, side, i, n):
+        def hook(g):
+            rec = self.data.get(bkey)
+            if rec is None:
+                rec = self.data[bkey] = {"input": [], "output": []}
+            lst = rec[side]
+            if len(lst) < n:
+                lst.extend([None] * (n - len(lst)))
+            lst[i] = self._stats(g) if g is not None else None
+            return None
+        try:
+            t.register_hook(hook)
+        except (RuntimeError, ValueError):
+            pass  # leaf tensors that do not keep gradients
+
+    def _param_hook(self, path, cls, pname):
+        key = f"Module.{path}.{cls}.parameters_grad.0"
+
+        def hook(g):
+            rec = self.data.get(key)
+            if rec is None:
+                rec = self.data[key] = {}
+            rec[pname] = [self._stats(g)]
+            return None
+        return hook
+
+    # ------------------------------------------------------------ op calls
+    def _on_op(self, name, fn, args, kwargs):
+        if self._busy or not self._stack:
+            return fn(*args, **kwargs)
+        if self.amp and name in AMP_WHITE:
+            out = self._amp_call(fn, args, kwargs)
+        else:
+            out = fn(*args, **kwargs)
+        parent = self._stack[-1]
+        if self.fault is not None and self.fault_hit is None and self.step == self.fault.step \
+                and name in self.fault.names("paddle"):
+            if self._fault_seen == self.fault.occurrence:
+                self._busy = True
+                try:
+                    out = _perturb(out, self.fault.rel)
+                finally:
+                    self._busy = False
+                self.fault_hit = {"module": parent, "op": name, "kind": self.fault.kind}
+            self._fault_seen += 1
+        if name in _SKIP_OPS:
+            return out
+        if self.capture is not None:
+            self._maybe_capture(name, parent, out, args, kwargs)
+        if self.level != "op" or not self._in_scope(parent):
+            return out
+        n = self._op_calls.get(name, 0)
+        self._op_calls[name] = n + 1
+        key = f"Paddle.{name}.{n}.forward"
+        self.construct[key] = parent
+        self.data[key] = {"input_args": [], "input_kwargs": {},
+                          "output": [self._stats(o) for o in flatten(out, [])]}
+        if self.fault_hit is not None and self.fault_hit.get("op") == name and "op_key" not in self.fault_hit:
+            self.fault_hit["op_key"] = key
+        return out
+
+    def _amp_call(self, fn, args, kwargs):
+        """Round float inputs and the output to the AMP dtype (compute stays float32 on CPU)."""
+        dt = {"bf16": "bfloat16", "fp16": "float16"}[self.amp]
+        self._busy = True
+        try:
+            def rnd(x):
+                if is_tensor(x) and x.dtype == paddle.float32:
+                    return x.astype(dt).astype("float32")
+                return x
+            args = [rnd(a) for a in args]
+            out = fn(*args, **kwargs)
+            if is_tensor(out):
+                out = rnd(out)
+            return out
+        finally:
+            self._busy = False
+
+    def _maybe_capture(self, name, parent, out, args, kwargs):
+        want_parent, want_op, want_n = self.capture
+        if parent != want_parent or name != want_op or self.captured is not None:
+            return
+        k = (parent, name)
+        n = self._op_in_parent.get(k, 0)
+        self._op_in_parent[k] = n + 1
+        if n == want_n:
+            def np_(x):
+                return x.detach().numpy() if is_tensor(x) else x
+            self.captured = {"op": name, "args": [np_(a) for a in args],
+                             "kwargs": {k2: np_(v) for k2, v in kwargs.items()},
+                             "out": [np_(o) for o in flatten(out, [])]}
+
+
+def _perturb(out, rel):
+    if is_tensor(out):
+        return out * (1 + rel) if _float(out) else out
+    if isinstance(out, (tuple, list)) and out and is_tensor(out[0]):
+        return type(out)([_perturb(out[0], rel), *out[1:]])
+    return out
+

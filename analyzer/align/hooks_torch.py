@@ -1,0 +1,297 @@
+"""Recorder for torch (framework-only: imports torch, nothing from opscan's tracer).
+
+Per module call (`nn.Module` forward hooks): input and output statistics; per backward:
+gradients of the outputs (msprobe's backward "input") and of the inputs (its "output"),
+taken with tensor hooks so in-place ops after a module (ReLU(inplace), `out += identity`)
+keep working; parameter gradients after accumulation. At level "op" a TorchDispatchMode
+records the output statistics of every aten op called inside the modules in scope (only
+forward calls: the backward's ops run outside any module). The same mode applies a Fault.
+"""
+from __future__ import annotations
+
+import math
+import weakref
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from analyzer.align.fault import Fault
+from analyzer.align.layout import StepDump
+from analyzer.align.stats import finite_or_str, scalar_record
+from analyzer.align.stacks import user_stack
+
+# ops that return a view or metadata of their input: same numbers as their input
+_SKIP_OPS = {"detach", "alias", "lift_fresh", "_unsafe_view", "view", "t", "transpose",
+             "permute", "expand", "unsqueeze", "squeeze", "slice", "select", "as_strided",
+             "split", "split_with_sizes", "unbind", "chunk", "clone", "empty", "zeros", "ones",
+             "full", "empty_like", "zeros_like", "ones_like", "_to_copy_noop"}
+
+
+def tensor_stats(t: torch.Tensor) -> dict:
+    rec = {"type": "torch.Tensor", "dtype": str(t.dtype), "shape": list(t.shape)}
+    x = t.detach()
+    if x.numel() == 0:
+        rec.update(Max=None, Min=None, Mean=None, Norm=None, NanCount=0, InfCount=0)
+    else:
+        if x.is_complex():
+            x = x.abs()
+        xf = x if x.dtype == torch.float64 else x.float()
+        mn, mx = torch.aminmax(xf)
+        mx, mn, mean, norm = torch.stack([mx, mn, xf.mean(), torch.linalg.vector_norm(xf)]).tolist()
+        nans = infs = 0
+        if not math.isfinite(norm):  # a finite L2 norm means no NaN and no Inf: count only then
+            nans, infs = int(torch.isnan(xf).sum()), int(torch.isinf(xf).sum())
+        single = xf.dtype != torch.float64
+        rec.update(Max=finite_or_str(mx, single), Min=finite_or_str(mn, single),
+                   Mean=finite_or_str(mean, single), Norm=finite_or_str(norm, single),
+                   NanCount=int(nans), InfCount=int(infs))
+    rec["requires_grad"] = bool(t.requires_grad)
+    return rec
+
+
+def flatten(obj, out: list) -> list:
+    if isinstance(obj, torch.Tensor):
+        out.append(obj)
+    elif isinstance(obj, (tuple, list)):
+        for o in obj:
+            flatten(o, out)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            flatten(o, out)
+    else:
+        out.append(obj)
+    return out
+
+
+class _Mode(TorchDispatchMode):
+    def __init__(self, rec: "TorchRecorder"):
+        super().__init__()
+        self.rec = rec
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        return self.rec._on_op(func, out, args, kwargs or {})
+
+
+class TorchRecorder:
+    """Install on a model, then `begin_step(n)`, run the step, `end_step()` -> StepDump."""
+
+    framework = "torch"
+
+    def __init__(self, model: torch.nn.Module, level: str = "module", scope: tuple[str, ...] = (),
+                 fault: Fault | None = None, capture=None):
+        self.model = model
+        self.level = level
+        self.scope = tuple(scope)
+        self.fault = fault
+        self.fault_hit: dict | None = None
+        self.capture = capture  # (parent key, op name, occurrence) -> saves that op's args
+        self.captured = None
+        self._handles = []
+        self._mode = None
+        self._busy = False
+        self._reset()
+
+    # ------------------------------------------------------------ setup
+    def install(self) -> "TorchRecorder":
+        root = self.model
+        for path, mod in root.named_modules():
+            if mod is root:
+                continue
+            cls = type(mod).__name__
+            self._handles.append(mod.register_forward_pre_hook(self._pre(path, cls), with_kwargs=True))
+            self._handles.append(mod.register_forward_hook(self._post(path, cls), with_kwargs=True))
+            for pname, p in mod.named_parameters(recurse=False):
+                if p.requires_grad and id(p) not in self._param_owner:
+                    self._param_owner[id(p)] = (path, cls, pname)
+                    self._handles.append(p.register_post_accumulate_grad_hook(self._param_hook(path, cls, pname)))
+        return self
+
+    def remove(self) -> None:
+        for h in self._handles:
+            h.remove()
+        self._handles.clear()
+
+    def _reset(self):
+        self.data: dict = {}
+        self.construct: dict = {}
+        self.stack_map: dict = {}
+        self._calls: dict = {}
+        self._op_calls: dict = {}
+        self._op_in_parent: dict = {}
+        self._fault_seen = 0
+        self._stack: list[str] = []
+        self._cache: dict = {}
+        if not hasattr(self, "_param_owner"):
+            self._param_owner: dict = {}
+        self._seen_paths: set = set()
+        if not hasattr(self, "_stacks"):
+            self._stacks: dict = {}  # module path -> its call site lines (computed once)
+
+    def begin_step(self, step: int) -> None:
+        self._reset()
+        self.step = step
+        need_mode = self.level == "op" or self.fault is not None or self.capture is not None
+        if need_mode:
+            self._mode = _Mode(self)
+            self._mode.__enter__()
+
+    def end_step(self) -> StepDump:
+        if self._mode is not None:
+            self._mode.__exit__(None, None, None)
+            self._mode = None
+        stack = {}
+        for i, (lines, keys) in enumerate(self.stack_map.values()):
+            stack[str(i)] = [keys, lines]
+        d = StepDump(step=self.step, rank=0, framework="pytorch",
+                     level="mix" if self.level == "op" else "L0",
+                     data=self.data, construct=self.construct, stack=stack)
+        self._cache = {}
+        return d
+
+    # ------------------------------------------------------------ statistics
+    def _stats(self, obj) -> dict:
+        if not isinstance(obj, torch.Tensor):
+            return scalar_record(obj)
+        hit = self._cache.get(id(obj))
+        if hit is not None and hit[0]() is obj and hit[1] == obj._version:
+            return dict(hit[2], requires_grad=bool(obj.requires_grad))
+        self._busy = True
+        try:
+            rec = tensor_stats(obj)
+        finally:
+            self._busy = False
+        try:
+            self._cache[id(obj)] = (weakref.ref(obj), obj._version, rec)
+        except TypeError:
+            pass
+        return rec
+
+    def _grad_stats(self, g) -> dict | None:
+        """A gradient's statistics; the same gradient tensor reaches the hook on one module's
+        output and the next module's input, so the identity cache serves it twice."""
+        if g is None:
+            return None
+        return self._stats(g)
+
+    def _in_scope(self, key: str) -> bool:
+        return not self.scope or any(key.startswith(f"Module.{s}.") or key.startswith(f"Module.{s}")
+                                     for s in self.scope)
+
+    # ------------------------------------------------------------ module hooks
+    def _pre(self, path: str, cls: str):
+        def hook(mod, args, kwargs):
+            n = self._calls.get(path, 0)
+            self._calls[path] = n + 1
+            key = f"Module.{path}.{cls}.forward.{n}"
+            self.construct[key] = self._stack[-1] if self._stack else None
+            self._stack.append(key)
+            flat = flatten(args, [])
+            rec = {"input_args": [self._stats(a) for a in flat],
+                   "input_kwargs": {k: self._stats(v) for k, v in (kwargs or {}).items()
+                                    if not isinstance(v, (tuple, list, dict))}}
+            self.data[key] = rec  # placed at the call; msprobe orders by completion, see _post
+            if path not in self._seen_paths:
+                self._seen_paths.add(path)
+                lines = self._stacks.get(path)
+                if lines is None:
+                    lines = self._stacks[path] = user_stack()
+                self.stack_map.setdefault(tuple(lines), (lines, []))[1].append(key)
+            bkey = f"Module.{path}.{cls}.backward.{n}"
+            grads = [t for t in flat if isinstance(t, torch.Tensor) and t.requires_grad]
+            if torch.is_grad_enabled() and grads:
+                for i, t in enumerate(grads):
+                    t.register_hook(self._grad_hook(bkey, "output", i, len(grads)))
+        return hook
+
+    def _post(self, path: str, cls: str):
+        def hook(mod, args, kwargs, output):
+            key = self._stack.pop() if self._stack else f"Module.{path}.{cls}.forward.0"
+            rec = self.data.pop(key, {"input_args": [], "input_kwargs": {}})
+            flat = flatten(output, [])
+            rec["output"] = [self._stats(o) for o in flat]
+            self.data[key] = rec  # completion order, like msprobe
+            bkey = key.replace(".forward.", ".backward.")
+            self.construct.setdefault(bkey, None)
+            parent = self.construct.get(key)
+            self.construct[bkey] = parent.replace(".forward.", ".backward.") if parent else None
+            if torch.is_grad_enabled():
+                outs = [t for t in flat if isinstance(t, torch.Tensor) and t.requires_grad]
+                for i, t in enumerate(outs):
+                    t.register_hook(self._grad_hook(bkey, "input", i, len(outs)))
+            return None
+        return hook
+
+    def _grad_hook(self, bkey: str, side: str, i: int, n: int):
+        def hook(g):
+            rec = self.data.get(bkey)
+            if rec is None:
+                rec = self.data[bkey] = {"input": [], "output": []}
+            lst = rec[side]
+            if len(lst) < n:
+                lst.extend([None] * (n - len(lst)))
+            lst[i] = self._grad_stats(g)
+            return None
+        return hook
+
+    def _param_hook(self, path: str, cls: str, pname: str):
+        key = f"Module.{path}.{cls}.parameters_grad.0"
+
+        def hook(p):
+            rec = self.data.get(key)
+            if rec is None:
+                rec = self.data[key] = {}
+            rec[pname] = [self._grad_stats(p.grad)]
+        return hook
+
+    # ------------------------------------------------------------ op calls
+    def _on_op(self, func, out, args=(), kwargs=None):
+        if self._busy or not self._stack:
+            return out
+        schema = func._schema.name
+        name = schema.split("::", 1)[-1]
+        parent = self._stack[-1]
+        if self.fault is not None and self.fault_hit is None and self.step == self.fault.step \
+                and name in self.fault.names("torch"):
+            if self._fault_seen == self.fault.occurrence:
+                out = _perturb(out, self.fault.rel)
+                self.fault_hit = {"module": parent, "op": name, "kind": self.fault.kind}
+            self._fault_seen += 1
+        if name in _SKIP_OPS:
+            return out
+        if self.capture is not None:
+            self._maybe_capture(func, f"{name}.{func._overloadname}", parent, out, args, kwargs)
+        if self.level != "op" or not self._in_scope(parent):
+            return out
+        overload = func._overloadname
+        n = self._op_calls.get(func, 0)
+        self._op_calls[func] = n + 1
+        key = f"Aten.{name}.{overload}.{n}.forward"
+        self.construct[key] = parent
+        flat = flatten(out, [])
+        self.data[key] = {"input_args": [], "input_kwargs": {},
+                          "output": [self._stats(o) for o in flat]}
+        if self.fault_hit is not None and self.fault_hit.get("op") == name and "op_key" not in self.fault_hit:
+            self.fault_hit["op_key"] = key
+        return out
+
+    def _maybe_capture(self, func, name, parent, out, args, kwargs):
+        want_parent, want_op, want_n = self.capture
+        if parent != want_parent or name != want_op or self.captured is not None:
+            return
+        k = (parent, name)
+        n = self._op_in_parent.get(k, 0)
+        self._op_in_parent[k] = n + 1
+        if n == want_n:
+            detach = lambda x: x.detach().clone() if isinstance(x, torch.Tensor) else x  # noqa: E731
+            self.captured = {"op": str(func), "args": torch.utils._pytree.tree_map(detach, list(args)),
+                             "kwargs": torch.utils._pytree.tree_map(detach, dict(kwargs or {})),
+                             "out": torch.utils._pytree.tree_map(detach, out)}
+
+
+def _perturb(out, rel: float):
+    if isinstance(out, torch.Tensor):
+        return out * (1 + rel) if out.is_floating_point() else out
+    if isinstance(out, (tuple, list)) and out and isinstance(out[0], torch.Tensor):
+        return type(out)([_perturb(out[0], rel), *out[1:]])
+    return out

@@ -1,0 +1,196 @@
+"""msprobe's statistics dump layout, written and read.
+
+    DUMPDIR/step{N}/rank{R}/dump.json       {"task": "statistics", "level": "L0"|"L1"|"mix",
+                                             "framework": "pytorch"|"paddle", "dump_data_dir": null,
+                                             "data": {"Module.fc.Linear.forward.0": {...}, ...}}
+    DUMPDIR/step{N}/rank{R}/construct.json  {call key: parent call key or null}
+    DUMPDIR/step{N}/rank{R}/stack.json      {"0": [[call keys], ["File f, line n, in fn, \\n code"]]}
+    DUMPDIR/opscan_align.json               opscan's own run record (options, losses, notes)
+
+msprobe writes `proc{pid}` instead of `rank{R}` when no distributed rank is set; the reader
+accepts both. Call keys: `Module.{path}.{Class}.forward.{n}` / `.backward.{n}` /
+`.parameters_grad.{n}` for module calls (n counts calls of that path), and
+`Aten.{op}.{overload}.{n}.forward` (torch) or `Paddle.{op}.{n}.forward` for op calls.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from opdb.errors import OpscanError
+
+META_NAME = "opscan_align.json"
+LEVELS = {"module": "L0", "op": "mix"}
+
+
+def dumps_json(obj) -> bytes:
+    return (json.dumps(obj, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def dumps_dump_json(head: dict, data: dict) -> bytes:
+    """dump.json with one call record per line: msprobe reads any JSON, people grep lines,
+    and it is a third of msprobe's indented size."""
+    lines = ["{"]
+    for k, v in head.items():
+        lines.append(f" {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)},")
+    lines.append(' "data": {')
+    items = list(data.items())
+    for i, (k, v) in enumerate(items):
+        sep = "," if i < len(items) - 1 else ""
+        lines.append(f"  {json.dumps(k, ensure_ascii=False)}: "
+                     f"{json.dumps(v, ensure_ascii=False, separators=(',', ':'))}{sep}")
+    lines += [" }", "}"]
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """Atomic write: a temp file in the same folder, then os.replace. No fsync: a dump is
+    rewritten every step and can be made again; a reader never sees half a file."""
+    import tempfile
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+@dataclass
+class StepDump:
+    """One step of one rank: dump.json's data, construct.json and stack.json."""
+
+    step: int
+    rank: int
+    framework: str  # "pytorch" | "paddle" (msprobe's spelling)
+    level: str  # "L0" | "mix"
+    data: dict = field(default_factory=dict)
+    construct: dict = field(default_factory=dict)
+    stack: dict = field(default_factory=dict)
+
+    def write(self, root: Path) -> Path:
+        """The three files go into a hidden folder renamed onto step{N}/rank{R} at once (one
+        rename per step: renames are the slow part of a dump on overlay filesystems)."""
+        import shutil
+
+        d = Path(root) / f"step{self.step}" / f"rank{self.rank}"
+        tmp = d.parent / f".rank{self.rank}.tmp"
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir(parents=True)
+        files = {"dump.json": dumps_dump_json({"task": "statistics", "level": self.level,
+                                               "framework": self.framework,
+                                               "dump_data_dir": None}, self.data),
+                 "construct.json": dumps_json(self.construct), "stack.json": dumps_json(self.stack)}
+        for name, data in files.items():
+            with open(tmp / name, "wb") as f:
+                f.write(data)
+        if d.exists():
+            shutil.rmtree(d)
+        os.rename(tmp, d)
+        return d
+
+
+def _num(name: str, prefix: str) -> int:
+    m = re.fullmatch(prefix + r"(\d+)", name)
+    return int(m.group(1)) if m else -1
+
+
+def find_rank_dir(root: Path, step: int | None = None, rank: int | None = None) -> Path:
+    """The folder holding dump.json: root itself, root/rank*, or root/step*/rank*|proc*."""
+    root = Path(root)
+    if (root / "dump.json").is_file():
+        return root
+    if root.is_file() and root.name == "dump.json":
+        return root.parent
+    if not root.is_dir():
+        raise OpscanError(f"{root}: no such dump directory",
+                          hint="pass a folder written by `opscan align dump` or msprobe")
+    steps = sorted((p for p in root.iterdir() if p.is_dir() and _num(p.name, "step") >= 0),
+                   key=lambda p: _num(p.name, "step"))
+    base = root
+    if steps:
+        base = steps[0] if step is None else root / f"step{step}"
+    ranks = sorted(p for p in base.iterdir() if p.is_dir() and (p / "dump.json").is_file()
+                   and (p.name.startswith("rank") or p.name.startswith("proc"))) if base.is_dir() else []
+    if rank is not None:
+        ranks = [p for p in ranks if p.name in (f"rank{rank}",)] or ranks
+    if not ranks:
+        raise OpscanError(f"{root}: no step*/rank*/dump.json inside",
+                          hint="pass a folder written by `opscan align dump` or msprobe")
+    return ranks[0]
+
+
+def step_numbers(root: Path) -> list[int]:
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    return sorted(_num(p.name, "step") for p in root.iterdir()
+                  if p.is_dir() and _num(p.name, "step") >= 0)
+
+
+def _load(path: Path, default=None):
+    if not path.is_file():
+        if default is not None:
+            return default
+        raise OpscanError(f"{path}: missing", hint="the dump folder is incomplete; dump again")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise OpscanError(f"{path}: not readable JSON ({e.__class__.__name__}: {e})",
+                          hint="the dump is corrupt; dump again") from None
+
+
+def read_step(root: Path, step: int | None = None, rank: int | None = None) -> StepDump:
+    d = find_rank_dir(root, step, rank)
+    dump = _load(d / "dump.json")
+    if not isinstance(dump, dict) or not isinstance(dump.get("data"), dict):
+        raise OpscanError(f"{d / 'dump.json'}: no \"data\" object",
+                          hint="not an msprobe/opscan statistics dump")
+    construct = _load(d / "construct.json", {})
+    if isinstance(construct, dict) and "megatron_micro_step_number" in construct:
+        construct = {k: (v[0] if isinstance(v, list) else v) for k, v in construct.items()
+                     if k != "megatron_micro_step_number"}
+    stack = _load(d / "stack.json", {})
+    step_no = _num(d.parent.name, "step")
+    rank_no = _num(d.name, "rank")
+    return StepDump(step=max(step_no, 0), rank=max(rank_no, 0),
+                    framework=str(dump.get("framework") or "pytorch"),
+                    level=str(dump.get("level") or "L0"), data=dump["data"],
+                    construct=construct if isinstance(construct, dict) else {}, stack=stack)
+
+
+def read_meta(root: Path) -> dict:
+    """opscan's run record, or {} for an msprobe dump."""
+    p = Path(root) / META_NAME
+    if not p.is_file():
+        return {}
+    meta = _load(p)
+    return meta if isinstance(meta, dict) else {}
+
+
+def check_output_dir(out: Path, force: bool) -> None:
+    """Refuse a non-empty output folder unless forced (before any user code runs)."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise OpscanError(f"{out}: exists and is not a directory", hint="pass a folder with -o")
+    if out.is_dir() and any(out.iterdir()) and not force:
+        raise OpscanError(f"{out}: exists and is not empty", hint="pass --force to overwrite, or another -o")
+
+
+def rel(path, start) -> str:
+    try:
+        return os.path.relpath(path, start)
+    except ValueError:
+        return str(path)
