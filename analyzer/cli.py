@@ -4,6 +4,7 @@
                     [--steps N] [-o OUTDIR] [--format md,html,csv,xlsx,json] [--force]
                     [--script] [-- script args]
     opscan classify OP [OP ...] --framework F [--dtype D] [--target T] [--soc S] [--json]
+    opscan zoo SOURCES... --framework F [--target T ...] [--jobs N] [--ray ADDRESS] [-o DIR]
 """
 from __future__ import annotations
 
@@ -132,6 +133,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "classify":
         return main_classify(argv[1:])
+    if argv and argv[0] == "zoo":
+        from analyzer.zoo.cli import main_zoo
+
+        return main_zoo(argv[1:])
     return main_scan(argv)
 
 

@@ -101,7 +101,6 @@ def _summary_sheet(ws, r: dict, banner: str) -> None:
 
 def render_xlsx(report: dict) -> bytes:
     from openpyxl import Workbook
-    from openpyxl.xml.functions import tostring
 
     r = normalize(report)
     banner = common.partial_banner(r)
@@ -111,8 +110,15 @@ def render_xlsx(report: dict) -> bytes:
     _summary_sheet(ws, r, banner)
     _table_sheet(wb.create_sheet("gaps"), r, common.gaps(r), banner)
     _table_sheet(wb.create_sheet("all ops"), r, common.sorted_verdicts(r), banner)
-    wb.properties.creator = r["tool"]
-    wb.properties.title = common.title(r)
+    return workbook_bytes(wb, creator=r["tool"], title=common.title(r))
+
+
+def workbook_bytes(wb, creator: str, title: str) -> bytes:
+    """The workbook's .xlsx bytes, identical for identical content (fixed dates)."""
+    from openpyxl.xml.functions import tostring
+
+    wb.properties.creator = creator
+    wb.properties.title = title
     wb.properties.created = FIXED_DATE
     wb.properties.modified = FIXED_DATE
     raw = io.BytesIO()
