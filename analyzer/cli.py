@@ -7,6 +7,7 @@
     opscan blacklist MODEL.py --framework paddle [scan options] [--suspect OPS] [--current LIST]
     opscan log FILE... --framework paddle|torch [--scan report.json] [-o OUTDIR]
     opscan align dump|compare ...   (analyzer/align/cli.py)
+    opscan zoo SOURCES... --framework F [--target T ...] [--jobs N] [--ray ADDRESS] [-o DIR]
 """
 from __future__ import annotations
 
@@ -175,6 +176,10 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "align":
         from analyzer.align.cli import main as main_align
         return main_align(argv[1:])
+    if argv and argv[0] == "zoo":
+        from analyzer.zoo.cli import main_zoo
+
+        return main_zoo(argv[1:])
     return main_scan(argv)
 
 
