@@ -1,11 +1,11 @@
-"""analyzer.entry: the build() contract, --script mode, and the errors users see."""
+"""analyzer.trace.entry: the build() contract, --script mode, and the errors users see."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 
-from analyzer.entry import Entry, load_entry, run_script
+from analyzer.trace.entry import Entry, load_entry, run_script
 from analyzer.errors import ModelError
 from opdb.errors import OpscanError
 

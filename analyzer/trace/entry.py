@@ -1,6 +1,6 @@
 """Load the user's model file (`build()` contract) or run it as a script (`--script`).
 
-Framework-neutral: used by both analyzer.trace_torch and analyzer.trace_paddle.
+Framework-neutral: used by both tracers (analyzer.trace.torch, analyzer.trace.paddle).
 
 Contract of a model file: `build()` returns `(model, inputs, step_fn)`, where
 `step_fn()` runs one training step (forward, loss, backward, optimizer step), or
@@ -107,9 +107,9 @@ def _library_roots() -> tuple[str, ...]:
         p = sysconfig.get_paths().get(key)
         if p:
             roots.add(os.path.realpath(p))
-    here = Path(__file__).resolve().parent
+    repo = Path(__file__).resolve().parents[2]  # analyzer/trace/entry.py -> the repository
     for pkg in ("analyzer", "opdb", "codegen"):
-        roots.add(str(here.parent / pkg))
+        roots.add(str(repo / pkg))
     return tuple(sorted(roots))
 
 
