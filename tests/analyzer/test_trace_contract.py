@@ -56,3 +56,12 @@ def test_torch_backward_before_the_first_scan_is_fine():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT, check=True)
     assert "'backward'" in out.stdout and "'optimizer'" in out.stdout
+
+
+@pytest.mark.parametrize("framework,model", [("torch", "eval_style_step.py"),
+                                             ("paddle", "eval_style_paddle.py")])
+@pytest.mark.parametrize("mode", ["real", "meta"])
+def test_eval_style_step_is_traced_in_both_modes(framework, model, mode):
+    t = trace(FIX / model, framework=framework, mode=mode)
+    assert not t.partial, t.error
+    assert {"forward", "backward", "optimizer"} <= {c.phase for c in t.calls}
