@@ -117,18 +117,26 @@ def test_tiny_decoder_meta_equals_real(adapted):
 
 
 @pytest.mark.slow
-def test_7b_decoder_in_meta_mode(adapted):
+def test_7b_decoder_with_default_options_runs_meta_with_a_note(adapted):
+    """`opscan examples/torch_decoder_7b.py` (mode auto) estimates ~108 GB for a real
+    step from the meta trace and keeps the meta trace, saying so, instead of being
+    killed by the OOM killer."""
     import resource
 
+    from analyzer.trace import trace
+
     progress = []
-    tr = _trace(ROOT / "examples" / "torch_decoder_7b.py", adapted, mode="meta",
-                progress=lambda s, n, c: progress.append((s, n, c)))
+    tr = trace(ROOT / "examples" / "torch_decoder_7b.py", framework="torch", adapted=adapted,
+               progress=progress.append)
+    assert tr.mode == "meta" and not tr.partial
+    assert tr.notes[0].startswith("mode auto: meta, shapes and dtypes only (a real step "
+                                  "would need about 108.")
     sdpa = [c for c in tr.calls if c.op == "aten::scaled_dot_product_attention"]
     assert [c.phase for c in sdpa] == ["forward"] * 32 + ["backward"] * 32
     assert sdpa[0].inputs[0].shape == (1, 32, 127, 128)
     shapes = {t.shape for c in tr.calls for t in c.inputs}
     assert (11008, 4096) in shapes and (32000, 4096) in shapes
-    assert progress[-1][:2] == (1, 1)
+    assert progress[0].startswith("mode auto: estimating") and progress[-1].startswith("step 1/1")
     # no storage was allocated for the 6.7e9 parameters
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 4 * 1024 * 1024
 
