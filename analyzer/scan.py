@@ -118,5 +118,5 @@ def scan(opts: ScanOptions, db=None) -> ScanResult:
         summary=summary_line(str(opts.model), str(ctx.target), ctx.soc, verdicts, fallback, trace.partial),
         counts=counts, verdicts=verdicts, fallback=fallback, notes=notes,
         opdb={"snapshot_sha256": db.snapshot_sha256},
-        graph=graph_summary(graph))
+        graph=graph_summary(graph), cpu_route=list(trace.cpu_route))
     return ScanResult(report, trace, graphml_text(graph))

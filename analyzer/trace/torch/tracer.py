@@ -204,6 +204,70 @@ def _hooks(rec: _Recorder):
         del torch
 
 
+@contextlib.contextmanager
+def _quiet_stderr():
+    """File descriptor 2 to /dev/null for a moment (C++ logging bypasses sys.stderr)."""
+    import os
+    import sys
+
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):
+        yield
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+class _StepProfiler:
+    """Real mode: the torch profiler around the traced steps, with the emulator's kernels
+    marking themselves, so `route.route_from_events` reads what ran inside what."""
+
+    def __init__(self, emu, enabled: bool):
+        self.emu = emu
+        self.enabled = enabled
+        self.events: list = []
+        self._prof = None
+
+    def __enter__(self):
+        if self.enabled:
+            import torch
+
+            self._prof = torch.autograd.profiler.profile(use_cpu=True)
+            with _quiet_stderr():  # kineto prints profiler_start/stop lines on fd 2
+                self._prof.__enter__()
+            self.emu.profiling = True
+        return self
+
+    def __exit__(self, *exc):
+        if self._prof is not None:
+            self.emu.profiling = False
+            with _quiet_stderr():
+                self._prof.__exit__(None, None, None)
+            self.events = list(self._prof.function_events)
+            self._prof = None
+        return False
+
+
+def _cpu_route(calls: list[OpCall], prof: _StepProfiler) -> list:
+    from analyzer.trace.torch import route
+
+    if prof.enabled:
+        counts = route.route_from_events(prof.events, {route.base(c.op) for c in calls})
+        prof.events = []
+    else:
+        counts = route.route_from_cpu_ops(calls)
+    counts.update(route.foreach_route(calls))
+    return route.to_rows(counts)
+
+
 def _npu_context():
     import torch
 
@@ -245,9 +309,10 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
     # queues once per process, so a device registered after the first backward (ours,
     # registered here) has no queue of its own; the CPU queue serves every device.
     single_thread = torch.autograd.set_multithreading_enabled(False)
+    prof = _StepProfiler(emu, enabled=mode == "real")
     try:
         if is_script:
-            with _hooks(rec):
+            with _hooks(rec), prof:
                 emu.recording = True
                 try:
                     res = run_script(path, list(target.argv), steps, "torch",
@@ -271,7 +336,8 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
             if entry.step_fn is None:
                 trace.notes.append("inference-only entry: the step is one forward pass")
             with _hooks(rec), _npu_context(), optimizer_step_hooks(
-                    "torch", rec.optimizer_start, lambda: setattr(rec, "in_optimizer", False)):
+                    "torch", rec.optimizer_start, lambda: setattr(rec, "in_optimizer", False)), \
+                    prof:
                 for s in range(1, steps + 1):
                     rec.step = s
                     emu.recording = True
@@ -287,6 +353,7 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
         single_thread.__exit__(None, None, None)
         emu.uninstall()
     trace.calls = rec.calls
+    trace.cpu_route = _cpu_route(rec.calls, prof)
     trace.cpu_only_ops = dict(sorted(rec.cpu_only.items()))
     trace.notes.extend(rec.optimizer_notes)
     trace.notes.extend(sorted(emu.meta_notes))
