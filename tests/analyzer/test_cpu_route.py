@@ -69,7 +69,7 @@ def test_route_rows_say_why():
     rows = {(r.op, r.reason, r.under) for r in trace.cpu_route}
     # measured nesting: mm ran inside the adapted matmul, forward and backward
     assert ("aten::mm", "inside-adapted-op", "aten::matmul") in rows
-    assert ("aten::mm", "inside-adapted-op", "aten::matmul (backward)") in rows
+    assert ("aten::mm", "inside-adapted-op", "aten::matmul_backward") in rows
     # a CPU-only kernel, and where it sat
     assert ("aten::_scaled_dot_product_flash_attention_for_cpu", "cpu-only",
             "aten::scaled_dot_product_attention") in rows

@@ -34,9 +34,15 @@ def test_lstm_sdpa_matmul_are_npu_level_ops(adapted):
     for op in ("aten::scaled_dot_product_attention", "aten::lstm.input", "aten::matmul",
                "aten::one_hot", "aten::adaptive_avg_pool2d"):
         assert ops[(op, "forward")] >= 1, op
-    # Adapted composites keep their own backward: recorded as themselves.
-    for op in ("aten::scaled_dot_product_attention", "aten::lstm.input", "aten::matmul"):
+    # Adapted composites keep their own backward: the kernel op-plugin's derivatives name
+    # (matmul -> matmul_backward), else the op itself in the backward phase.
+    for op in ("aten::scaled_dot_product_attention", "aten::lstm.input",
+               "aten::matmul_backward"):
         assert ops[(op, "backward")] >= 1, op
+    assert ops[("aten::matmul", "backward")] == 0
+    mb = next(c for c in tr.calls if c.op == "aten::matmul_backward")
+    assert mb.outputs and mb.overload == "aten::matmul_backward"
+    assert not any(n.startswith("profiler::") for c in tr.calls for n in c.cpu_ops)
     names = {c.op for c in tr.calls}
     assert not any(is_cpu_only_kernel(n) for n in names), names
     # ... and their CPU decompositions do not show up as calls.
@@ -192,8 +198,12 @@ def test_profiler_recall(adapted):
     missing = sorted({e.name for e in tops if not accounted(e)})
     assert missing == []
     # ...and the trace lists nothing the step would not run.
+    # (The backward kernels torch_npu runs for adapted composites are NPU-only.)
+    from analyzer.trace.torch.derivatives import backward_kernels
+
+    npu_only = {base(k) for ks in backward_kernels(torch.__version__).values() for k in ks}
     profiled = {base(e.name) for e in events}
-    assert sorted(traced - profiled) == []
+    assert sorted(traced - profiled - npu_only) == []
 
 
 def test_inference_entry(adapted):

@@ -28,9 +28,9 @@ Each kernel computes with the ATen CPU/meta kernels on the unwrapped storage, un
 dispatch mode that records which CPU kernels ran (`cpu_ops`).
 
 Differences from a real NPU, by design: the backward of an adapted composite op is
-recorded as one call of the same op in the backward phase (torch_npu's own autograd
-provides it, e.g. `matmul_backward`, `npu_lstm_backward`; which kernels it calls is not
-emulated); torch_npu's private format ops (`npu_format_cast`, ...) are never recorded;
+one call in the backward phase, which the tracer names after the kernel op-plugin's
+derivatives give (`aten::matmul_backward`, analyzer.trace.torch.derivatives) or, when
+they name none, after the op itself; torch_npu's private format ops (`npu_format_cast`, ...) are never recorded;
 `is_pinned`/streams/events are not modelled.
 """
 from __future__ import annotations
@@ -280,7 +280,7 @@ class Emulator:
             if special is not None:
                 return special, special, [qualified_name(op)]
         cap = _CpuCapture()
-        with cap.mode, self._mark("opscan::cpu"):
+        with self._mark("opscan::cpu"), cap.mode:
             if op._schema.name in ("aten::_copy_from", "aten::_copy_from_and_resize"):
                 # Backend-only ops (no CPU kernel): the copy they stand for.
                 src, dst = raw_args[0], raw_args[1]
@@ -381,7 +381,7 @@ class Emulator:
                         grad_in.append((i, r))
                 ra, rk = tree_unflatten(raw_leaves, raw_spec)
                 cap = _CpuCapture()
-                with emu._inside(), torch.enable_grad(), cap.mode, emu._mark("opscan::cpu"):
+                with emu._inside(), torch.enable_grad(), emu._mark("opscan::cpu"), cap.mode:
                     raw_out = op(*ra, **rk)
                 out = emu._wrap(raw_out, ra, by_raw, to_npu)
                 ctx.origin = emu._emit(op, "composite", a, k, out, cap.names)
@@ -407,7 +407,7 @@ class Emulator:
                     return tuple(result)
                 inputs = [r for _, r in ctx.grad_in]
                 cap = _CpuCapture()
-                with emu._inside(), cap.mode, emu._mark("opscan::cpu"):
+                with emu._inside(), emu._mark("opscan::cpu"), cap.mode:
                     gin = torch.autograd.grad(outs, inputs, gouts, allow_unused=True)
                 pos = {i: n for n, i in enumerate(ctx.tpos)}
                 wrapped = []

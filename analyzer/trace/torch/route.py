@@ -112,7 +112,7 @@ def route_from_cpu_ops(calls: Iterable[OpCall]) -> Counter:
     rows: Counter = Counter()
     for c in calls:
         own = base(c.op)
-        under = c.op + (" (backward)" if c.phase == "backward" else "")
+        under = c.op
         for x in c.cpu_ops:
             if base(x) == own:
                 continue
@@ -130,6 +130,16 @@ def foreach_route(calls: Iterable[OpCall]) -> Counter:
             single = "aten::" + b[len("aten::_foreach_"):]
             rows[(single, "foreach", c.op)] += 1
     return rows
+
+
+def name_backward_kernels(counts: Counter, kernel_name) -> Counter:
+    """Rows under `X (backward)` move under the backward kernel torch_npu runs for X."""
+    out: Counter = Counter()
+    for (op, reason, under), n in counts.items():
+        if under.endswith(" (backward)"):
+            under = kernel_name(under[:-len(" (backward)")])
+        out[(op, reason, under)] += n
+    return out
 
 
 def to_rows(counts: Counter) -> list[RouteDiff]:

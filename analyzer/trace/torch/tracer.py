@@ -52,8 +52,10 @@ def _called_from_autograd() -> bool:
 class _Recorder:
     """Turns emulator kernel calls into OpCalls with phases, modules and tensor ids."""
 
-    def __init__(self, adapted: set[str], progress: ProgressFn | None, steps: int):
+    def __init__(self, adapted: set[str], progress: ProgressFn | None, steps: int,
+                 backward_kernels: Callable[[str], tuple[str, ...]] = lambda op: ()):
         self.adapted = adapted
+        self.backward_kernels = backward_kernels
         self.calls: list[OpCall] = []
         self.cpu_only: dict[str, int] = {}
         self.step = 1
@@ -125,6 +127,14 @@ class _Recorder:
             if c not in self.adapted and is_cpu_only_kernel(c):
                 self.cpu_only[c] = self.cpu_only.get(c, 0) + 1
         overload = f"{kc.op._schema.name}.{kc.op._overloadname}"
+        if kc.backward_of_composite:
+            kernels = self.backward_kernels(name)
+            if kernels:  # what torch_npu runs: op-plugin's derivative (matmul_backward)
+                for k, extra in enumerate(kernels):
+                    self.calls.append(OpCall(len(self.calls), extra, extra, phase, inputs,
+                                             outputs if k == 0 else [], module, source, [],
+                                             cpu_ops if k == 0 else [], self.step))
+                return (module, source)
         self.calls.append(OpCall(len(self.calls), name, overload, phase, inputs, outputs,
                                  module, source, [], cpu_ops, self.step))
         if self.progress is not None and len(self.calls) % 500 == 0:
@@ -265,7 +275,18 @@ def _cpu_route(calls: list[OpCall], prof: _StepProfiler) -> list:
     else:
         counts = route.route_from_cpu_ops(calls)
     counts.update(route.foreach_route(calls))
-    return route.to_rows(counts)
+    return route.to_rows(route.name_backward_kernels(counts, _backward_kernel_name))
+
+
+def _backward_kernel_name(op: str) -> str:
+    """`aten::matmul` -> `aten::matmul_backward`: what torch_npu runs for the backward of
+    an adapted composite (the forward name + " (backward)" when op-plugin says nothing)."""
+    import torch
+
+    from analyzer.trace.torch.derivatives import backward_names
+
+    names = backward_names(op, torch.__version__)
+    return names[0] if names else f"{op} (backward)"
 
 
 def _npu_context():
@@ -298,7 +319,10 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
         raise ModelError(f"--steps must be at least 1, got {steps}")
     is_script = isinstance(target, Script)
     path = Path(target.path if is_script else target)
-    rec = _Recorder(set(adapted), progress, steps)
+    from analyzer.trace.torch.derivatives import backward_names
+
+    rec = _Recorder(set(adapted), progress, steps,
+                    lambda op: backward_names(op, torch.__version__))
     emu = Emulator(set(adapted), composite_adapted, mode, rec.on_call)
     trace = Trace(framework="torch", mode=mode, model=str(path), steps=steps,
                   framework_version=torch.__version__)
