@@ -162,7 +162,7 @@ def _mb(n: int) -> str:
 def entry_names(kernel: str) -> list[EntryName]:
     """The names that make the runtime skip `kernel`: the fluid op name for dygraph
     (TransToFluidOpName) and the phi kernel name for static/PIR; one name when equal."""
-    from analyzer.paddle_names import fluid_names
+    from analyzer.trace.paddle.names import fluid_names
 
     fluid = [f for f in fluid_names(kernel) if f != kernel]
     if not fluid:
@@ -383,7 +383,7 @@ def suggest_blacklist(ctx, verdicts: list[OpVerdict], trace, graph=None, *,
     names); current: the user's present CUSTOM_DEVICE_BLACK_LIST value; registry: the
     installed Paddle's kernel registry (default: read it live); table: known issues.
     """
-    from analyzer.paddle_names import kernel_for
+    from analyzer.trace.paddle.names import kernel_for
     from opdb.known_issues import load_known_issues
 
     table = table or load_known_issues()
@@ -517,7 +517,7 @@ def suggest_blacklist(ctx, verdicts: list[OpVerdict], trace, graph=None, *,
 
 def judge_current(value: str, bl: Blacklist, key_dtypes: dict, registry: dict | None) -> list[CurrentEntry]:
     """What each token of the user's present CUSTOM_DEVICE_BLACK_LIST does for this model."""
-    from analyzer.paddle_names import fluid_names, kernel_for
+    from analyzer.trace.paddle.names import fluid_names, kernel_for
 
     suggested = {n.name: (e, n) for e in bl.entries for n in e.names}
     ran_names: dict[str, tuple[str, str]] = {}  # runtime name -> (kernel, modes)

@@ -1,6 +1,6 @@
 """`opscan` command line. Thin over analyzer.scan / analyzer.classify.
 
-    opscan MODEL.py --framework torch|paddle [--mode real|meta] [--target T] [--soc S]
+    opscan MODEL.py [--framework torch|paddle] [--mode auto|real|meta] [--target T] [--soc S]
                     [--steps N] [-o OUTDIR] [--format md,html,csv,xlsx,json] [--force]
                     [--script] [-- script args]
     opscan classify OP [OP ...] --framework F [--dtype D] [--target T] [--soc S] [--json]
@@ -28,9 +28,11 @@ def _scan_parser() -> argparse.ArgumentParser:
                     "Ascend target, and write reports. (`opscan classify OP ...` checks ops "
                     "without a model.)")
     p.add_argument("model", help="model file defining build(), or a training script with --script")
-    clikit.add_framework(p, required=True)
-    p.add_argument("--mode", choices=("real", "meta"), default="real",
-                   help="real: execute on CPU; meta: no storage (scan models larger than RAM)")
+    clikit.add_framework(p)  # default: the one framework the model file imports
+    p.add_argument("--mode", choices=("auto", "real", "meta"), default="auto",
+                   help="auto (default): real when a meta trace estimates the step fits "
+                        "comfortably in free memory, else meta; real: execute on CPU; "
+                        "meta: no storage (scan models larger than RAM)")
     p.add_argument("--target", default=None,
                    help="provider release, e.g. torch_npu==2.13.0 or PaddleCustomDevice@develop "
                         "(default: the newest in opdb)")
@@ -122,13 +124,14 @@ def main_scan(argv: list[str]) -> int:
     def go() -> None:
         from analyzer.scan_checks import as_model_error, refuse_early, steps_shortfall
 
+        if args.framework is None and Path(args.model).is_file():
+            from analyzer.trace.entry import detect_framework  # reads the file, runs nothing
+
+            args.framework = detect_framework(Path(args.model))
         # every check on arguments and outputs, before any user code runs
         outs = refuse_early(args.model, args.framework, args.output, args.format, args.force,
                             args.steps)
         start = os.getcwd()  # a model may os.chdir: outputs are absolute, shown from here
-        if args.framework == "torch":
-            # registers the emulated npu device before anything runs a torch backward
-            import analyzer.trace_torch  # noqa: F401
         from analyzer.report.writer import write_reports
         from analyzer.scan import ScanOptions, scan
 

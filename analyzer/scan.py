@@ -20,7 +20,7 @@ REPORT_SCHEMA_VERSION = 1
 class ScanOptions:
     model: str
     framework: str
-    mode: str = "real"
+    mode: str = "auto"
     target: str | None = None
     soc: str | None = None
     steps: int = 1
@@ -41,25 +41,15 @@ class ScanResult:
 
 
 def trace_model(opts: ScanOptions, adapted: set[str]) -> Trace:
-    """Run the framework's tracer on the model file."""
-    if opts.mode not in ("real", "meta"):
+    """Run the framework's tracer (`analyzer.trace.trace`) on the model file."""
+    from analyzer.trace import MODES, trace
+
+    if opts.mode not in MODES:
         from opdb.errors import OpscanError
-        raise OpscanError(f"unknown --mode {opts.mode!r}", hint="use real or meta")
-    if opts.framework == "torch":
-        from analyzer.entry import Script
-        from analyzer.trace_torch import trace_torch
-
-        progress = None
-        if opts.progress:
-            say = opts.progress
-            progress = lambda done, total, calls: say(f"step {done}/{total}, {calls} calls")  # noqa: E731
-        target = Script(opts.model, list(opts.script_args)) if opts.script else opts.model
-        return trace_torch(target, adapted=adapted, mode=opts.mode, steps=opts.steps,
-                           progress=progress)
-    from analyzer.trace_paddle import trace_paddle
-
-    return trace_paddle(opts.model, mode=opts.mode, steps=opts.steps, progress=opts.progress,
-                        script_argv=list(opts.script_args) if opts.script else None)
+        raise OpscanError(f"unknown --mode {opts.mode!r}", hint="use auto, real or meta")
+    return trace(opts.model, framework=opts.framework, mode=opts.mode, steps=opts.steps,
+                 adapted=adapted, script_argv=list(opts.script_args) if opts.script else None,
+                 progress=opts.progress)
 
 
 def normalize_op_names(trace: Trace) -> None:
@@ -120,7 +110,7 @@ def scan(opts: ScanOptions, db=None) -> ScanResult:
         summary=summary_line(str(opts.model), str(ctx.target), ctx.soc, verdicts, fallback, trace.partial),
         counts=counts, verdicts=verdicts, fallback=fallback, notes=notes,
         opdb=opdb_provenance(db, pairing),
-        graph=graph_summary(graph), blacklist=blacklist)
+        graph=graph_summary(graph), blacklist=blacklist, cpu_route=list(trace.cpu_route))
     return ScanResult(report, trace, graphml_text(graph), pairing, graph)
 
 

@@ -60,7 +60,7 @@ def script_args_hint(unknown: list[str], script: bool) -> str:
 
 def as_model_error(exc: BaseException, model: str) -> ModelError | None:
     """A ModelError when `exc` came out of the user's own code, else None (ours: re-raise)."""
-    from analyzer.entry import user_error, user_frames
+    from analyzer.trace.entry import user_error, user_frames
 
     if isinstance(exc, (OpscanError, KeyboardInterrupt)):
         return None
@@ -90,7 +90,7 @@ _FINISHED_EARLY = re.compile(r"the script finished after (\d+) optimizer step\(s
 
 def steps_shortfall(notes: list[str]) -> str | None:
     """One line when a --script run ended before the --steps optimizer steps, else None
-    (read from the note analyzer.entry.run_script leaves)."""
+    (read from the note analyzer.trace.entry.run_script leaves)."""
     for note in notes:
         m = _FINISHED_EARLY.search(note)
         if m:

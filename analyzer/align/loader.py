@@ -1,7 +1,6 @@
 """The one place `opscan align` reaches the model-file contract (build() -> model, inputs, step).
 
-The tracer modules are moving (analyzer.entry -> analyzer.trace.entry); only this file
-names them.
+Only this file names the tracer's entry module (analyzer.trace.entry).
 """
 from __future__ import annotations
 
@@ -10,10 +9,8 @@ import functools
 
 @functools.lru_cache(maxsize=1)
 def entry_module():
-    try:
-        from analyzer.trace import entry  # type: ignore[attr-defined]
-    except ImportError:
-        from analyzer import entry
+    from analyzer.trace import entry
+
     return entry
 
 

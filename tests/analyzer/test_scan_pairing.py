@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-import analyzer.trace_torch  # noqa: F401  (registers the emulated npu device first)
 from analyzer.cli import main
 from opdb import sync
 from tests.opdb.test_sync_equals_build import make_wheel

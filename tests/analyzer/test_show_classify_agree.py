@@ -20,11 +20,10 @@ def db():
 
 def _trace(path: Path, db):
     if path.name.startswith("torch_"):
-        import analyzer.trace_torch  # noqa: F401 - registers the emulated npu device
-        from analyzer.trace_torch import trace_torch
+        from analyzer.trace.torch.tracer import trace_torch
 
         return "torch", trace_torch(path, adapted=db.adapted_ops("torch", None), mode="meta")
-    from analyzer.trace_paddle import trace_paddle
+    from analyzer.trace.paddle.tracer import trace_paddle
 
     return "paddle", trace_paddle(path, mode="real")
 

@@ -1,6 +1,6 @@
 """Trace a torch training step as the target NPU would dispatch it.
 
-The step runs on the emulated `npu` device of analyzer.npu_emulation: ops the target
+The step runs on the emulated `npu` device of analyzer.trace.torch.npu_emulation: ops the target
 adapts are recorded as themselves (composites included), ops it lacks are recorded from
 the backend fallback, and what the CPU ran instead is kept in `OpCall.cpu_ops`. Every
 call carries its phase (forward/backward/optimizer/other), the nn.Module path that issued
@@ -8,7 +8,7 @@ it (backward calls: the module whose forward created the autograd node), the use
 source line and tensor metadata whose ids link producers to consumers.
 
 Public API: `trace_torch(target, adapted=..., ...) -> analyzer.model.Trace`, where
-target is a model file path (build() contract) or an `analyzer.entry.Script`.
+target is a model file path (build() contract) or an `analyzer.trace.entry.Script`.
 """
 from __future__ import annotations
 
@@ -16,29 +16,12 @@ import contextlib
 from pathlib import Path
 from typing import Callable
 
-from analyzer.entry import Script, load_entry, optimizer_step_hooks, run_script, user_error, \
-    user_source
 from analyzer.errors import ModelError
 from analyzer.model import OpCall, TensorMeta, Trace
+from analyzer.trace.entry import Script, load_entry, optimizer_step_hooks, run_script, \
+    user_error, user_source
+from analyzer.trace.partial import finish
 
-
-def _register_device_early() -> None:
-    """Register the npu device when this module is imported.
-
-    torch's autograd engine sizes its per-device queues once, at the first backward in
-    the process; a device registered after that can never run a backward. Importing the
-    torch tracer (which only happens when torch is traced) registers it up front.
-    """
-    try:
-        import torch  # noqa: F401
-    except ImportError:  # torch missing: trace_torch() reports it
-        return
-    from analyzer.npu_emulation import ensure_npu_backend
-
-    ensure_npu_backend()
-
-
-_register_device_early()
 
 # CPU kernels no NPU runs: seen in cpu_ops, counted in Trace.cpu_only_ops.
 _CPU_ONLY_MARKERS = ("_for_cpu", "mkldnn", "onednn", "_nnpack", "_cpu_", "fbgemm")
@@ -69,8 +52,10 @@ def _called_from_autograd() -> bool:
 class _Recorder:
     """Turns emulator kernel calls into OpCalls with phases, modules and tensor ids."""
 
-    def __init__(self, adapted: set[str], progress: ProgressFn | None, steps: int):
+    def __init__(self, adapted: set[str], progress: ProgressFn | None, steps: int,
+                 backward_kernels: Callable[[str], tuple[str, ...]] = lambda op: ()):
         self.adapted = adapted
+        self.backward_kernels = backward_kernels
         self.calls: list[OpCall] = []
         self.cpu_only: dict[str, int] = {}
         self.step = 1
@@ -111,7 +96,7 @@ class _Recorder:
     def on_call(self, kc) -> None:
         import torch
 
-        from analyzer.npu_emulation import qualified_name
+        from analyzer.trace.torch.npu_emulation import qualified_name
 
         node = torch._C._current_autograd_node()
         phase = "backward" if kc.backward_of_composite else self.phase(node)
@@ -142,6 +127,14 @@ class _Recorder:
             if c not in self.adapted and is_cpu_only_kernel(c):
                 self.cpu_only[c] = self.cpu_only.get(c, 0) + 1
         overload = f"{kc.op._schema.name}.{kc.op._overloadname}"
+        if kc.backward_of_composite:
+            kernels = self.backward_kernels(name)
+            if kernels:  # what torch_npu runs: op-plugin's derivative (matmul_backward)
+                for k, extra in enumerate(kernels):
+                    self.calls.append(OpCall(len(self.calls), extra, extra, phase, inputs,
+                                             outputs if k == 0 else [], module, source, [],
+                                             cpu_ops if k == 0 else [], self.step))
+                return (module, source)
         self.calls.append(OpCall(len(self.calls), name, overload, phase, inputs, outputs,
                                  module, source, [], cpu_ops, self.step))
         if self.progress is not None and len(self.calls) % 500 == 0:
@@ -221,28 +214,85 @@ def _hooks(rec: _Recorder):
         del torch
 
 
-def _probe_backward() -> None:
-    """Fail clearly when the autograd engine started before the npu device existed."""
+@contextlib.contextmanager
+def _quiet_stderr():
+    """File descriptor 2 to /dev/null for a moment (C++ logging bypasses sys.stderr)."""
+    import os
+    import sys
+
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):
+        yield
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+class _StepProfiler:
+    """Real mode: the torch profiler around the traced steps, with the emulator's kernels
+    marking themselves, so `route.route_from_events` reads what ran inside what."""
+
+    def __init__(self, emu, enabled: bool):
+        self.emu = emu
+        self.enabled = enabled
+        self.events: list = []
+        self._prof = None
+
+    def __enter__(self):
+        if self.enabled:
+            import torch
+
+            self._prof = torch.autograd.profiler.profile(use_cpu=True)
+            with _quiet_stderr():  # kineto prints profiler_start/stop lines on fd 2
+                self._prof.__enter__()
+            self.emu.profiling = True
+        return self
+
+    def __exit__(self, *exc):
+        if self._prof is not None:
+            self.emu.profiling = False
+            with _quiet_stderr():
+                self._prof.__exit__(None, None, None)
+            self.events = list(self._prof.function_events)
+            self._prof = None
+        return False
+
+
+def _cpu_route(calls: list[OpCall], prof: _StepProfiler) -> list:
+    from analyzer.trace.torch import route
+
+    if prof.enabled:
+        counts = route.route_from_events(prof.events, {route.base(c.op) for c in calls})
+        prof.events = []
+    else:
+        counts = route.route_from_cpu_ops(calls)
+    counts.update(route.foreach_route(calls))
+    return route.to_rows(route.name_backward_kernels(counts, _backward_kernel_name))
+
+
+def _backward_kernel_name(op: str) -> str:
+    """`aten::matmul` -> `aten::matmul_backward`: what torch_npu runs for the backward of
+    an adapted composite (the forward name + " (backward)" when op-plugin says nothing)."""
     import torch
 
-    x = torch.ones(1, device="npu", requires_grad=True)
-    try:
-        (x * 2).sum().backward()
-    except RuntimeError as e:
-        if "device_ready_queues_" in str(e):
-            raise RuntimeError(
-                "torch ran a backward pass before opscan registered its emulated npu "
-                "device, so the autograd engine cannot run npu backwards in this process: "
-                "import analyzer.trace_torch (or call "
-                "analyzer.npu_emulation.ensure_npu_backend()) before any torch backward"
-            ) from None
-        raise
+    from analyzer.trace.torch.derivatives import backward_names
+
+    names = backward_names(op, torch.__version__)
+    return names[0] if names else f"{op} (backward)"
 
 
 def _npu_context():
     import torch
 
-    from analyzer.npu_emulation import DEVICE
+    from analyzer.trace.torch.npu_emulation import DEVICE
 
     return torch.device(DEVICE)
 
@@ -261,7 +311,7 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
     """
     import torch
 
-    from analyzer.npu_emulation import Emulator
+    from analyzer.trace.torch.npu_emulation import Emulator, ensure_npu_backend
 
     if mode not in ("real", "meta"):
         raise ModelError(f"unknown mode {mode!r}", "use --mode real or --mode meta")
@@ -269,16 +319,24 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
         raise ModelError(f"--steps must be at least 1, got {steps}")
     is_script = isinstance(target, Script)
     path = Path(target.path if is_script else target)
-    rec = _Recorder(set(adapted), progress, steps)
+    from analyzer.trace.torch.derivatives import backward_names
+
+    rec = _Recorder(set(adapted), progress, steps,
+                    lambda op: backward_names(op, torch.__version__))
     emu = Emulator(set(adapted), composite_adapted, mode, rec.on_call)
     trace = Trace(framework="torch", mode=mode, model=str(path), steps=steps,
                   framework_version=torch.__version__)
+    ensure_npu_backend()
     emu.install()
     error: ModelError | None = None
+    # Backward runs on the calling thread: the autograd engine sizes its per-device
+    # queues once per process, so a device registered after the first backward (ours,
+    # registered here) has no queue of its own; the CPU queue serves every device.
+    single_thread = torch.autograd.set_multithreading_enabled(False)
+    prof = _StepProfiler(emu, enabled=mode == "real")
     try:
-        _probe_backward()
         if is_script:
-            with _hooks(rec):
+            with _hooks(rec), prof:
                 emu.recording = True
                 try:
                     res = run_script(path, list(target.argv), steps, "torch",
@@ -302,7 +360,8 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
             if entry.step_fn is None:
                 trace.notes.append("inference-only entry: the step is one forward pass")
             with _hooks(rec), _npu_context(), optimizer_step_hooks(
-                    "torch", rec.optimizer_start, lambda: setattr(rec, "in_optimizer", False)):
+                    "torch", rec.optimizer_start, lambda: setattr(rec, "in_optimizer", False)), \
+                    prof:
                 for s in range(1, steps + 1):
                     rec.step = s
                     emu.recording = True
@@ -315,18 +374,28 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
                         emu.recording = False
                     rec.optimizer_end()
     finally:
+        single_thread.__exit__(None, None, None)
         emu.uninstall()
     trace.calls = rec.calls
+    trace.cpu_route = _cpu_route(rec.calls, prof)
     trace.cpu_only_ops = dict(sorted(rec.cpu_only.items()))
     trace.notes.extend(rec.optimizer_notes)
     trace.notes.extend(sorted(emu.meta_notes))
     if emu.unknown_ops:
         trace.notes.append(f"{len(emu.unknown_ops)} adapted op name(s) do not exist in torch "
                            f"{torch.__version__} (e.g. {emu.unknown_ops[0]})")
-    if error is not None:
-        if not rec.calls:
-            raise error
-        trace.partial = True
-        trace.error = str(error).splitlines()[0]
-        trace.notes.append(str(error))
-    return trace
+    return finish(trace, error)
+
+
+def trace(model, *, mode: str = "real", steps: int = 1, adapted=(),
+          script_argv: list[str] | None = None,
+          progress: Callable[[str], None] | None = None) -> Trace:
+    """The tracer contract of `analyzer.trace`: a model file, or a script when
+    `script_argv` is a list."""
+    target = Script(model, list(script_argv)) if script_argv is not None else model
+    step_progress = None
+    if progress is not None:
+        def step_progress(done: int, total: int, calls: int) -> None:
+            progress(f"step {done}/{total}, {calls} calls")
+    return trace_torch(target, adapted=set(adapted), mode=mode, steps=steps,
+                       progress=step_progress)
