@@ -8,7 +8,7 @@ The CLI (`opscan`) only parses arguments, calls `scan()` and writes the reports.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
+
 from typing import Callable
 
 from analyzer.model import FallbackCost, ScanReport, Trace

@@ -238,10 +238,6 @@ def test_bad_inputs_raise_model_errors(tmp_path):
 def test_name_tables_match_the_paddle_yaml():
     from analyzer.trace.paddle import names_data
     from analyzer.trace.paddle.names import tables_from_yaml
-    from opdb.build import default_sources_dir
-
-    from analyzer.trace.paddle import names_data as paddle_names_data
-    from analyzer.trace.paddle.names import tables_from_yaml
 
     yaml_dir = REPO_SOURCES / "paddle/yaml"  # committed with the repository
     op_kernel, fluid = tables_from_yaml(yaml_dir)
