@@ -273,13 +273,10 @@ def check_targets(outdir: Path, formats, force: bool) -> list[Path]:
 
 
 def write_reports(rep: dict, outdir, formats=FORMATS, force: bool = False) -> list[Path]:
-    """Render every format in memory first, then write each atomically."""
-    from analyzer.report.writer import atomic_write
+    """Render every format in memory first, then write them as one set (opdb.fsio)."""
+    from analyzer.report.writer import write_outputs
 
     formats = check_formats(formats)
     paths = check_targets(outdir, formats, force)
     rendered = [(p, RENDER[f][1](rep)) for p, f in zip(paths, formats)]
-    Path(outdir).mkdir(parents=True, exist_ok=True)
-    for p, data in rendered:
-        atomic_write(p, data)
-    return paths
+    return write_outputs(Path(outdir), rendered, force)
