@@ -12,7 +12,11 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-PHASES = ("forward", "backward", "optimizer", "other")
+# "setup": calls before the first training step (parameter initialisation, positional
+# encodings, data preparation). They run on the device too, so their ops count for
+# coverage and the blacklist, but not in per-step call counts or fallback costs.
+PHASES = ("setup", "forward", "backward", "optimizer", "other")
+SETUP = "setup"
 
 CATEGORIES = (
     "supported",
@@ -122,7 +126,7 @@ class OpVerdict:
     op: str
     category: str
     dtypes: tuple[str, ...]
-    calls: int = 0
+    calls: int = 0  # calls in the traced steps (setup calls excluded)
     phases: list[str] = field(default_factory=list)
     modules: list[str] = field(default_factory=list)  # top few
     sources: list[str] = field(default_factory=list)  # top few
@@ -136,6 +140,7 @@ class OpVerdict:
     drift: list[str] = field(default_factory=list)  # differing params (signature-drift)
     known_failures: list[str] = field(default_factory=list)
     adapter: str = ""  # provider/version/function of the adapter found
+    setup_calls: int = 0  # calls before the first step (phase "setup")
 
     @property
     def is_gap(self) -> bool:
@@ -150,6 +155,21 @@ class FallbackIsland:
     calls: int
     transfers: int  # device<->host copies at its boundary
     bytes: int
+    first_call: int = 0  # index of its first call (node c<index> in op_graph.graphml)
+    module: str = ""  # module path of its first call
+
+
+@dataclass
+class FallbackGroup:
+    """Islands of the last traced step that run the same op sequence (one `adam` island per
+    parameter): what a reader acts on once, with its islands listed in `members`."""
+
+    sequence: list[str]  # the op of every call of one island, in call order
+    islands: int
+    transfers: int  # all its islands' transfers
+    bytes: int  # all its islands' bytes
+    transfers_each: int | None  # when every island has the same count, else None
+    members: list[int] = field(default_factory=list)  # 1-based numbers in FallbackCost.islands
 
 
 @dataclass
@@ -157,6 +177,7 @@ class FallbackCost:
     islands: list[FallbackIsland] = field(default_factory=list)
     transfers: int = 0
     bytes: int = 0
+    groups: list[FallbackGroup] = field(default_factory=list)  # most bytes first
 
 
 @dataclass

@@ -81,14 +81,20 @@ def summary_line(report_model: str, target: str, soc: str, verdicts, fallback: F
     gap_calls = sum(v.calls for v in gaps)
     name = Path(report_model).name
     head = f"{'PARTIAL: ' if partial else ''}{name} on {target} ({soc}): "
+    setup = sum(v.setup_calls for v in kernels)
+    tail = ""
+    if setup:  # ops count for coverage; their calls are not per-step work
+        tail = (f"; {setup} setup calls before the first step "
+                f"({sum(v.setup_calls for v in gaps)} in ops with gaps)")
     if not gaps:
-        return head + f"all {len(ops)} kernel ops ({calls} calls) have an NPU adapter"
+        return head + f"all {len(ops)} kernel ops ({calls} calls) have an NPU adapter" + tail
     by_cat = Counter(v.category for v in gaps)
     cats = ", ".join(f"{by_cat[c]} {c}" for c in CATEGORIES if by_cat.get(c))
     mb = fallback.bytes / 1e6
     return (head + f"{len(ops) - len(gap_ops)}/{len(ops)} kernel ops supported; "
             f"{len(gap_ops)} ops with gaps ({cats}) in {gap_calls} of {calls} calls; "
-            f"CPU fallback would cost {fallback.transfers} transfers ({mb:.2f} MB) per step")
+            f"CPU fallback would cost {fallback.transfers} transfers ({mb:.2f} MB) per step"
+            + tail)
 
 
 def scan(opts: ScanOptions, db=None) -> ScanResult:

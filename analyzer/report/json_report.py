@@ -78,6 +78,7 @@ SCHEMA: dict = {
             "drift": _STRS,
             "known_failures": _STRS,
             "adapter": _STR,
+            "setup_calls": _INT,
         }),
         "candidate": _obj({
             "api": _STR,
@@ -90,9 +91,14 @@ SCHEMA: dict = {
         }),
         "fallback": _obj({
             "islands": {"type": "array", "items": _obj({
-                "ops": _STRS, "calls": _INT, "transfers": _INT, "bytes": _INT})},
+                "ops": _STRS, "calls": _INT, "transfers": _INT, "bytes": _INT,
+                "first_call": _INT, "module": _STR})},
             "transfers": _INT,
             "bytes": _INT,
+            "groups": {"type": "array", "items": _obj({
+                "sequence": _STRS, "islands": _INT, "transfers": _INT, "bytes": _INT,
+                "transfers_each": {"type": ["integer", "null"], "minimum": 0},
+                "members": {"type": "array", "items": {"type": "integer", "minimum": 1}}})},
         }),
         "graph": _obj({
             "nodes": _INT,
