@@ -97,9 +97,6 @@ def main_scan(argv: list[str]) -> int:
     args = _scan_parser().parse_args(argv)
 
     def go() -> None:
-        if args.framework == "torch":
-            # registers the emulated npu device before anything runs a torch backward
-            import analyzer.trace_torch  # noqa: F401
         from analyzer.report.writer import write_reports
         from analyzer.scan import ScanOptions, scan
         from opdb.errors import OpscanError

@@ -38,25 +38,15 @@ class ScanResult:
 
 
 def trace_model(opts: ScanOptions, adapted: set[str]) -> Trace:
-    """Run the framework's tracer on the model file."""
-    if opts.mode not in ("real", "meta"):
+    """Run the framework's tracer (`analyzer.trace.trace`) on the model file."""
+    from analyzer.trace import MODES, trace
+
+    if opts.mode not in MODES:
         from opdb.errors import OpscanError
         raise OpscanError(f"unknown --mode {opts.mode!r}", hint="use real or meta")
-    if opts.framework == "torch":
-        from analyzer.entry import Script
-        from analyzer.trace_torch import trace_torch
-
-        progress = None
-        if opts.progress:
-            say = opts.progress
-            progress = lambda done, total, calls: say(f"step {done}/{total}, {calls} calls")  # noqa: E731
-        target = Script(opts.model, list(opts.script_args)) if opts.script else opts.model
-        return trace_torch(target, adapted=adapted, mode=opts.mode, steps=opts.steps,
-                           progress=progress)
-    from analyzer.trace_paddle import trace_paddle
-
-    return trace_paddle(opts.model, mode=opts.mode, steps=opts.steps, progress=opts.progress,
-                        script_argv=list(opts.script_args) if opts.script else None)
+    return trace(opts.model, framework=opts.framework, mode=opts.mode, steps=opts.steps,
+                 adapted=adapted, script_argv=list(opts.script_args) if opts.script else None,
+                 progress=opts.progress)
 
 
 def normalize_op_names(trace: Trace) -> None:

@@ -28,7 +28,7 @@ PADDLE_EXAMPLES = ["paddle_resnet50.py", "paddle_mobilenetv3.py", "paddle_crnn.p
 def profiled_torch_step(path: Path) -> float:
     import torch
 
-    from analyzer.entry import load_entry
+    from analyzer.trace.entry import load_entry
 
     entry = load_entry(path, "torch")
     entry.run_step()  # warm-up (optimizer state, allocator)
@@ -41,7 +41,7 @@ def profiled_torch_step(path: Path) -> float:
 def profiled_paddle_step(path: Path) -> float:
     import paddle
 
-    from analyzer.entry import load_entry
+    from analyzer.trace.entry import load_entry
 
     entry = load_entry(path, "paddle")
     entry.run_step()
@@ -63,7 +63,6 @@ def meta_scan(path: Path, framework: str) -> tuple[float, int]:
 
 
 def child_7b() -> None:
-    import analyzer.trace_torch  # noqa: F401
     from analyzer.scan import ScanOptions, scan
 
     t0 = time.perf_counter()
@@ -83,7 +82,6 @@ def main() -> None:
     if args.child_7b:
         return child_7b()
 
-    import analyzer.trace_torch  # noqa: F401  (the emulated device registers first)
 
     print(f"{'example':<26} {'profiled real step':>18} {'meta scan':>10} {'ratio':>7} {'calls':>6}")
     for name in TORCH_EXAMPLES + PADDLE_EXAMPLES:

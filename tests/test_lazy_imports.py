@@ -6,6 +6,7 @@ import sys
 CODE = """
 import sys
 import opdb.cli, codegen.cli, analyzer.cli, opdb.query, opdb.show, analyzer.classify
+import analyzer.trace, analyzer.trace.torch, analyzer.trace.paddle, analyzer.scan
 heavy = [m for m in ("torch", "paddle", "torch_npu") if m in sys.modules]
 print(",".join(heavy))
 """

@@ -1,27 +1,20 @@
 """Test helper: the op set torch_npu 2.13.0 registers NPU kernels for.
 
-Read from the shared op-plugin extraction (`op_plugin_aclnn_map.jsonl`, records built for
-v2.13) plus the torch_npu wheel's own codegen yaml. Library code gets this set from opdb.
+Read from the committed op-plugin extraction (`op_plugin_aclnn_map.jsonl`, records built for
+v2.13) plus the codegen yaml committed from the torch_npu 2.13.0 wheel
+(`opdb/sources/torch_npu/2.13.0/`). Library code gets this set from opdb.
 """
 from __future__ import annotations
 
 import functools
-import glob
 import json
 import re
-import zipfile
-from pathlib import Path
 from opdb.build import default_sources_dir
 
 REPO_SOURCES = default_sources_dir()
 
 SOURCES = (REPO_SOURCES / "torch/op_plugin_aclnn_map.jsonl")
-WHEELS = "/tmp/npuwheels/torch_npu-2.13.0-*.whl"
-_CODEGEN = "torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml"
-
-
-def available() -> bool:
-    return SOURCES.is_file() and bool(glob.glob(WHEELS))
+CODEGEN_YAML = REPO_SOURCES / "torch_npu/2.13.0/npu_native_functions_by_codegen.yaml"
 
 
 def _name(func: str) -> str:
@@ -38,9 +31,7 @@ def adapted_ops() -> frozenset[str]:
             rec = json.loads(line)
             if rec.get("built_for_target") and rec["op"].startswith("aten::"):
                 names.add(rec["op"])
-    wheel = sorted(glob.glob(WHEELS))[0]
-    with zipfile.ZipFile(wheel) as z:
-        doc = yaml.safe_load(z.read(_CODEGEN))
+    doc = yaml.safe_load(CODEGEN_YAML.read_text(encoding="utf-8"))
     for section in ("supported", "autograd"):
         for e in doc.get(section) or []:
             func = e["func"] if isinstance(e, dict) else e

@@ -1,11 +1,11 @@
-"""analyzer.entry: the build() contract, --script mode, and the errors users see."""
+"""analyzer.trace.entry: the build() contract, --script mode, and the errors users see."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 
-from analyzer.entry import Entry, load_entry, run_script
+from analyzer.trace.entry import Entry, load_entry, run_script
 from analyzer.errors import ModelError
 from opdb.errors import OpscanError
 
@@ -45,6 +45,61 @@ def test_inference_entry_tuple_and_dict_inputs():
         assert tuple(Entry(lin, inputs, None, Path("m.py"), "torch").run_step().shape) == (1, 2)
 
 
+def test_eval_style_step_takes_model_and_inputs():
+    """The harness convention `step_fn(model, inputs)` works unmodified."""
+    e = load_entry(rel("eval_style_step.py"), "torch")
+    assert e.training and e.step_arity == 2
+    before = [p.detach().clone() for p in e.model.parameters()]
+    loss = e.run_step()
+    assert loss.ndim == 0
+    assert any(not (a == p).all() for a, p in zip(before, e.model.parameters()))  # it trained
+
+
+def test_dict_build_result_with_step_of_model():
+    e = load_entry(rel("dict_build.py"), "torch")
+    assert e.training and e.step_arity == 1 and e.run_step().ndim == 0
+
+
+def test_step_arity_follows_the_signature():
+    import functools
+
+    from analyzer.trace.entry import step_arity
+
+    def a(): ...
+    def b(model): ...
+    def c(model, inputs, scale=1.0): ...
+    def d(*args): ...
+
+    class Harness:
+        def step(self, model, inputs): ...
+
+    cases = [(a, 0), (b, 1), (c, 2), (d, 0), (Harness().step, 2),
+             (functools.partial(c, 1), 1), (print, 0)]
+    assert [step_arity(f, "m.py", Path("m.py")) for f, _ in cases] == [n for _, n in cases]
+    with pytest.raises(ModelError) as ei:
+        step_arity(lambda model, inputs, opt: None, "m.py", Path("m.py"))
+    assert str(ei.value) == (
+        "m.py: the step function takes (model, inputs, opt); opscan calls step(), step(model) "
+        "or step(model, inputs) (give the other parameters defaults or bind them with "
+        "functools.partial)")
+
+
+def test_dict_build_result_errors(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("import torch\ndef build():\n    return {'model': torch.nn.Linear(2, 2), "
+                 "'inputs': torch.ones(1, 2), 'optimizer': None}\n")
+    with pytest.raises(ModelError, match="unexpected key.s. optimizer .use the keys model, "
+                                         "inputs, step."):
+        load_entry(f, "torch")
+    f.write_text("import torch\ndef build():\n    return {'inputs': torch.ones(1, 2)}\n")
+    with pytest.raises(ModelError, match="returned a dict without 'model'"):
+        load_entry(f, "torch")
+    f.write_text("import torch\ndef build():\n    m = torch.nn.Linear(2, 2)\n"
+                 "    return {'model': m, 'inputs': (torch.ones(1, 2),)}\n")
+    e = load_entry(f, "torch")
+    assert not e.training and tuple(e.run_step().shape) == (1, 2)
+
+
 def _err(name: str, framework: str = "torch") -> ModelError:
     with pytest.raises(ModelError) as ei:
         load_entry(rel(name), framework)
@@ -71,7 +126,8 @@ def test_exception_in_build_shows_only_user_frames():
 def test_missing_build():
     assert str(_err("broken_no_build.py")) == (
         "tests/fixtures/models/broken_no_build.py: no build() function (define build() "
-        "returning (model, inputs, step_fn) or (model, inputs), or use --script)")
+        "returning (model, inputs, step_fn), (model, inputs) or a dict with keys model, "
+        "inputs, step; or use --script)")
 
 
 def test_missing_file():

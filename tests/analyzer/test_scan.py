@@ -10,7 +10,6 @@ from pathlib import Path
 import openpyxl
 import pytest
 
-import analyzer.trace_torch  # noqa: F401  (registers the emulated npu device first)
 from analyzer.cli import main
 from analyzer.report.writer import write_reports
 from analyzer.scan import ScanOptions, scan

@@ -8,11 +8,11 @@ import pytest
 
 paddle = pytest.importorskip("paddle")
 
-from analyzer.entry import load_entry  # noqa: E402
+from analyzer.trace.entry import load_entry  # noqa: E402
 from analyzer.errors import ModelError  # noqa: E402
-from analyzer.paddle_meta import dygraph_equivalent  # noqa: E402
-from analyzer.paddle_names import aliases_for, kernel_for, registered_kernels  # noqa: E402
-from analyzer.trace_paddle import trace_paddle  # noqa: E402
+from analyzer.trace.paddle.meta import dygraph_equivalent  # noqa: E402
+from analyzer.trace.paddle.names import aliases_for, kernel_for, registered_kernels  # noqa: E402
+from analyzer.trace.paddle.tracer import trace_paddle  # noqa: E402
 
 TINY = '''
 import paddle
@@ -236,17 +236,16 @@ def test_bad_inputs_raise_model_errors(tmp_path):
 
 
 def test_name_tables_match_the_paddle_yaml():
-    from pathlib import Path
+    from analyzer.trace.paddle import names_data
+    from analyzer.trace.paddle.names import tables_from_yaml
+    from opdb.build import default_sources_dir
 
-    from analyzer import paddle_names_data
-    from analyzer.paddle_names import tables_from_yaml
-
-    yaml_dir = (REPO_SOURCES / "paddle/yaml")
+    yaml_dir = default_sources_dir() / "paddle/yaml"
     if not (yaml_dir / "op_compat.yaml").is_file():
         pytest.skip("Paddle op YAML sources not present on this machine")
     op_kernel, fluid = tables_from_yaml(yaml_dir)
-    assert op_kernel == paddle_names_data.OP_KERNEL
-    assert {k: tuple(v) for k, v in fluid.items()} == paddle_names_data.FLUID_NAMES
+    assert op_kernel == names_data.OP_KERNEL
+    assert {k: tuple(v) for k, v in fluid.items()} == names_data.FLUID_NAMES
 
 
 def test_real_script_mode_stops_after_the_requested_steps(tmp_path):

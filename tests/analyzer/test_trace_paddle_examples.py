@@ -7,13 +7,13 @@ import pytest
 
 paddle = pytest.importorskip("paddle")
 
-from analyzer.paddle_meta import DYGRAPH_ONLY, STATIC_ONLY, dygraph_equivalent  # noqa: E402
-from analyzer.trace_paddle import trace_paddle  # noqa: E402
+from analyzer.trace.paddle.meta import DYGRAPH_ONLY, STATIC_ONLY, dygraph_equivalent  # noqa: E402
+from analyzer.trace.paddle.tracer import trace_paddle  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 # example -> (kernels the real step must launch, the optimizer kernel,
-#             differences meta vs real explained in analyzer.paddle_meta)
+#             differences meta vs real explained in analyzer.trace.paddle.meta)
 CASES = {
     "paddle_resnet50.py": (
         {"conv2d", "conv2d_grad", "batch_norm", "batch_norm_grad", "pool2d", "pool2d_grad",

@@ -1,4 +1,4 @@
-"""analyzer.trace_torch: what the emulated NPU dispatches for real models."""
+"""analyzer.trace.torch.tracer: what the emulated NPU dispatches for real models."""
 from __future__ import annotations
 
 from collections import Counter
@@ -8,13 +8,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from analyzer.entry import Script, load_entry  # noqa: E402
+from analyzer.trace.entry import Script, load_entry  # noqa: E402
 from analyzer.errors import ModelError  # noqa: E402
-from analyzer.trace_torch import is_cpu_only_kernel, trace_torch  # noqa: E402
+from analyzer.trace.torch.tracer import is_cpu_only_kernel, trace_torch  # noqa: E402
 from tests.analyzer import npu_adapted  # noqa: E402
-
-pytestmark = pytest.mark.skipif(not npu_adapted.available(),
-                                reason="needs /work/shared/opdb-sources and the torch_npu wheel")
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures" / "models"

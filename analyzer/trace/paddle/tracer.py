@@ -19,23 +19,24 @@ Why these sources (checked on Paddle 3.3.1, CPU, dygraph):
   line carries the API name (`adam_`), not the kernel's; interception of `_C_ops`
   alone sees no grad kernels and no kernels launched from C++. The profiler gives exact
   names for all of them in-process; Python wrappers around the op functions and
-  gradient hooks add tensors, layer path and source line (see `analyzer.paddle_real`).
+  gradient hooks add tensors, layer path and source line (see `analyzer.trace.paddle.real`).
 - meta mode builds the same step as a PIR program under `paddle.static` (parameters
   live in the never-run startup program, so nothing is allocated): `loss.backward()`
   becomes `append_backward`, `optimizer.step()` becomes `apply_gradients`, and each
   `pd_op.*` op is mapped to its kernel with the installed registry and Paddle's op YAML
   (`pd_op.adam_` -> `adam`). `paddle.LazyGuard` was not used: it only defers parameter
   initialisation, the forward still allocates every activation. See
-  `analyzer.paddle_meta` for the known differences between the program and dygraph.
+  `analyzer.trace.paddle.meta` for the known differences between the program and dygraph.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Callable
 
-from analyzer.entry import Entry, load_entry, user_error
 from analyzer.errors import ModelError
 from analyzer.model import Trace
+from analyzer.trace.entry import Entry, load_entry, user_error
+from analyzer.trace.partial import finish
 
 MODES = ("real", "meta")
 
@@ -56,9 +57,9 @@ def trace_paddle(entry_or_script: Entry | str | Path, *, mode: str = "real", ste
                  script_argv: list[str] | None = None) -> Trace:
     """Trace `steps` training steps of a Paddle model into a `Trace` (framework="paddle").
 
-    entry_or_script: an `analyzer.entry.Entry` (real mode only: it is already built), or
+    entry_or_script: an `analyzer.trace.entry.Entry` (real mode only: it is already built), or
     the path of a model file with `build()`; with `script_argv` (a list, possibly empty)
-    the path is run as a script (`analyzer.entry.run_script`) and the first `steps`
+    the path is run as a script (`analyzer.trace.entry.run_script`) and the first `steps`
     optimizer steps are traced.
     mode: "real" runs the step on CPU; "meta" builds the static program, allocating no
     parameter or activation storage.
@@ -71,7 +72,7 @@ def trace_paddle(entry_or_script: Entry | str | Path, *, mode: str = "real", ste
     if steps < 1:
         raise ModelError(f"--steps must be at least 1, got {steps}")
     if mode == "meta":
-        from analyzer.paddle_meta import trace_meta
+        from analyzer.trace.paddle.meta import trace_meta
 
         if isinstance(entry_or_script, Entry):
             raise ModelError(f"{entry_or_script.path}: meta mode needs the model file, not an "
@@ -88,13 +89,22 @@ def trace_paddle(entry_or_script: Entry | str | Path, *, mode: str = "real", ste
     return _trace_real_entry(entry, steps, progress)
 
 
+def trace(model, *, mode: str = "real", steps: int = 1, adapted=(),
+          script_argv: list[str] | None = None,
+          progress: Callable[[str], None] | None = None) -> Trace:
+    """The tracer contract of `analyzer.trace` (paddle's kernel choice does not depend on
+    the target, so `adapted` is not used)."""
+    return trace_paddle(model, mode=mode, steps=steps, progress=progress,
+                        script_argv=script_argv)
+
+
 def _new_trace(model: str, mode: str, steps: int) -> Trace:
     return Trace(framework="paddle", mode=mode, model=model, steps=steps,
                  framework_version=_paddle_version())
 
 
 def _finish(trace: Trace, rec: Any, prof: Any, error: ModelError | None) -> Trace:
-    from analyzer.paddle_real import build_calls, collect_launches
+    from analyzer.trace.paddle.real import build_calls, collect_launches
 
     launches = collect_launches(prof.profiler_result)
     prof.profiler_result = None
@@ -102,12 +112,7 @@ def _finish(trace: Trace, rec: Any, prof: Any, error: ModelError | None) -> Trac
     trace.calls = calls
     trace.notes += ["kernel names: paddle.profiler DygraphKernelLaunch events (phi kernel "
                     "key names)", *notes]
-    if error is not None:
-        if not calls:
-            raise error
-        trace.partial = True
-        trace.error = str(error).splitlines()[0]
-    return trace
+    return finish(trace, error)
 
 
 def _profiler():
@@ -129,7 +134,7 @@ def _release(prof) -> None:
 def _trace_real_entry(entry: Entry, steps: int, progress) -> Trace:
     import paddle
 
-    from analyzer.paddle_real import Recorder
+    from analyzer.trace.paddle.real import Recorder
 
     paddle.disable_static()
     trace = _new_trace(str(entry.path), "real", steps)
@@ -160,8 +165,8 @@ def _trace_real_entry(entry: Entry, steps: int, progress) -> Trace:
 
 
 def _trace_real_script(path: Path, argv: list[str], steps: int, progress) -> Trace:
-    from analyzer.entry import run_script
-    from analyzer.paddle_real import Recorder
+    from analyzer.trace.entry import run_script
+    from analyzer.trace.paddle.real import Recorder
 
     trace = _new_trace(str(path), "real", steps)
     rec = Recorder(None)

@@ -9,7 +9,7 @@ big the model. Inside the step:
 - `optimizer.step()` becomes `optimizer.apply_gradients(params_grads)`; `clear_grad()`
   does nothing; `optimizer.minimize(loss)` works as it is.
 Every `pd_op.*` op the step added is mapped to the phi kernel it would run
-(`analyzer.paddle_names.kernel_for`: `pd_op.adam_` -> `adam`, `pd_op.batch_norm_` ->
+(`analyzer.trace.paddle.names.kernel_for`: `pd_op.adam_` -> `adam`, `pd_op.batch_norm_` ->
 `batch_norm`); graph plumbing (`builtin.*`, `pd_op.data`, `pd_op.full_int_array`) is
 skipped. Op functions are wrapped as in real mode to give each op its layer path and
 source line; grad ops take the layer of the forward op they differentiate, found
@@ -26,12 +26,12 @@ import contextlib
 from pathlib import Path
 from typing import Any, Callable
 
-from analyzer.entry import load_entry, user_error
 from analyzer.errors import ModelError
 from analyzer.model import OpCall, TensorMeta, Trace
-from analyzer.paddle_names import NON_KERNEL_PROGRAM_OPS, aliases_for, kernel_for
-from analyzer.entry import user_source
-from analyzer.paddle_real import op_function_slots
+from analyzer.trace.entry import load_entry, user_error, user_source
+from analyzer.trace.paddle.names import NON_KERNEL_PROGRAM_OPS, aliases_for, kernel_for
+from analyzer.trace.partial import finish
+from analyzer.trace.paddle.real import op_function_slots
 
 # Program kernel -> the kernel dygraph launches for the same thing (same role, other
 # name). Checked on Paddle 3.3.1 with the bundled examples.
@@ -299,9 +299,4 @@ def trace_meta(path: Path, *, steps: int = 1, progress: Callable[[str], None] | 
     if skipped:
         trace.notes.append("program-only ops skipped: " + ", ".join(
             f"{k} x{v}" for k, v in sorted(skipped.items())))
-    if error is not None:
-        if not calls:
-            raise error
-        trace.partial = True
-        trace.error = str(error).splitlines()[0]
-    return trace
+    return finish(trace, error)

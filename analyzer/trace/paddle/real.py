@@ -22,7 +22,7 @@ What comes from where:
   the model (`layer1.0.conv1`).
 - phase: `Gradient Backward` / grad-node events -> backward; the optimizer's step
   (Paddle's `Optimization Step` event and opscan's own marker from
-  `analyzer.entry.optimizer_step_hooks`) -> optimizer; everything else -> forward.
+  `analyzer.trace.entry.optimizer_step_hooks`) -> optimizer; everything else -> forward.
 """
 from __future__ import annotations
 
@@ -32,9 +32,9 @@ import sys
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
-from analyzer.entry import optimizer_step_hooks, user_source
+from analyzer.trace.entry import optimizer_step_hooks, user_source
 from analyzer.model import OpCall, TensorMeta
-from analyzer.paddle_names import aliases_for, kernel_for
+from analyzer.trace.paddle.names import aliases_for, kernel_for
 
 MARK = "opscan|"
 LAUNCH = " kernel launch"

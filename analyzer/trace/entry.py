@@ -1,11 +1,15 @@
 """Load the user's model file (`build()` contract) or run it as a script (`--script`).
 
-Framework-neutral: used by both analyzer.trace_torch and analyzer.trace_paddle.
+Framework-neutral: used by both tracers (analyzer.trace.torch, analyzer.trace.paddle).
 
-Contract of a model file: `build()` returns `(model, inputs, step_fn)`, where
-`step_fn()` runs one training step (forward, loss, backward, optimizer step), or
-`(model, inputs)` for an inference-only scan, where the step is `model(*inputs)`
-(`inputs` a tuple/list), `model(**inputs)` (a dict) or `model(inputs)` (one tensor).
+Contract of a model file: `build()` returns `(model, inputs, step_fn)` or the dict
+`{"model": ..., "inputs": ..., "step": ...}`, where the step runs one training step
+(forward, loss, backward, optimizer step). The step may take no argument, the model, or
+the model and the inputs -- `step()`, `step(model)`, `step(model, inputs)` -- chosen by
+its signature's required positional parameters (the harness convention
+`step_fn(model, inputs)` works unmodified). Without a step (`(model, inputs)`, or a dict
+without "step") the scan is inference only: `model(*inputs)` (`inputs` a tuple/list),
+`model(**inputs)` (a dict) or `model(inputs)` (one tensor).
 
 `--script` mode runs the file as `__main__` with `sys.argv = [path, *argv]` and stops
 it cleanly after N optimizer steps by hooking the framework's optimizer step.
@@ -18,6 +22,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import functools
+import inspect
 import linecache
 import os
 import sys
@@ -50,22 +55,24 @@ class Entry:
 
     model: Any
     inputs: Any
-    step_fn: Callable[[], Any] | None
+    step_fn: Callable[..., Any] | None
     path: Path
     framework: str
     module: types.ModuleType | None = None
+    step_arity: int = 0  # 0: step(), 1: step(model), 2: step(model, inputs)
 
     @property
     def training(self) -> bool:
         return self.step_fn is not None
 
     def run_step(self) -> Any:
-        """One step: `step_fn()`, or the forward pass for an inference-only entry.
+        """One step: `step_fn()`, `step_fn(model)` or `step_fn(model, inputs)`, or the
+        forward pass for an inference-only entry.
 
         Exceptions propagate unchanged; wrap them with `user_error()`.
         """
         if self.step_fn is not None:
-            return self.step_fn()
+            return self.step_fn(*(self.model, self.inputs)[:self.step_arity])
         if isinstance(self.inputs, dict):
             return self.model(**self.inputs)
         if isinstance(self.inputs, (tuple, list)):
@@ -107,9 +114,9 @@ def _library_roots() -> tuple[str, ...]:
         p = sysconfig.get_paths().get(key)
         if p:
             roots.add(os.path.realpath(p))
-    here = Path(__file__).resolve().parent
+    repo = Path(__file__).resolve().parents[2]  # analyzer/trace/entry.py -> the repository
     for pkg in ("analyzer", "opdb", "codegen"):
-        roots.add(str(here.parent / pkg))
+        roots.add(str(repo / pkg))
     return tuple(sorted(roots))
 
 
@@ -219,16 +226,58 @@ def _object_framework(obj: Any) -> str | None:
     return None
 
 
-def _check_build_result(result: Any, path: Path, framework: str) -> tuple:
-    shown = _display(str(path))
+_BUILD_KEYS = ("model", "inputs", "step")
+_CONTRACT = ("build() must return (model, inputs, step_fn), (model, inputs) or a dict "
+             "with keys model, inputs, step")
+
+
+def step_arity(step_fn: Callable[..., Any], shown: str, path: Path) -> int:
+    """How many of (model, inputs) the step takes: its required positional parameters.
+
+    `step()` -> 0, `step(model)` -> 1, `step(model, inputs)` -> 2; optional parameters
+    keep their defaults. A callable without an introspectable signature gets none.
+    """
+    try:
+        sig = inspect.signature(step_fn)
+    except (TypeError, ValueError):
+        return 0
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    required = [p.name for p in sig.parameters.values()
+                if p.kind in positional and p.default is inspect.Parameter.empty]
+    kw_only = [p.name for p in sig.parameters.values()
+               if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is inspect.Parameter.empty]
+    if len(required) > 2 or kw_only:
+        names = ", ".join(required + [f"*, {n}" for n in kw_only])
+        raise ModelError(f"{shown}: the step function takes ({names}); opscan calls "
+                         "step(), step(model) or step(model, inputs)",
+                         "give the other parameters defaults or bind them with "
+                         "functools.partial", path=str(path))
+    return len(required)
+
+
+def _unpack_build_result(result: Any, shown: str, path: Path) -> tuple[Any, Any, Any]:
+    if isinstance(result, dict):
+        unknown = sorted(str(k) for k in result if k not in _BUILD_KEYS)
+        if unknown:
+            raise ModelError(f"{shown}: build() returned a dict with unexpected key(s) "
+                             f"{', '.join(unknown)}", f"use the keys {', '.join(_BUILD_KEYS)}",
+                             path=str(path))
+        if "model" not in result:
+            raise ModelError(f"{shown}: build() returned a dict without 'model'",
+                             _CONTRACT, path=str(path))
+        return result["model"], result.get("inputs"), result.get("step")
     if not isinstance(result, (tuple, list)) or len(result) not in (2, 3):
         got = type(result).__name__
         if isinstance(result, (tuple, list)):
             got = f"a {got} of {len(result)} items"
         raise ModelError(f"{shown}: build() must return (model, inputs, step_fn) or "
                          f"(model, inputs), got {got}", path=str(path))
-    model, inputs = result[0], result[1]
-    step_fn = result[2] if len(result) == 3 else None
+    return result[0], result[1], (result[2] if len(result) == 3 else None)
+
+
+def _check_build_result(result: Any, path: Path, framework: str) -> tuple:
+    shown = _display(str(path))
+    model, inputs, step_fn = _unpack_build_result(result, shown, path)
     other = _OTHER[framework]
     for what, obj in (("model", model), ("inputs", inputs)):
         probe = obj
@@ -247,7 +296,8 @@ def _check_build_result(result: Any, path: Path, framework: str) -> tuple:
     if step_fn is None and not callable(model):
         raise ModelError(f"{shown}: build() returned (model, inputs) but the model is not "
                          "callable", path=str(path))
-    return model, inputs, step_fn
+    arity = step_arity(step_fn, shown, path) if step_fn is not None else 0
+    return model, inputs, step_fn, arity
 
 
 @contextlib.contextmanager
@@ -295,14 +345,15 @@ def load_entry(path: str | Path, framework: str,
         build = module.__dict__.get("build")
         if build is None or not callable(build):
             raise ModelError(f"{shown}: no build() function",
-                             "define build() returning (model, inputs, step_fn) or "
-                             "(model, inputs), or use --script", path=str(path))
+                             "define build() returning (model, inputs, step_fn), "
+                             "(model, inputs) or a dict with keys model, inputs, step; "
+                             "or use --script", path=str(path))
         try:
             result = build()
         except (Exception, SystemExit) as e:
             raise user_error(e, path, "build()") from None
-    model, inputs, step_fn = _check_build_result(result, path, framework)
-    return Entry(model, inputs, step_fn, path, framework, module)
+    model, inputs, step_fn, arity = _check_build_result(result, path, framework)
+    return Entry(model, inputs, step_fn, path, framework, module, arity)
 
 
 # ---------------------------------------------------------------- --script mode

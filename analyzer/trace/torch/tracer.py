@@ -1,6 +1,6 @@
 """Trace a torch training step as the target NPU would dispatch it.
 
-The step runs on the emulated `npu` device of analyzer.npu_emulation: ops the target
+The step runs on the emulated `npu` device of analyzer.trace.torch.npu_emulation: ops the target
 adapts are recorded as themselves (composites included), ops it lacks are recorded from
 the backend fallback, and what the CPU ran instead is kept in `OpCall.cpu_ops`. Every
 call carries its phase (forward/backward/optimizer/other), the nn.Module path that issued
@@ -8,7 +8,7 @@ it (backward calls: the module whose forward created the autograd node), the use
 source line and tensor metadata whose ids link producers to consumers.
 
 Public API: `trace_torch(target, adapted=..., ...) -> analyzer.model.Trace`, where
-target is a model file path (build() contract) or an `analyzer.entry.Script`.
+target is a model file path (build() contract) or an `analyzer.trace.entry.Script`.
 """
 from __future__ import annotations
 
@@ -16,29 +16,12 @@ import contextlib
 from pathlib import Path
 from typing import Callable
 
-from analyzer.entry import Script, load_entry, optimizer_step_hooks, run_script, user_error, \
-    user_source
 from analyzer.errors import ModelError
 from analyzer.model import OpCall, TensorMeta, Trace
+from analyzer.trace.entry import Script, load_entry, optimizer_step_hooks, run_script, \
+    user_error, user_source
+from analyzer.trace.partial import finish
 
-
-def _register_device_early() -> None:
-    """Register the npu device when this module is imported.
-
-    torch's autograd engine sizes its per-device queues once, at the first backward in
-    the process; a device registered after that can never run a backward. Importing the
-    torch tracer (which only happens when torch is traced) registers it up front.
-    """
-    try:
-        import torch  # noqa: F401
-    except ImportError:  # torch missing: trace_torch() reports it
-        return
-    from analyzer.npu_emulation import ensure_npu_backend
-
-    ensure_npu_backend()
-
-
-_register_device_early()
 
 # CPU kernels no NPU runs: seen in cpu_ops, counted in Trace.cpu_only_ops.
 _CPU_ONLY_MARKERS = ("_for_cpu", "mkldnn", "onednn", "_nnpack", "_cpu_", "fbgemm")
@@ -111,7 +94,7 @@ class _Recorder:
     def on_call(self, kc) -> None:
         import torch
 
-        from analyzer.npu_emulation import qualified_name
+        from analyzer.trace.torch.npu_emulation import qualified_name
 
         node = torch._C._current_autograd_node()
         phase = "backward" if kc.backward_of_composite else self.phase(node)
@@ -221,28 +204,10 @@ def _hooks(rec: _Recorder):
         del torch
 
 
-def _probe_backward() -> None:
-    """Fail clearly when the autograd engine started before the npu device existed."""
-    import torch
-
-    x = torch.ones(1, device="npu", requires_grad=True)
-    try:
-        (x * 2).sum().backward()
-    except RuntimeError as e:
-        if "device_ready_queues_" in str(e):
-            raise RuntimeError(
-                "torch ran a backward pass before opscan registered its emulated npu "
-                "device, so the autograd engine cannot run npu backwards in this process: "
-                "import analyzer.trace_torch (or call "
-                "analyzer.npu_emulation.ensure_npu_backend()) before any torch backward"
-            ) from None
-        raise
-
-
 def _npu_context():
     import torch
 
-    from analyzer.npu_emulation import DEVICE
+    from analyzer.trace.torch.npu_emulation import DEVICE
 
     return torch.device(DEVICE)
 
@@ -261,7 +226,7 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
     """
     import torch
 
-    from analyzer.npu_emulation import Emulator
+    from analyzer.trace.torch.npu_emulation import Emulator, ensure_npu_backend
 
     if mode not in ("real", "meta"):
         raise ModelError(f"unknown mode {mode!r}", "use --mode real or --mode meta")
@@ -273,10 +238,14 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
     emu = Emulator(set(adapted), composite_adapted, mode, rec.on_call)
     trace = Trace(framework="torch", mode=mode, model=str(path), steps=steps,
                   framework_version=torch.__version__)
+    ensure_npu_backend()
     emu.install()
     error: ModelError | None = None
+    # Backward runs on the calling thread: the autograd engine sizes its per-device
+    # queues once per process, so a device registered after the first backward (ours,
+    # registered here) has no queue of its own; the CPU queue serves every device.
+    single_thread = torch.autograd.set_multithreading_enabled(False)
     try:
-        _probe_backward()
         if is_script:
             with _hooks(rec):
                 emu.recording = True
@@ -315,6 +284,7 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
                         emu.recording = False
                     rec.optimizer_end()
     finally:
+        single_thread.__exit__(None, None, None)
         emu.uninstall()
     trace.calls = rec.calls
     trace.cpu_only_ops = dict(sorted(rec.cpu_only.items()))
@@ -323,10 +293,18 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
     if emu.unknown_ops:
         trace.notes.append(f"{len(emu.unknown_ops)} adapted op name(s) do not exist in torch "
                            f"{torch.__version__} (e.g. {emu.unknown_ops[0]})")
-    if error is not None:
-        if not rec.calls:
-            raise error
-        trace.partial = True
-        trace.error = str(error).splitlines()[0]
-        trace.notes.append(str(error))
-    return trace
+    return finish(trace, error)
+
+
+def trace(model, *, mode: str = "real", steps: int = 1, adapted=(),
+          script_argv: list[str] | None = None,
+          progress: Callable[[str], None] | None = None) -> Trace:
+    """The tracer contract of `analyzer.trace`: a model file, or a script when
+    `script_argv` is a list."""
+    target = Script(model, list(script_argv)) if script_argv is not None else model
+    step_progress = None
+    if progress is not None:
+        def step_progress(done: int, total: int, calls: int) -> None:
+            progress(f"step {done}/{total}, {calls} calls")
+    return trace_torch(target, adapted=set(adapted), mode=mode, steps=steps,
+                       progress=step_progress)
