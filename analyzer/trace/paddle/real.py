@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from analyzer.trace.entry import optimizer_step_hooks, user_source
-from analyzer.model import OpCall, TensorMeta
+from analyzer.model import SETUP, OpCall, TensorMeta
 from analyzer.trace.paddle.names import aliases_for, kernel_for
 
 MARK = "opscan|"
@@ -337,13 +337,18 @@ def _grad_marker(node: Any) -> int:
     return -1
 
 
-def collect_launches(result: Any) -> list[Launch]:
-    """Kernel launches in time order with their context, from a profiler result."""
+def collect_launches(result: Any, setup: bool = False) -> list[Launch]:
+    """Kernel launches in time order with their context, from a profiler result.
+
+    setup=True (script mode): forward-phase launches before the first Layer call of step 1
+    are the "setup" phase (parameter initialisation, positional tables), step 0; when no
+    Layer call ever marks the step's start, nothing is setup."""
     from paddle.profiler import TracerEventType as T
 
     launches: list[Launch] = []
     step = [1]
     inside = [False]  # after the `opscan|begin` marker
+    in_setup = [setup]
     roots = [root for _, root in sorted(result.get_data().items(), key=lambda kv: kv[0])]
 
     def walk(node: Any, ctx: _Ctx) -> None:
@@ -355,11 +360,13 @@ def collect_launches(result: Any) -> list[Launch]:
                 return
             if kind == "stepend":
                 step[0] += 1
+                in_setup[0] = False
                 return
             elif kind == "api":
                 ctx = replace(ctx, api=int(val))
             elif kind == "layer":
                 ctx = replace(ctx, layer=val)
+                in_setup[0] = False
             elif kind == "phase":
                 ctx = replace(ctx, phase=val)
         elif node.type == T.Backward:
@@ -372,13 +379,21 @@ def collect_launches(result: Any) -> list[Launch]:
                           grad_of=_grad_marker(node))
         elif node.type == T.DygraphKernelLaunch and name.endswith(LAUNCH):
             if inside[0]:
-                launches.append(Launch(name[: -len(LAUNCH)], replace(ctx, step=step[0])))
+                if in_setup[0] and ctx.phase == "forward" and not ctx.in_grad_node:
+                    launches.append(Launch(name[: -len(LAUNCH)],
+                                           replace(ctx, step=0, phase=SETUP)))
+                else:
+                    in_setup[0] = False
+                    launches.append(Launch(name[: -len(LAUNCH)], replace(ctx, step=step[0])))
             return
         for child in sorted(node.children_node, key=lambda c: (c.start_ns, -c.end_ns)):
             walk(child, ctx)
 
     for root in roots:
         walk(root, _Ctx())
+    if setup and not any(la.ctx.layer for la in launches):
+        launches = [Launch(la.kernel, replace(la.ctx, step=1, phase="forward"))
+                    if la.ctx.phase == SETUP else la for la in launches]
     return launches
 
 

@@ -103,10 +103,11 @@ def _new_trace(model: str, mode: str, steps: int) -> Trace:
                  framework_version=_paddle_version())
 
 
-def _finish(trace: Trace, rec: Any, prof: Any, error: ModelError | None) -> Trace:
+def _finish(trace: Trace, rec: Any, prof: Any, error: ModelError | None,
+            setup: bool = False) -> Trace:
     from analyzer.trace.paddle.real import build_calls, collect_launches
 
-    launches = collect_launches(prof.profiler_result)
+    launches = collect_launches(prof.profiler_result, setup=setup)
     prof.profiler_result = None
     calls, notes = build_calls(launches, rec)
     trace.calls = calls
@@ -188,4 +189,4 @@ def _trace_real_script(path: Path, argv: list[str], steps: int, progress) -> Tra
             _release(prof)
     trace.notes += result.notes
     trace.steps = max(1, result.steps_completed)
-    return _finish(trace, rec, prof, result.error)
+    return _finish(trace, rec, prof, result.error, setup=True)

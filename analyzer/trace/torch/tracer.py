@@ -3,7 +3,8 @@
 The step runs on the emulated `npu` device of analyzer.trace.torch.npu_emulation: ops the target
 adapts are recorded as themselves (composites included), ops it lacks are recorded from
 the backend fallback, and what the CPU ran instead is kept in `OpCall.cpu_ops`. Every
-call carries its phase (forward/backward/optimizer/other), the nn.Module path that issued
+call carries its phase (setup/forward/backward/optimizer/other; setup: a script's calls
+before its first module forward), the nn.Module path that issued
 it (backward calls: the module whose forward created the autograd node), the user's
 source line and tensor metadata whose ids link producers to consumers.
 
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from analyzer.errors import ModelError
-from analyzer.model import OpCall, TensorMeta, Trace
+from analyzer.model import SETUP, OpCall, TensorMeta, Trace
 from analyzer.trace.entry import Script, load_entry, optimizer_step_hooks, run_script, \
     user_error, user_source
 from analyzer.trace.partial import finish
@@ -52,8 +53,13 @@ def _called_from_autograd() -> bool:
 class _Recorder:
     """Turns emulator kernel calls into OpCalls with phases, modules and tensor ids."""
 
-    def __init__(self, adapted: set[str], progress: ProgressFn | None, steps: int):
+    def __init__(self, adapted: set[str], progress: ProgressFn | None, steps: int,
+                 setup: bool = False):
         self.adapted = adapted
+        # script mode: calls before the first module forward (or backward, or optimizer
+        # step) are the "setup" phase: weight init, .to(device), precomputed tables
+        self.in_setup = setup
+        self.any_forward = False
         self.calls: list[OpCall] = []
         self.cpu_only: dict[str, int] = {}
         self.step = 1
@@ -82,6 +88,10 @@ class _Recorder:
         return TensorMeta(tid, str(t.dtype).replace("torch.", ""), shape)
 
     def phase(self, backward_node) -> str:
+        if self.in_setup and backward_node is None and not self.in_optimizer \
+                and not self.module_stack:
+            return SETUP
+        self.in_setup = False
         if backward_node is not None:
             self.seen_backward = True
             return "backward"
@@ -100,6 +110,7 @@ class _Recorder:
         phase = "backward" if kc.backward_of_composite else self.phase(node)
         if phase != "backward" and not self.module_stack and _called_from_autograd():
             phase = "backward"  # the engine's grad seed (ones_like in loss.backward())
+            self.in_setup = False
         if phase == "backward":
             self.seen_backward = True
             if kc.origin is not None:
@@ -126,10 +137,18 @@ class _Recorder:
                 self.cpu_only[c] = self.cpu_only.get(c, 0) + 1
         overload = f"{kc.op._schema.name}.{kc.op._overloadname}"
         self.calls.append(OpCall(len(self.calls), name, overload, phase, inputs, outputs,
-                                 module, source, [], cpu_ops, self.step))
+                                 module, source, [], cpu_ops, 0 if phase == SETUP else self.step))
         if self.progress is not None and len(self.calls) % 500 == 0:
             self.progress(self.step - 1, self.steps, len(self.calls))
         return (module, source)
+
+    def settle_setup(self) -> None:
+        """No module forward marked where the first step began: nothing was setup."""
+        self.in_setup = False
+        if not self.any_forward:
+            for c in self.calls:
+                if c.phase == SETUP:
+                    c.phase, c.step = "other", 1
 
     # -- module stack (global hooks)
     def pre_forward(self, module, args) -> None:
@@ -141,6 +160,8 @@ class _Recorder:
                     self.module_names.setdefault(id(m), name)
         self.module_stack.append(self.module_names[id(module)])
         self.forward_started = True
+        self.any_forward = True
+        self.in_setup = False
 
     def post_forward(self, module, args, output) -> None:
         if self.module_stack:
@@ -149,9 +170,12 @@ class _Recorder:
     # -- optimizer step hooks
     def optimizer_start(self, *_a) -> None:
         self.in_optimizer = True
+        self.in_setup = False
 
     def optimizer_end(self, *_a) -> None:
         self.in_optimizer = False
+        if self.step == 1:
+            self.settle_setup()
         if self.progress is not None:
             self.progress(self.step, self.steps, len(self.calls))
         self.step += 1
@@ -234,7 +258,7 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
         raise ModelError(f"--steps must be at least 1, got {steps}")
     is_script = isinstance(target, Script)
     path = Path(target.path if is_script else target)
-    rec = _Recorder(set(adapted), progress, steps)
+    rec = _Recorder(set(adapted), progress, steps, setup=is_script)
     emu = Emulator(set(adapted), composite_adapted, mode, rec.on_call)
     trace = Trace(framework="torch", mode=mode, model=str(path), steps=steps,
                   framework_version=torch.__version__)
@@ -286,6 +310,7 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
     finally:
         single_thread.__exit__(None, None, None)
         emu.uninstall()
+    rec.settle_setup()
     trace.calls = rec.calls
     trace.cpu_only_ops = dict(sorted(rec.cpu_only.items()))
     trace.notes.extend(rec.optimizer_notes)
