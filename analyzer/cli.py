@@ -1,7 +1,7 @@
 """`opscan` command line. Thin over analyzer.scan / analyzer.classify.
 
     opscan MODEL.py --framework torch|paddle [--mode real|meta] [--target T] [--soc S]
-                    [--steps N] [-o OUTDIR] [--format md,html,csv,xlsx,json] [--force]
+                    [--steps N] [-o OUTDIR] [--format md,html,csv,xlsx,json] [--force] [-q]
                     [--script] [-- script args]
     opscan classify OP [OP ...] --framework F [--dtype D] [--target T] [--soc S] [--json]
 """
@@ -36,6 +36,8 @@ def _scan_parser() -> argparse.ArgumentParser:
     clikit.add_output(p)
     p.add_argument("--format", default=",".join(FORMATS),
                    help=f"comma-separated report formats (default {','.join(FORMATS)})")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress on stderr (the summary line still goes to stdout)")
     return p
 
 
@@ -49,12 +51,6 @@ def _classify_parser() -> argparse.ArgumentParser:
     clikit.add_soc(p)
     clikit.add_json(p)
     return p
-
-
-def _progress():
-    if not sys.stderr.isatty():
-        return None
-    return lambda msg: sys.stderr.write(f"opscan: {msg}\n")
 
 
 def main_classify(argv: list[str]) -> int:
@@ -97,6 +93,7 @@ def main_scan(argv: list[str]) -> int:
     args = _scan_parser().parse_args(argv)
 
     def go() -> None:
+        from analyzer.progress import make_progress
         from analyzer.report.writer import write_reports
         from analyzer.scan import ScanOptions, scan
         from opdb.errors import OpscanError
@@ -109,12 +106,22 @@ def main_scan(argv: list[str]) -> int:
             raise OpscanError(f"--steps must be at least 1, got {args.steps}")
         model = Path(args.model)
         outdir = Path(args.output or f"opscan-out/{model.stem}-{args.framework}")
-        result = scan(ScanOptions(model=args.model, framework=args.framework, mode=args.mode,
-                                  target=args.target, soc=args.soc, steps=args.steps,
-                                  script=args.script, script_args=script_args,
-                                  progress=_progress()))
-        paths = write_reports(result.report.to_json(), outdir, formats=formats, force=args.force,
-                              graphml=result.graphml)
+        progress = make_progress(quiet=args.quiet)  # stderr; the summary stays on stdout
+        try:
+            if progress:
+                progress(f"scanning {args.model} ({args.framework}, {args.mode} mode, "
+                         f"{args.steps} step{'s' if args.steps != 1 else ''})")
+            result = scan(ScanOptions(model=args.model, framework=args.framework, mode=args.mode,
+                                      target=args.target, soc=args.soc, steps=args.steps,
+                                      script=args.script, script_args=script_args,
+                                      progress=progress))
+            if progress:
+                progress(f"writing reports to {outdir}")
+            paths = write_reports(result.report.to_json(), outdir, formats=formats, force=args.force,
+                                  graphml=result.graphml)
+        finally:
+            if progress:
+                progress.close()  # clears a live line before the summary
         sys.stdout.write(result.report.summary + "\n")
         for p in paths:
             sys.stdout.write(f"  wrote {p}\n")

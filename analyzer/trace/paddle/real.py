@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import sys
+import weakref
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
@@ -77,6 +78,8 @@ class Recorder:
         self._event = RecordEvent
         self._tensor = paddle.Tensor
         self.calls: list[ApiCall] = []
+        # id(tensor) -> (tensor id, weakref): a strong reference here kept every
+        # activation of the run alive (2.7x the plain step's peak RSS on PP-OCRv4)
         self._ids: dict[int, tuple[int, Any]] = {}
         self._next_id = 1
         self._depth = 0
@@ -87,6 +90,7 @@ class Recorder:
                 self._names.setdefault(id(layer), path)
         self._patched: list[tuple[Any, str, Any, bool]] = []
         self.enabled = False
+        self.on_calls: Callable[[int], None] | None = None  # every 500 API calls
 
     # ------------------------------------------------------------ tensors
 
@@ -95,11 +99,11 @@ class Recorder:
 
         key = id(t)
         known = self._ids.get(key)
-        if fresh or known is None or known[1] is not t:
+        if fresh or known is None or known[1]() is not t:
             tid = self._next_id
             self._next_id += 1
             if t is not None:
-                self._ids[key] = (tid, t)
+                self._ids[key] = (tid, weakref.ref(t, self._forget(key)))
         else:
             tid = known[0]
         if t is None:
@@ -109,6 +113,18 @@ class Recorder:
         except Exception:  # noqa: BLE001 - uninitialised tensors
             shape = ()
         return TensorMeta(tid, normalize_dtype(str(t.dtype)), shape)
+
+    def _forget(self, key: int) -> Callable:
+        """Drop a dead tensor's id entry (unless a newer tensor at the same address
+        took it over): ids are kept for live tensors only, and no tensor is kept alive."""
+        ids = self._ids
+
+        def dead(ref) -> None:
+            known = ids.get(key)
+            if known is not None and known[1] is ref:
+                del ids[key]
+
+        return dead
 
     def fresh_like(self, m: TensorMeta) -> TensorMeta:
         tid = self._next_id
@@ -168,6 +184,8 @@ class Recorder:
         call = ApiCall(len(self.calls), name, inputs, needs,
                        self._layer_stack[-1] if self._layer_stack else "", user_source())
         self.calls.append(call)
+        if self.on_calls is not None and len(self.calls) % 500 == 0:
+            self.on_calls(len(self.calls))
         return call
 
     def _end(self, call: ApiCall, out: Any) -> None:

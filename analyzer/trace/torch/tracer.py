@@ -238,13 +238,15 @@ def _npu_context():
 
 def trace_torch(target: str | Path | Script, *, adapted: set[str],
                 composite_adapted: set[str] | None = None, mode: str = "real",
-                steps: int = 1, progress: ProgressFn | None = None) -> Trace:
+                steps: int = 1, progress: ProgressFn | None = None,
+                stage: Callable[[str], None] | None = None) -> Trace:
     """Trace `steps` training steps of a model file (or script) on the emulated NPU.
 
     adapted: ops (`aten::add.Tensor`, `aten::matmul`) the target torch_npu registers NPU
     kernels for. composite_adapted: of those, the ones registered with their own autograd
     (default: the adapted ops that are CompositeImplicitAutograd in this torch).
     mode: real (compute on CPU) or meta (no storage: shapes only).
+    progress: (steps done, steps, calls so far) now and then; stage: a line per stage.
     Raises ModelError for a broken model file; an exception during a step gives a trace
     with partial=True and the error (ModelError when nothing was recorded).
     """
@@ -270,6 +272,8 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
     # registered here) has no queue of its own; the CPU queue serves every device.
     single_thread = torch.autograd.set_multithreading_enabled(False)
     try:
+        if stage is not None:
+            stage(f"running {path.name}" if is_script else f"building {path.name}")
         if is_script:
             with _hooks(rec):
                 emu.recording = True
@@ -298,6 +302,8 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
                     "torch", rec.optimizer_start, lambda: setattr(rec, "in_optimizer", False)):
                 for s in range(1, steps + 1):
                     rec.step = s
+                    if progress is not None:
+                        progress(s - 1, steps, len(rec.calls))
                     emu.recording = True
                     try:
                         entry.run_step()
@@ -326,10 +332,15 @@ def trace(model, *, mode: str = "real", steps: int = 1, adapted=(),
           progress: Callable[[str], None] | None = None) -> Trace:
     """The tracer contract of `analyzer.trace`: a model file, or a script when
     `script_argv` is a list."""
+    from analyzer.progress import report_step
+
     target = Script(model, list(script_argv)) if script_argv is not None else model
     step_progress = None
     if progress is not None:
+        progress("importing torch")
+
         def step_progress(done: int, total: int, calls: int) -> None:
-            progress(f"step {done}/{total}, {calls} calls")
-    return trace_torch(target, adapted=set(adapted), mode=mode, steps=steps,
-                       progress=step_progress)
+            report_step(progress, done, total, calls)
+    result = trace_torch(target, adapted=set(adapted), mode=mode, steps=steps,
+                         progress=step_progress, stage=progress)
+    return result
