@@ -32,9 +32,10 @@ GAP_CATEGORIES = ("dtype-gap", "signature-drift", "cann-available", "decomposabl
                   "needs-ascendc")
 
 
-@dataclass
+@dataclass(slots=True)
 class TensorMeta:
-    """A tensor seen by the tracer: a stable id within the trace, dtype and shape."""
+    """A tensor seen by the tracer: a stable id within the trace, dtype and shape.
+    Slotted, like OpCall: a long trace holds one per tensor argument of every call."""
 
     id: int
     dtype: str
@@ -49,7 +50,7 @@ class TensorMeta:
         return n * itemsize(self.dtype)
 
 
-@dataclass
+@dataclass(slots=True)
 class OpCall:
     """One kernel call as the target NPU would dispatch it.
 
