@@ -12,7 +12,7 @@ Models: the bundled examples of both frameworks (build() contract) and
 benchmarks/models/paddle_det_train.py, a PP-OCR-det-like training script (argparse,
 `--script` mode) whose plain step needs >= 2 GiB.
 
-    python benchmarks/scan_cost.py [--steps 1,2,3,4] [--only NAME] [--json out.json]
+    python benchmarks/scan_cost.py [--steps 1,2,3,4] [--only NAME] [--skip NAME] [--json out.json]
 """
 from __future__ import annotations
 
@@ -105,6 +105,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", default="1,2,3,4", help="comma-separated step counts")
     ap.add_argument("--only", default="", help="run only models whose name contains this")
+    ap.add_argument("--skip", default="", help="skip models whose name contains this")
     ap.add_argument("--json", default="", help="also write the figures here")
     args = ap.parse_args(argv)
     step_list = [int(s) for s in args.steps.split(",")]
@@ -113,7 +114,7 @@ def main(argv=None) -> int:
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         for m in MODELS:
-            if args.only and args.only not in m.name:
+            if args.only and args.only not in m.name or args.skip and args.skip in m.name:
                 continue
             for n in step_list:
                 p = plain(m, n)
