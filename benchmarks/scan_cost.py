@@ -5,8 +5,9 @@ rusage, wall time around the child):
   plain: the model's N training steps and nothing else (import, build, N steps);
   scan:  `python -m analyzer.cli MODEL --steps N -q ...` (import, build, trace N steps,
          classify, write every report format).
-and prints scan/plain ratios for N = 1..4. Goals (issue 16): peak RSS <= 1.3x plain and
-flat across N; wall <= 1.2x plain.
+and prints scan/plain ratios for N = 1..4, also of CPU time (user + system), which a
+machine shared with other jobs distorts far less than wall time. Goals (issue 16): peak
+RSS <= 1.3x plain and flat across N; wall <= 1.2x plain.
 
 Models: the bundled examples of both frameworks (build() contract) and
 benchmarks/models/paddle_det_train.py, a PP-OCR-det-like training script (argparse,
@@ -65,6 +66,7 @@ class Run:
     seconds: float
     peak_rss: int  # bytes
     rc: int
+    cpu_seconds: float = 0.0  # user + system of the child: steadier than wall on a busy machine
     stderr: str = field(default="", repr=False)
 
 
@@ -79,7 +81,8 @@ def _child(cmd: list[str]) -> Run:
         proc.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         text = err.read().decode("utf-8", "replace")
-    return Run(seconds, usage.ru_maxrss * 1024, proc.returncode, text[-2000:])
+    return Run(seconds, usage.ru_maxrss * 1024, proc.returncode, text[-2000:],
+               usage.ru_utime + usage.ru_stime)
 
 
 def plain(m: Model, steps: int) -> Run:
@@ -90,7 +93,7 @@ def plain(m: Model, steps: int) -> Run:
 
 def scan(m: Model, steps: int, out: Path) -> Run:
     cmd = [sys.executable, "-m", "analyzer.cli", str(m.path), "--framework", m.framework,
-           "--steps", str(steps), "-o", str(out), "--force", "-q"]
+           "--mode", "real", "--steps", str(steps), "-o", str(out), "--force", "-q"]
     if m.script_args:
         # the script's own loop would run longer: opscan stops it after --steps
         cmd += ["--script", "--", *m.script_args, m.steps_flag, str(steps + 100)]
@@ -110,8 +113,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     step_list = [int(s) for s in args.steps.split(",")]
     rows = []
-    print("| model | steps | plain RSS | scan RSS | RSS ratio | plain wall | scan wall | wall ratio |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| model | steps | plain RSS | scan RSS | RSS ratio | plain wall | scan wall | wall ratio "
+          "| plain CPU | scan CPU | CPU ratio |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         for m in MODELS:
             if args.only and args.only not in m.name or args.skip and args.skip in m.name:
@@ -125,11 +129,14 @@ def main(argv=None) -> int:
                     continue
                 row = dict(model=m.name, steps=n, plain_rss=p.peak_rss, scan_rss=s.peak_rss,
                            rss_ratio=s.peak_rss / p.peak_rss, plain_s=p.seconds,
-                           scan_s=s.seconds, wall_ratio=s.seconds / p.seconds)
+                           scan_s=s.seconds, wall_ratio=s.seconds / p.seconds,
+                           plain_cpu=p.cpu_seconds, scan_cpu=s.cpu_seconds,
+                           cpu_ratio=s.cpu_seconds / p.cpu_seconds)
                 rows.append(row)
                 print(f"| {m.name} | {n} | {gib(p.peak_rss)} | {gib(s.peak_rss)} | "
                       f"{row['rss_ratio']:.2f} | {p.seconds:.1f} s | {s.seconds:.1f} s | "
-                      f"{row['wall_ratio']:.2f} |", flush=True)
+                      f"{row['wall_ratio']:.2f} | {p.cpu_seconds:.1f} s | {s.cpu_seconds:.1f} s | "
+                      f"{row['cpu_ratio']:.2f} |", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
     return 0
