@@ -1,6 +1,6 @@
 """`opscan` command line. Thin over analyzer.scan / analyzer.classify.
 
-    opscan MODEL.py --framework torch|paddle [--mode real|meta] [--target T] [--soc S]
+    opscan MODEL.py --framework torch|paddle [--mode auto|real|meta] [--target T] [--soc S]
                     [--steps N] [-o OUTDIR] [--format md,html,csv,xlsx,json] [--force] [-q]
                     [--script] [-- script args]
     opscan classify OP [OP ...] --framework F [--dtype D] [--target T] [--soc S] [--json]
@@ -24,8 +24,10 @@ def _scan_parser() -> argparse.ArgumentParser:
                     "without a model.)")
     p.add_argument("model", help="model file defining build(), or a training script with --script")
     clikit.add_framework(p, required=True)
-    p.add_argument("--mode", choices=("real", "meta"), default="real",
-                   help="real: execute on CPU; meta: no storage (scan models larger than RAM)")
+    p.add_argument("--mode", choices=("auto", "real", "meta"), default="auto",
+                   help="auto (default): real when a meta trace estimates the step fits "
+                        "comfortably in free memory, else meta; real: execute on CPU; "
+                        "meta: no storage (scan models larger than RAM)")
     p.add_argument("--target", default=None,
                    help="provider release, e.g. torch_npu==2.13.0 or PaddleCustomDevice@develop "
                         "(default: the newest in opdb)")

@@ -84,6 +84,29 @@ class OpCall:
         return tuple(sorted({t.dtype for t in metas}))
 
 
+ROUTE_REASONS = ("inside-adapted-op", "inside-cpu-fallback", "foreach", "view", "cpu-only",
+                 "composite")
+
+
+@dataclass
+class RouteDiff:
+    """An op a CPU profiler shows for the step that the NPU does not run as such.
+
+    reason: inside-adapted-op (a CPU kernel that ran inside the NPU kernel `under`; the
+    NPU runs `under` as one kernel), inside-cpu-fallback (the same inside an op the NPU
+    lacks: `under` falls back to the CPU whole), foreach (the CPU's single-tensor optimizer op; the
+    NPU runs the foreach kernel `under`), view (a view/alias: no kernel, metadata only),
+    cpu-only (a CPU-specific kernel, inside `under`), composite (an op that decomposes
+    above the backend on both devices: its parts are in the report; `under` is the op
+    it was called from, "" at top level).
+    """
+
+    op: str
+    reason: str
+    under: str
+    calls: int
+
+
 @dataclass
 class Trace:
     """Everything one traced run recorded."""
@@ -98,6 +121,8 @@ class Trace:
     notes: list[str] = field(default_factory=list)  # e.g. "optimizer: foreach=True (NPU default)"
     cpu_only_ops: dict[str, int] = field(default_factory=dict)  # CPU kernels no NPU would run
     framework_version: str = ""
+    # what a CPU profiler of the same step shows that the NPU does not run (RouteDiff)
+    cpu_route: list[RouteDiff] = field(default_factory=list)
 
     def unique_ops(self) -> dict[tuple[str, tuple[str, ...]], list[OpCall]]:
         """Calls grouped by (op, dtype set), in first-seen order."""
@@ -203,6 +228,7 @@ class ScanReport:
     notes: list[str]
     opdb: dict[str, str]  # snapshot hash and sources used
     graph: dict = field(default_factory=dict)  # {"nodes": n, "edges": m, "graphml": "op_graph.graphml"}
+    cpu_route: list[RouteDiff] = field(default_factory=list)  # "CPU trace vs NPU route"
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)

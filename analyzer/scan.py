@@ -21,7 +21,7 @@ REPORT_SCHEMA_VERSION = 1
 class ScanOptions:
     model: str
     framework: str
-    mode: str = "real"
+    mode: str = "auto"
     target: str | None = None
     soc: str | None = None
     steps: int = 1
@@ -43,7 +43,7 @@ def trace_model(opts: ScanOptions, adapted: set[str]) -> Trace:
 
     if opts.mode not in MODES:
         from opdb.errors import OpscanError
-        raise OpscanError(f"unknown --mode {opts.mode!r}", hint="use real or meta")
+        raise OpscanError(f"unknown --mode {opts.mode!r}", hint="use auto, real or meta")
     return trace(opts.model, framework=opts.framework, mode=opts.mode, steps=opts.steps,
                  adapted=adapted, script_argv=list(opts.script_args) if opts.script else None,
                  progress=opts.progress)
@@ -126,5 +126,5 @@ def scan(opts: ScanOptions, db=None) -> ScanResult:
         summary=summary_line(str(opts.model), str(ctx.target), ctx.soc, verdicts, fallback, trace.partial),
         counts=counts, verdicts=verdicts, fallback=fallback, notes=notes,
         opdb={"snapshot_sha256": db.snapshot_sha256},
-        graph=graph_summary(graph))
+        graph=graph_summary(graph), cpu_route=list(trace.cpu_route))
     return ScanResult(report, trace, graphml_text(graph))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from analyzer.model import CATEGORIES, PHASES
+from analyzer.model import CATEGORIES, PHASES, ROUTE_REASONS
 from opdb.errors import OpscanError
 
 SCHEMA_VERSION = 1
@@ -58,6 +58,7 @@ SCHEMA: dict = {
         "notes": _STRS,
         "opdb": {"type": "object", "additionalProperties": _STR},
         "graph": {"$ref": "#/$defs/graph"},
+        "cpu_route": {"type": "array", "items": {"$ref": "#/$defs/route"}},
     }),
     "$defs": {
         "verdict": _obj({
@@ -88,6 +89,12 @@ SCHEMA: dict = {
             "detail": _STR,
             "supported_on_soc": {"type": ["boolean", "null"]},
             "opgen_command": _STR,
+        }),
+        "route": _obj({
+            "op": _STR,
+            "reason": {"type": "string", "enum": list(ROUTE_REASONS)},
+            "under": _STR,
+            "calls": _INT,
         }),
         "fallback": _obj({
             "islands": {"type": "array", "items": _obj({

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from analyzer.fallback import compute_fallback, gap_keys, passthrough_keys
 from analyzer.graph import build_call_graph, graph_summary
-from analyzer.model import PHASES, AclnnCandidate, OpCall, OpVerdict, ScanReport, TensorMeta, Trace
+from analyzer.model import (PHASES, AclnnCandidate, OpCall, OpVerdict, RouteDiff, ScanReport,
+                            TensorMeta, Trace)
 
 
 class _Ids:
@@ -162,4 +163,7 @@ def sample_report(partial: bool = False) -> ScanReport:
         summary=summary, counts=counts, verdicts=verdicts, fallback=fb, notes=trace.notes,
         opdb={"snapshot": "sample-0000000000000000", "cann": "8.3.RC1 (sample)",
               "torch_npu": "2.13.0 (sample)"},
-        graph=graph_summary(g))
+        graph=graph_summary(g),
+        cpu_route=[RouteDiff("aten::add_", "foreach", "aten::_foreach_add_", 2),
+                   RouteDiff("aten::mm", "inside-adapted-op", "aten::matmul", 1),
+                   RouteDiff("aten::t", "view", "aten::linear", 1)])

@@ -3,6 +3,7 @@
 Layout (one stage of the pipeline trace -> graph -> classify -> report):
     entry.py        the model file (`build()` contract) or a `--script` run; framework-neutral
     partial.py      the one partial-trace finisher every tracer ends with
+    memory.py       --mode auto's memory estimate from a meta trace; the real-mode watchdog
     torch/          emulated `npu` device (npu_emulation.py) and the torch tracer (tracer.py)
     paddle/         real-mode profiler trace (real.py), meta-mode static program (meta.py),
                     phi kernel names (names.py, names_data.py) and the paddle tracer (tracer.py)
@@ -24,18 +25,21 @@ from pathlib import Path
 from analyzer.model import Trace
 
 FRAMEWORKS = ("torch", "paddle")
-MODES = ("real", "meta")
+MODES = ("auto", "real", "meta")
 
 Progress = Callable[[str], None]
 
 
-def trace(model: str | Path, *, framework: str, mode: str = "real", steps: int = 1,
+def trace(model: str | Path, *, framework: str, mode: str = "auto", steps: int = 1,
           adapted: Iterable[str] = (), script_argv: list[str] | None = None,
           progress: Progress | None = None) -> Trace:
     """Trace `steps` training steps of `model` (a model file with build(), or a script when
     `script_argv` is a list) with `framework`'s tracer.
 
-    mode: "real" computes on CPU, "meta" allocates no storage (shapes only).
+    mode: "real" computes on CPU, "meta" allocates no storage (shapes only), "auto" runs
+    real when a meta trace estimates that the real step fits comfortably in free memory,
+    and keeps the meta trace otherwise (`_trace_auto`). A real run is watched: past the
+    machine's free memory it stops with a one-line message (`memory.Watchdog`).
     adapted: ops the target adapts (torch: `aten::matmul`; paddle ignores it: its
     kernel choice does not depend on the target).
     Raises ModelError when the model file is broken or nothing was recorded; a step that
@@ -51,5 +55,61 @@ def trace(model: str | Path, *, framework: str, mode: str = "real", steps: int =
         from analyzer.trace.torch import trace as framework_trace
     else:
         from analyzer.trace.paddle import trace as framework_trace
-    return framework_trace(model, mode=mode, steps=steps, adapted=adapted,
-                           script_argv=script_argv, progress=progress)
+
+    def run(m: str) -> Trace:
+        if m == "real":
+            return _watched(lambda: framework_trace(model, mode="real", steps=steps,
+                                                    adapted=adapted, script_argv=script_argv,
+                                                    progress=progress))
+        return framework_trace(model, mode=m, steps=steps, adapted=adapted,
+                               script_argv=script_argv, progress=progress)
+
+    if mode == "auto":
+        return _trace_auto(run, framework, script_argv, progress)
+    return run(mode)
+
+
+def _watched(fn: Callable[[], Trace]) -> Trace:
+    from analyzer.trace.memory import Watchdog
+
+    dog = Watchdog.for_real_run("the real-mode step")
+    if dog is None:
+        return fn()
+    with dog:
+        return fn()
+
+
+def _trace_auto(run: Callable[[str], Trace], framework: str, script_argv: list[str] | None,
+                progress: Progress | None) -> Trace:
+    """--mode auto: estimate a real step's memory from a meta trace, then run real if it
+    fits comfortably, else keep the meta trace. Every choice is a note in the report."""
+    from analyzer.errors import ModelError
+    from analyzer.trace.memory import COMFORT, available_bytes, estimate, fits, gb
+
+    if framework == "paddle" and script_argv is not None:
+        t = run("real")
+        t.notes.insert(0, "mode auto: real (paddle's meta mode needs a model file with "
+                          "build(), not --script)")
+        return t
+    if progress is not None:
+        progress("mode auto: estimating a real step's memory from a meta trace")
+    try:
+        meta = run("meta")
+    except ModelError as e:
+        t = run("real")
+        t.notes.insert(0, "mode auto: real (the meta trace failed: "
+                          f"{str(e).splitlines()[0]})")
+        return t
+    est = estimate(meta)
+    avail = available_bytes()
+    free = gb(avail) if avail is not None else "unknown"
+    lower = " at least" if meta.partial else ""
+    if fits(est, avail):
+        t = run("real")
+        t.notes.insert(0, f"mode auto: real (a real step needs{lower} about {est.describe()}; "
+                          "that fits in free memory)")
+        return t
+    meta.notes.insert(0, f"mode auto: meta, shapes and dtypes only (a real step would "
+                         f"need{lower} about {est.describe()}; that is more than {COMFORT:.0%} of "
+                         f"the {free} free; use --mode real to run it anyway)")
+    return meta

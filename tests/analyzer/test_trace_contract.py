@@ -65,3 +65,17 @@ def test_eval_style_step_is_traced_in_both_modes(framework, model, mode):
     t = trace(FIX / model, framework=framework, mode=mode)
     assert not t.partial, t.error
     assert {"forward", "backward", "optimizer"} <= {c.phase for c in t.calls}
+
+
+def test_backward_kernels_from_op_plugin_derivatives():
+    from analyzer.trace.torch.derivatives import _applies, backward_kernels, backward_names
+
+    assert backward_names("aten::matmul", "2.13.0") == ("aten::matmul_backward",)
+    assert backward_names("npu::npu_lstm", "2.13.0") == ("npu::npu_lstm_backward",)
+    # formulas calling torch's own autograd helpers name no kernel
+    assert backward_names("aten::linalg_cholesky", "2.13.0") == ()
+    assert "aten::kl_div" in backward_kernels("2.13.0")
+    allv = ["v2.1", "v2.2", "v2.13", "v2.15"]
+    assert _applies("all_version", "v2.13", allv) and _applies(["v2.1", "newest"], "v2.13", allv)
+    assert not _applies("v2.1", "v2.13", allv) and _applies(["v2.2", "v2.13"], "v2.13", allv)
+    assert not _applies(["v2.1", "v2.2"], "v2.13", allv)

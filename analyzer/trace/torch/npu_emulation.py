@@ -28,9 +28,9 @@ Each kernel computes with the ATen CPU/meta kernels on the unwrapped storage, un
 dispatch mode that records which CPU kernels ran (`cpu_ops`).
 
 Differences from a real NPU, by design: the backward of an adapted composite op is
-recorded as one call of the same op in the backward phase (torch_npu's own autograd
-provides it, e.g. `matmul_backward`, `npu_lstm_backward`; which kernels it calls is not
-emulated); torch_npu's private format ops (`npu_format_cast`, ...) are never recorded;
+one call in the backward phase, which the tracer names after the kernel op-plugin's
+derivatives give (`aten::matmul_backward`, analyzer.trace.torch.derivatives) or, when
+they name none, after the op itself; torch_npu's private format ops (`npu_format_cast`, ...) are never recorded;
 `is_pinned`/streams/events are not modelled.
 """
 from __future__ import annotations
@@ -178,6 +178,11 @@ class Emulator:
         self.unknown_ops: list[str] = []  # adapted names this torch does not have
         self.registered: dict[str, str] = {}  # name -> adapted | composite
         self.meta_notes: set[str] = set()
+        # True while a profiler records the step: kernels then mark themselves
+        # (`opscan::kernel::<op>` around the kernel, `opscan::cpu` around the CPU/meta
+        # computation) so analyzer.trace.torch.route can tell which CPU ops ran inside
+        # which NPU kernel.
+        self.profiling = False
         self._libs: list = []
         self._tls = threading.local()
 
@@ -197,6 +202,14 @@ class Emulator:
             yield
         finally:
             self._tls.depth -= 1
+
+    def _mark(self, name: str):
+        """A profiler range named `name` while profiling, else nothing."""
+        if not self.profiling:
+            return contextlib.nullcontext()
+        import torch
+
+        return torch.autograd.profiler.record_function(name)
 
     def _unwrap(self, args, kwargs):
         import torch
@@ -267,7 +280,7 @@ class Emulator:
             if special is not None:
                 return special, special, [qualified_name(op)]
         cap = _CpuCapture()
-        with cap.mode:
+        with self._mark("opscan::cpu"), cap.mode:
             if op._schema.name in ("aten::_copy_from", "aten::_copy_from_and_resize"):
                 # Backend-only ops (no CPU kernel): the copy they stand for.
                 src, dst = raw_args[0], raw_args[1]
@@ -307,15 +320,17 @@ class Emulator:
     # -------------------------------------------------------------- kernels
 
     def _backend_kernel(self, op, kind):
+        marker = "opscan::kernel::" + qualified_name(op)
+
         def kernel(*args, **kwargs):
-            with self._inside():
+            with self._inside(), self._mark(marker):
                 out, _, cpu_ops = self._compute(op, args, kwargs)
                 self._emit(op, kind, args, kwargs, out, cpu_ops)
             return out
         return kernel
 
     def _fallback(self, op, *args, **kwargs):
-        with self._inside():
+        with self._inside(), self._mark("opscan::fallback::" + qualified_name(op)):
             out, _, cpu_ops = self._compute(op, args, kwargs)
             self._emit(op, "missing", args, kwargs, out, cpu_ops)
         return out
@@ -326,6 +341,7 @@ class Emulator:
         from torch.utils._pytree import tree_flatten, tree_unflatten
 
         emu = self
+        marker = "opscan::kernel::" + qualified_name(op)
 
         def kernel(*args, **kwargs):
             leaves, spec = tree_flatten((args, kwargs))
@@ -340,61 +356,69 @@ class Emulator:
             class Fn(torch.autograd.Function):
                 @staticmethod
                 def forward(ctx, *tensors):
-                    vals = list(leaves)
-                    for i, t in zip(tpos, tensors):
-                        vals[i] = t
-                    a, k = tree_unflatten(vals, spec)
-                    to_npu = emu._targets_npu(a, k)
-                    raw_a, raw_k, by_raw = emu._unwrap(a, k)
-                    raw_leaves, raw_spec = tree_flatten((raw_a, raw_k))
-                    grad_in = []
-                    for i in tpos:
-                        r = raw_leaves[i]
-                        if isinstance(r, torch.Tensor) and leaves[i].requires_grad:
-                            r = r.detach().requires_grad_(True)
-                            raw_leaves[i] = r
-                            grad_in.append((i, r))
-                    ra, rk = tree_unflatten(raw_leaves, raw_spec)
-                    cap = _CpuCapture()
-                    with emu._inside(), torch.enable_grad(), cap.mode:
-                        raw_out = op(*ra, **rk)
-                    out = emu._wrap(raw_out, ra, by_raw, to_npu)
-                    ctx.origin = emu._emit(op, "composite", a, k, out, cap.names)
-                    ctx.grad_in = grad_in
-                    ctx.raw_out = [t for t in tree_flatten(raw_out)[0]
-                                   if isinstance(t, torch.Tensor)]
-                    ctx.tpos = tpos
-                    flat_out = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
-                    for t in flat_out:
-                        if not (t.is_floating_point() or t.is_complex()):
-                            ctx.mark_non_differentiable(t)
-                    ctx.out_spec = tree_flatten(out)[1]
-                    return tuple(flat_out) if len(flat_out) != 1 else flat_out[0]
+                    with emu._mark(marker):
+                        return _forward(ctx, *tensors)
 
                 @staticmethod
                 def backward(ctx, *grads):
-                    outs, gouts = [], []
-                    for r, g in zip(ctx.raw_out, grads):
-                        if g is not None and r.requires_grad:
-                            outs.append(r)
-                            gouts.append(raw_of(g) if is_npu(g) else g)
-                    result = [None] * len(ctx.tpos)
-                    if not outs:
-                        return tuple(result)
-                    inputs = [r for _, r in ctx.grad_in]
-                    cap = _CpuCapture()
-                    with emu._inside(), cap.mode:
-                        gin = torch.autograd.grad(outs, inputs, gouts, allow_unused=True)
-                    pos = {i: n for n, i in enumerate(ctx.tpos)}
-                    wrapped = []
-                    for (i, _), g in zip(ctx.grad_in, gin):
-                        w = npu_from_raw(g.contiguous()) if g is not None else None
-                        result[pos[i]] = w
-                        wrapped.append(w)
-                    emu._emit(op, "composite", [g for g in grads if g is not None], {},
-                              [w for w in wrapped if w is not None], cap.names, backward=True,
-                              origin=ctx.origin)
+                    with emu._mark(marker + " (backward)"):
+                        return _backward(ctx, *grads)
+
+            def _forward(ctx, *tensors):
+                vals = list(leaves)
+                for i, t in zip(tpos, tensors):
+                    vals[i] = t
+                a, k = tree_unflatten(vals, spec)
+                to_npu = emu._targets_npu(a, k)
+                raw_a, raw_k, by_raw = emu._unwrap(a, k)
+                raw_leaves, raw_spec = tree_flatten((raw_a, raw_k))
+                grad_in = []
+                for i in tpos:
+                    r = raw_leaves[i]
+                    if isinstance(r, torch.Tensor) and leaves[i].requires_grad:
+                        r = r.detach().requires_grad_(True)
+                        raw_leaves[i] = r
+                        grad_in.append((i, r))
+                ra, rk = tree_unflatten(raw_leaves, raw_spec)
+                cap = _CpuCapture()
+                with emu._inside(), torch.enable_grad(), emu._mark("opscan::cpu"), cap.mode:
+                    raw_out = op(*ra, **rk)
+                out = emu._wrap(raw_out, ra, by_raw, to_npu)
+                ctx.origin = emu._emit(op, "composite", a, k, out, cap.names)
+                ctx.grad_in = grad_in
+                ctx.raw_out = [t for t in tree_flatten(raw_out)[0]
+                               if isinstance(t, torch.Tensor)]
+                ctx.tpos = tpos
+                flat_out = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+                for t in flat_out:
+                    if not (t.is_floating_point() or t.is_complex()):
+                        ctx.mark_non_differentiable(t)
+                ctx.out_spec = tree_flatten(out)[1]
+                return tuple(flat_out) if len(flat_out) != 1 else flat_out[0]
+
+            def _backward(ctx, *grads):
+                outs, gouts = [], []
+                for r, g in zip(ctx.raw_out, grads):
+                    if g is not None and r.requires_grad:
+                        outs.append(r)
+                        gouts.append(raw_of(g) if is_npu(g) else g)
+                result = [None] * len(ctx.tpos)
+                if not outs:
                     return tuple(result)
+                inputs = [r for _, r in ctx.grad_in]
+                cap = _CpuCapture()
+                with emu._inside(), emu._mark("opscan::cpu"), cap.mode:
+                    gin = torch.autograd.grad(outs, inputs, gouts, allow_unused=True)
+                pos = {i: n for n, i in enumerate(ctx.tpos)}
+                wrapped = []
+                for (i, _), g in zip(ctx.grad_in, gin):
+                    w = npu_from_raw(g.contiguous()) if g is not None else None
+                    result[pos[i]] = w
+                    wrapped.append(w)
+                emu._emit(op, "composite", [g for g in grads if g is not None], {},
+                          [w for w in wrapped if w is not None], cap.names, backward=True,
+                          origin=ctx.origin)
+                return tuple(result)
 
             flat = Fn.apply(*[leaves[i] for i in tpos])
             flat = flat if isinstance(flat, tuple) else (flat,)

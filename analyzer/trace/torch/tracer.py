@@ -54,8 +54,10 @@ class _Recorder:
     """Turns emulator kernel calls into OpCalls with phases, modules and tensor ids."""
 
     def __init__(self, adapted: set[str], progress: ProgressFn | None, steps: int,
+                 backward_kernels: Callable[[str], tuple[str, ...]] = lambda op: (),
                  setup: bool = False):
         self.adapted = adapted
+        self.backward_kernels = backward_kernels
         # script mode: calls before the first module forward (or backward, or optimizer
         # step) are the "setup" phase: weight init, .to(device), precomputed tables
         self.in_setup = setup
@@ -136,6 +138,14 @@ class _Recorder:
             if c not in self.adapted and is_cpu_only_kernel(c):
                 self.cpu_only[c] = self.cpu_only.get(c, 0) + 1
         overload = f"{kc.op._schema.name}.{kc.op._overloadname}"
+        if kc.backward_of_composite:
+            kernels = self.backward_kernels(name)
+            if kernels:  # what torch_npu runs: op-plugin's derivative (matmul_backward)
+                for k, extra in enumerate(kernels):
+                    self.calls.append(OpCall(len(self.calls), extra, extra, phase, inputs,
+                                             outputs if k == 0 else [], module, source, [],
+                                             cpu_ops if k == 0 else [], self.step))
+                return (module, source)
         self.calls.append(OpCall(len(self.calls), name, overload, phase, inputs, outputs,
                                  module, source, [], cpu_ops, 0 if phase == SETUP else self.step))
         if self.progress is not None and len(self.calls) % 500 == 0:
@@ -228,6 +238,81 @@ def _hooks(rec: _Recorder):
         del torch
 
 
+@contextlib.contextmanager
+def _quiet_stderr():
+    """File descriptor 2 to /dev/null for a moment (C++ logging bypasses sys.stderr)."""
+    import os
+    import sys
+
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):
+        yield
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+class _StepProfiler:
+    """Real mode: the torch profiler around the traced steps, with the emulator's kernels
+    marking themselves, so `route.route_from_events` reads what ran inside what."""
+
+    def __init__(self, emu, enabled: bool):
+        self.emu = emu
+        self.enabled = enabled
+        self.events: list = []
+        self._prof = None
+
+    def __enter__(self):
+        if self.enabled:
+            import torch
+
+            self._prof = torch.autograd.profiler.profile(use_cpu=True)
+            with _quiet_stderr():  # kineto prints profiler_start/stop lines on fd 2
+                self._prof.__enter__()
+            self.emu.profiling = True
+        return self
+
+    def __exit__(self, *exc):
+        if self._prof is not None:
+            self.emu.profiling = False
+            with _quiet_stderr():
+                self._prof.__exit__(None, None, None)
+            self.events = list(self._prof.function_events)
+            self._prof = None
+        return False
+
+
+def _cpu_route(calls: list[OpCall], prof: _StepProfiler) -> list:
+    from analyzer.trace.torch import route
+
+    if prof.enabled:
+        counts = route.route_from_events(prof.events, {route.base(c.op) for c in calls})
+        prof.events = []
+    else:
+        counts = route.route_from_cpu_ops(calls)
+    counts.update(route.foreach_route(calls))
+    return route.to_rows(route.name_backward_kernels(counts, _backward_kernel_name))
+
+
+def _backward_kernel_name(op: str) -> str:
+    """`aten::matmul` -> `aten::matmul_backward`: what torch_npu runs for the backward of
+    an adapted composite (the forward name + " (backward)" when op-plugin says nothing)."""
+    import torch
+
+    from analyzer.trace.torch.derivatives import backward_names
+
+    names = backward_names(op, torch.__version__)
+    return names[0] if names else f"{op} (backward)"
+
+
 def _npu_context():
     import torch
 
@@ -260,7 +345,10 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
         raise ModelError(f"--steps must be at least 1, got {steps}")
     is_script = isinstance(target, Script)
     path = Path(target.path if is_script else target)
-    rec = _Recorder(set(adapted), progress, steps, setup=is_script)
+    from analyzer.trace.torch.derivatives import backward_names
+
+    rec = _Recorder(set(adapted), progress, steps,
+                    lambda op: backward_names(op, torch.__version__), setup=is_script)
     emu = Emulator(set(adapted), composite_adapted, mode, rec.on_call)
     trace = Trace(framework="torch", mode=mode, model=str(path), steps=steps,
                   framework_version=torch.__version__)
@@ -271,11 +359,12 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
     # queues once per process, so a device registered after the first backward (ours,
     # registered here) has no queue of its own; the CPU queue serves every device.
     single_thread = torch.autograd.set_multithreading_enabled(False)
+    prof = _StepProfiler(emu, enabled=mode == "real")
     try:
         if stage is not None:
             stage(f"running {path.name}" if is_script else f"building {path.name}")
         if is_script:
-            with _hooks(rec):
+            with _hooks(rec), prof:
                 emu.recording = True
                 try:
                     res = run_script(path, list(target.argv), steps, "torch",
@@ -299,7 +388,8 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
             if entry.step_fn is None:
                 trace.notes.append("inference-only entry: the step is one forward pass")
             with _hooks(rec), _npu_context(), optimizer_step_hooks(
-                    "torch", rec.optimizer_start, lambda: setattr(rec, "in_optimizer", False)):
+                    "torch", rec.optimizer_start, lambda: setattr(rec, "in_optimizer", False)), \
+                    prof:
                 for s in range(1, steps + 1):
                     rec.step = s
                     if progress is not None:
@@ -318,6 +408,7 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
         emu.uninstall()
     rec.settle_setup()
     trace.calls = rec.calls
+    trace.cpu_route = _cpu_route(rec.calls, prof)
     trace.cpu_only_ops = dict(sorted(rec.cpu_only.items()))
     trace.notes.extend(rec.optimizer_notes)
     trace.notes.extend(sorted(emu.meta_notes))
