@@ -81,8 +81,8 @@ def _child(cmd: list[str]) -> Run:
         proc.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         text = err.read().decode("utf-8", "replace")
-    return Run(seconds, usage.ru_maxrss * 1024, proc.returncode, text[-2000:],
-               usage.ru_utime + usage.ru_stime)
+    return Run(seconds, usage.ru_maxrss * 1024, proc.returncode,
+               cpu_seconds=usage.ru_utime + usage.ru_stime, stderr=text[-2000:])
 
 
 def plain(m: Model, steps: int) -> Run:

@@ -71,7 +71,7 @@ def test_cli_progress_on_stderr_summary_on_stdout(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     stages = [re.sub(r"^opscan: \[\s*[\d.]+s\] ", "", x) for x in proc.stderr.splitlines()
               if x.startswith("opscan: [")]
-    want = [r"scanning .*script_setup_torch.py \(torch, real mode, 2 steps\)", "opening opdb",
+    want = [r"scanning .*script_setup_torch.py \(torch, \w+ mode, 2 steps\)", "opening opdb",
             "target ", "importing torch", "running script_setup_torch.py",
             r"step 1/2 done: \d+ ops so far", r"step 2/2 done: \d+ ops so far",
             r"classifying \d+ calls", "building the op graph", "writing reports to "]
