@@ -1,6 +1,6 @@
 """`opscan` command line. Thin over analyzer.scan / analyzer.classify.
 
-    opscan MODEL.py --framework torch|paddle [--mode auto|real|meta] [--target T] [--soc S]
+    opscan MODEL.py [--framework torch|paddle] [--mode auto|real|meta] [--target T] [--soc S]
                     [--steps N] [-o OUTDIR] [--format md,html,csv,xlsx,json] [--force] [-q]
                     [--script] [-- script args]
     opscan classify OP [OP ...] --framework F [--dtype D] [--target T] [--soc S] [--json]
@@ -23,7 +23,7 @@ def _scan_parser() -> argparse.ArgumentParser:
                     "Ascend target, and write reports. (`opscan classify OP ...` checks ops "
                     "without a model.)")
     p.add_argument("model", help="model file defining build(), or a training script with --script")
-    clikit.add_framework(p, required=True)
+    clikit.add_framework(p)  # default: the one framework the model file imports
     p.add_argument("--mode", choices=("auto", "real", "meta"), default="auto",
                    help="auto (default): real when a meta trace estimates the step fits "
                         "comfortably in free memory, else meta; real: execute on CPU; "
@@ -107,6 +107,10 @@ def main_scan(argv: list[str]) -> int:
         if args.steps < 1:
             raise OpscanError(f"--steps must be at least 1, got {args.steps}")
         model = Path(args.model)
+        if args.framework is None:
+            from analyzer.trace.entry import detect_framework
+
+            args.framework = detect_framework(model)
         outdir = Path(args.output or f"opscan-out/{model.stem}-{args.framework}")
         progress = make_progress(quiet=args.quiet)  # stderr; the summary stays on stdout
         try:

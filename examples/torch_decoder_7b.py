@@ -16,6 +16,7 @@ class DecoderConfig:
     hidden: int = 4096
     layers: int = 32
     heads: int = 32
+    kv_heads: int | None = None  # grouped-query attention when fewer than heads
     ffn: int = 11008
     seq: int = 128
     batch: int = 1
@@ -40,10 +41,12 @@ class Layer(nn.Module):
     def __init__(self, cfg):
         super().__init__()
         d, self.heads = cfg.hidden, cfg.heads
+        self.kv_heads = cfg.kv_heads or cfg.heads
+        kv = d // cfg.heads * self.kv_heads
         self.attn_norm = RMSNorm(d)
         self.q = nn.Linear(d, d, bias=False)
-        self.k = nn.Linear(d, d, bias=False)
-        self.v = nn.Linear(d, d, bias=False)
+        self.k = nn.Linear(d, kv, bias=False)
+        self.v = nn.Linear(d, kv, bias=False)
         self.o = nn.Linear(d, d, bias=False)
         self.mlp_norm = RMSNorm(d)
         self.gate = nn.Linear(d, cfg.ffn, bias=False)
@@ -53,10 +56,11 @@ class Layer(nn.Module):
     def forward(self, x, cos, sin):
         b, t, d = x.shape
         h = self.attn_norm(x)
-        q, k, v = (m(h).view(b, t, self.heads, -1).transpose(1, 2)
-                   for m in (self.q, self.k, self.v))
+        q, k, v = (m(h).view(b, t, n, -1).transpose(1, 2) for m, n in
+                   ((self.q, self.heads), (self.k, self.kv_heads), (self.v, self.kv_heads)))
         a = F.scaled_dot_product_attention(rope(q, cos, sin), rope(k, cos, sin), v,
-                                           is_causal=True)
+                                           is_causal=True,
+                                           enable_gqa=self.kv_heads != self.heads)
         x = x + self.o(a.transpose(1, 2).reshape(b, t, d))
         h = self.mlp_norm(x)
         return x + self.down(F.silu(self.gate(h)) * self.up(h))

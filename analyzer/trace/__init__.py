@@ -86,10 +86,13 @@ def _trace_auto(run: Callable[[str], Trace], framework: str, script_argv: list[s
     from analyzer.errors import ModelError
     from analyzer.trace.memory import COMFORT, available_bytes, estimate, fits, gb
 
-    if framework == "paddle" and script_argv is not None:
+    if script_argv is not None:
+        # A script is run once, for real: running it twice (meta, then real) would repeat
+        # its side effects (checkpoints, logs); the watchdog still guards the memory.
         t = run("real")
-        t.notes.insert(0, "mode auto: real (paddle's meta mode needs a model file with "
-                          "build(), not --script)")
+        t.notes.insert(0, "mode auto: real (a --script runs once, for real, under the "
+                          "memory watchdog; use --mode meta for a model too big for this "
+                          "machine)")
         return t
     if progress is not None:
         progress("mode auto: estimating a real step's memory from a meta trace")

@@ -38,8 +38,10 @@ from analyzer.errors import ModelError
 FRAMEWORKS = ("torch", "paddle")
 _OTHER = {"torch": "paddle", "paddle": "torch"}
 # Top-level modules that mean "this file uses framework X".
-_FRAMEWORK_MODULES = {"torch": {"torch", "torchvision", "torchaudio", "torch_npu"},
-                      "paddle": {"paddle", "paddlenlp", "paddlevision", "ppdet", "ppcls"}}
+_FRAMEWORK_MODULES = {"torch": {"torch", "torchvision", "torchaudio", "torch_npu",
+                                "transformers", "timm"},
+                      "paddle": {"paddle", "paddlenlp", "paddlevision", "ppdet", "ppcls",
+                                 "paddleocr", "paddlex"}}
 
 
 class StopTracing(BaseException):
@@ -207,6 +209,20 @@ def imported_frameworks(tree: ast.AST) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module.split(".")[0])
     return {fw for fw, mods in _FRAMEWORK_MODULES.items() if names & mods}
+
+
+def detect_framework(path: str | Path) -> str:
+    """The framework a model file imports, when it imports exactly one (for a missing
+    --framework). Raises ModelError naming the fix otherwise."""
+    path = Path(path)
+    tree, _ = _read_and_compile(path)
+    used = imported_frameworks(tree)
+    if len(used) == 1:
+        return next(iter(used))
+    what = "both torch and paddle" if used else "neither torch nor paddle"
+    raise ModelError(f"{_display(str(path))}: cannot tell the framework: the file imports "
+                     f"{what}", "pass --framework torch or --framework paddle",
+                     path=str(path))
 
 
 def _check_imports(tree: ast.AST, path: Path, framework: str) -> None:

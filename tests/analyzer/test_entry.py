@@ -207,3 +207,27 @@ def test_paddle_script_step_and_minimize_hooks():
     assert r.stopped and r.steps_completed == 4
     r = run_script(rel("script_paddle_train.py"), ["--minimize"], 2, "paddle")
     assert r.stopped and r.steps_completed == 2
+
+
+def test_framework_is_detected_from_the_imports(tmp_path):
+    from analyzer.trace.entry import detect_framework
+
+    assert detect_framework(rel("tiny_mlp.py")) == "torch"
+    assert detect_framework(rel("script_paddle_train.py")) == "paddle"
+    assert detect_framework("examples/hf_llama_decoder.py") == "torch"  # via transformers
+    both = tmp_path / "both.py"
+    both.write_text("import torch\nimport paddle\n")
+    with pytest.raises(ModelError) as ei:
+        detect_framework(both)
+    assert str(ei.value).endswith("cannot tell the framework: the file imports both torch "
+                                  "and paddle (pass --framework torch or --framework paddle)")
+
+
+def test_cli_scan_without_framework(tmp_path):
+    from analyzer.cli import main
+
+    assert main([rel("tiny_mlp.py"), "--mode", "meta", "-o", str(tmp_path / "o"),
+                 "--format", "json"]) == 0
+    import json
+
+    assert json.loads((tmp_path / "o" / "report.json").read_text())["framework"] == "torch"

@@ -55,9 +55,9 @@ def test_auto_keeps_the_meta_trace_when_memory_is_short(monkeypatch):
                                    "to run it anyway)")
 
 
-def test_auto_runs_paddle_scripts_for_real():
+def test_auto_runs_scripts_once_for_real():
     t = trace(FIX / "script_paddle_train.py", framework="paddle", script_argv=[])
-    assert t.mode == "real" and t.notes[0].startswith("mode auto: real (paddle's meta mode")
+    assert t.mode == "real" and t.notes[0].startswith("mode auto: real (a --script runs once")
 
 
 def test_watchdog_stops_with_a_message(monkeypatch):

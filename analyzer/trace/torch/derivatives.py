@@ -42,6 +42,25 @@ def _applies(spec, version: str, all_versions: list[str]) -> bool:
     return version in spec
 
 
+_SECTION = re.compile(r"^([a-z_]+):", re.M)
+_FUNC = re.compile(r"^\s*- func:\s*([A-Za-z_][A-Za-z0-9_]*)", re.M)
+
+
+def _registered_kernels(text: str) -> dict[str, str]:
+    """`matmul_backward` -> `aten::matmul_backward` for every `- func:` of the `official:`
+    (aten) and `custom:` (npu) sections of op_plugin_functions.yaml (a line scan: the
+    7,000-line YAML takes seconds to parse in Python and only these names are needed)."""
+    out: dict[str, str] = {}
+    bounds = [(m.start(), m.group(1)) for m in _SECTION.finditer(text)] + [(len(text), "")]
+    for (start, section), (end, _) in zip(bounds, bounds[1:]):
+        ns = {"official": "aten", "custom": "npu"}.get(section)
+        if ns is None:
+            continue
+        for m in _FUNC.finditer(text, start, end):
+            out.setdefault(m.group(1), f"{ns}::{m.group(1)}")
+    return out
+
+
 @functools.lru_cache(maxsize=4)
 def backward_kernels(torch_version: str) -> dict[str, tuple[str, ...]]:
     """`aten::matmul` -> (`aten::matmul_backward`,) for the torch release `2.13.0`."""
@@ -51,14 +70,9 @@ def backward_kernels(torch_version: str) -> dict[str, tuple[str, ...]]:
 
     root = default_sources_dir() / "torch" / "op_plugin"
     version = "v" + ".".join(torch_version.split("+")[0].split(".")[:2])
-    funcs = yaml.safe_load((root / "op_plugin_functions.yaml").read_text(encoding="utf-8"))
-    kernels: dict[str, str] = {}
-    for section, ns in (("official", "aten"), ("custom", "npu")):
-        for e in funcs.get(section) or []:
-            m = _CALL.match(e.get("func", ""))
-            if m:
-                kernels.setdefault(m.group(1).split(".")[0], f"{ns}::{m.group(1)}")
-    doc = yaml.safe_load((root / "derivatives.yaml").read_text(encoding="utf-8"))
+    kernels = _registered_kernels((root / "op_plugin_functions.yaml").read_text(encoding="utf-8"))
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    doc = yaml.load((root / "derivatives.yaml").read_text(encoding="utf-8"), Loader=loader)
     all_versions = [str(v) for v in doc.get("all_version") or []]
     out: dict[str, tuple[str, ...]] = {}
     for e in doc.get("backward") or []:

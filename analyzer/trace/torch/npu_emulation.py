@@ -117,6 +117,34 @@ def _restride(npu_t, raw) -> None:
             _meta_keyset(), npu_t, list(raw.shape), list(raw.stride()), raw.storage_offset())
 
 
+# ------------------------------------------------------------------ containers
+
+def _map(fn, obj):
+    """tree_map for what op arguments and results hold (lists, tuples, dicts): a
+    fraction of pytree's per-call cost, which dominated the tracer's overhead."""
+    if isinstance(obj, (list, tuple)):
+        out = [_map(fn, x) for x in obj]
+        return out if isinstance(obj, list) else tuple(out)
+    if isinstance(obj, dict):
+        return {k: _map(fn, v) for k, v in obj.items()}
+    return fn(obj)
+
+
+def _tensors(obj, out: list) -> list:
+    """The tensors in obj (nested lists/tuples/dicts), in order."""
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        out.append(obj)
+    elif isinstance(obj, (list, tuple)):
+        for x in obj:
+            _tensors(x, out)
+    elif isinstance(obj, dict):
+        for x in obj.values():
+            _tensors(x, out)
+    return out
+
+
 # ------------------------------------------------------------------ recording interface
 
 @dataclass
@@ -139,22 +167,51 @@ def qualified_name(op) -> str:
     return base if ov == "default" else f"{base}.{ov}"
 
 
+_MODE_CLASS = None
+_NOT_SPECIAL = object()  # _meta_special: "compute this op normally"
+
+# In-place random initialisers: on meta tensors they only return their argument.
+_RANDOM_FILL = frozenset({
+    "aten::normal_", "aten::uniform_", "aten::random_", "aten::exponential_",
+    "aten::geometric_", "aten::log_normal_", "aten::cauchy_", "aten::bernoulli_",
+})
+
+
+def _capture_mode_class():
+    """The TorchDispatchMode class behind _CpuCapture, made once per process.
+
+    It opts out of torch's dynamo wrapping of `__torch_dispatch__` (the default wraps it
+    in `torch._dynamo.disable`, which imports torch._dynamo, ~2 s, on the first call)."""
+    global _MODE_CLASS
+    if _MODE_CLASS is None:
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        class CaptureMode(TorchDispatchMode):
+            @classmethod
+            def _should_skip_dynamo(cls) -> bool:
+                return False
+
+            def __init__(self, names: list[str]):
+                super().__init__()
+                self.names = names
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                self.names.append(qualified_name(func))
+                return func(*args, **(kwargs or {}))
+
+        _MODE_CLASS = CaptureMode
+    return _MODE_CLASS
+
+
 class _CpuCapture:
     """A TorchDispatchMode that lists the CPU/meta kernels dispatched at operator level
     (after composite decomposition; kernels a kernel calls internally are not listed)."""
 
+    __slots__ = ("names", "mode")
+
     def __init__(self):
-        from torch.utils._python_dispatch import TorchDispatchMode
-
-        names: list[str] = []
-
-        class Mode(TorchDispatchMode):
-            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                names.append(qualified_name(func))
-                return func(*args, **(kwargs or {}))
-
-        self.names = names
-        self.mode = Mode()
+        self.names: list[str] = []
+        self.mode = _capture_mode_class()(self.names)
 
 
 class Emulator:
@@ -213,7 +270,6 @@ class Emulator:
 
     def _unwrap(self, args, kwargs):
         import torch
-        from torch.utils._pytree import tree_map
 
         rawdev = torch.device(self.raw_device)
         seen: dict[int, Any] = {}
@@ -229,16 +285,22 @@ class Emulator:
                 return rawdev
             return x
 
-        return tree_map(f, args), tree_map(f, kwargs), seen
+        return _map(f, args), _map(f, kwargs), seen
 
     def _wrap(self, out, raw_args, npu_by_raw: dict[int, Any], to_npu: bool,
               contiguous: bool = True):
         import torch
-        from torch.utils._pytree import tree_flatten, tree_map
 
         if not to_npu:
             return out
-        raw_inputs = [t for t in tree_flatten(raw_args)[0] if isinstance(t, torch.Tensor)]
+        # storage -> the npu tensor of an input using it (outputs that are views of an
+        # input share its npu storage)
+        like_by_storage: dict[int, Any] = {}
+        for r in _tensors(raw_args, []):
+            if r.device.type == self.raw_device:
+                like = npu_by_raw.get(id(r))
+                if like is not None:
+                    like_by_storage.setdefault(r.untyped_storage()._cdata, like)
 
         def f(x):
             if not isinstance(x, torch.Tensor) or x.device.type != self.raw_device:
@@ -247,12 +309,9 @@ class Emulator:
             if hit is not None:  # in-place / out= returned its argument
                 _restride(hit, x)
                 return hit
-            st = x.untyped_storage()._cdata
-            for r in raw_inputs:
-                if r.device.type == self.raw_device and r.untyped_storage()._cdata == st:
-                    like = npu_by_raw.get(id(r))
-                    if like is not None:
-                        return npu_from_raw(x, like)
+            like = like_by_storage.get(x.untyped_storage()._cdata) if like_by_storage else None
+            if like is not None:
+                return npu_from_raw(x, like)
             if contiguous and not x.is_contiguous():
                 # NPU kernels write fresh outputs contiguously; CPU kernels may not
                 # (e.g. flash attention's permuted output): follow the NPU so that
@@ -260,7 +319,7 @@ class Emulator:
                 x = x.contiguous()
             return npu_from_raw(x)
 
-        return tree_map(f, out)
+        return _map(f, out)
 
     def _targets_npu(self, args, kwargs) -> bool:
         """False when the op is asked for another device (`_to_copy(device=cpu)`)."""
@@ -277,8 +336,9 @@ class Emulator:
         raw_args, raw_kwargs, by_raw = self._unwrap(args, kwargs)
         if self.mode == "meta":
             special = self._meta_special(op, raw_args, raw_kwargs, to_npu)
-            if special is not None:
-                return special, special, [qualified_name(op)]
+            if special is not _NOT_SPECIAL:
+                out = self._wrap(special, raw_args, by_raw, to_npu)
+                return out, special, [qualified_name(op)]
         cap = _CpuCapture()
         with self._mark("opscan::cpu"), cap.mode:
             if op._schema.name in ("aten::_copy_from", "aten::_copy_from_and_resize"):
@@ -297,6 +357,18 @@ class Emulator:
         import torch
 
         name = op._schema.name
+        if name in _RANDOM_FILL and raw_args and isinstance(raw_args[0], torch.Tensor):
+            # In-place random fills change no metadata; their meta kernels are Python
+            # refs that import torch._dynamo (~2 s) on first use.
+            return raw_args[0]
+        if name.startswith("aten::_foreach_") and raw_args and isinstance(raw_args[0], list):
+            # Meta kernels of foreach ops are Python loops over torch._refs (most of a
+            # meta optimizer step's time). In-place ones change no metadata; the
+            # out-of-place ones used by optimizers return tensors shaped like `self`.
+            if not op._schema.returns:
+                return None
+            if name not in ("aten::_foreach_norm", "aten::_foreach_max"):
+                return [torch.empty_like(t) for t in raw_args[0]]
         if name == "aten::_local_scalar_dense":
             self.meta_notes.add("meta mode: tensor values read by the step (.item()) are 0")
             t = raw_args[0]
@@ -305,16 +377,13 @@ class Emulator:
             self.meta_notes.add("meta mode: tensors copied to the host are zeros")
             t = raw_args[0]
             return torch.zeros(t.shape, dtype=raw_kwargs.get("dtype") or t.dtype)
-        return None
+        return _NOT_SPECIAL
 
     def _emit(self, op, kind, args, kwargs, out, cpu_ops, backward=False, origin=None):
         if not self.recording or self._depth() > 1:
             return None
-        import torch
-        from torch.utils._pytree import tree_flatten
-
-        ins = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
-        outs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+        ins = _tensors(kwargs, _tensors(args, []))
+        outs = _tensors(out, [])
         return self.on_call(KernelCall(op, kind, ins, outs, cpu_ops, backward, origin))
 
     # -------------------------------------------------------------- kernels
