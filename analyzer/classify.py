@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from analyzer.model import AclnnCandidate, OpVerdict, Trace
+from analyzer.model import SETUP, AclnnCandidate, OpVerdict, Trace
 from analyzer.not_a_kernel import is_not_a_kernel
 from opdb.dtypes import CAST_PREFERENCE, normalize_dtype
 from opdb.facts import PRECISION_TESTS, OpFacts, op_facts
@@ -317,7 +317,8 @@ def classify_trace(ctx: ClassifyContext, trace: Trace) -> list[OpVerdict]:
         base = cache[key]
         v = OpVerdict(**{**base.__dict__})
         v.evidence, v.candidates = list(base.evidence), list(base.candidates)
-        v.calls = len(calls)
+        v.setup_calls = sum(1 for c in calls if c.phase == SETUP)
+        v.calls = len(calls) - v.setup_calls
         v.phases = sorted({c.phase for c in calls})
         v.modules = [m for m, _ in Counter(c.module for c in calls if c.module).most_common(TOP)]
         v.sources = [s for s, _ in Counter(c.source for c in calls if c.source).most_common(TOP)]

@@ -1,7 +1,7 @@
 """`opscan` command line. Thin over analyzer.scan / analyzer.classify.
 
     opscan MODEL.py [--framework torch|paddle] [--mode auto|real|meta] [--target T] [--soc S]
-                    [--steps N] [-o OUTDIR] [--format md,html,csv,xlsx,json] [--force]
+                    [--steps N] [-o OUTDIR] [--format md,html,csv,xlsx,json] [--force] [-q]
                     [--script] [-- script args]
     opscan classify OP [OP ...] --framework F [--dtype D] [--target T] [--soc S] [--json]
     opscan blacklist MODEL.py --framework paddle [scan options] [--suspect OPS] [--current LIST]
@@ -44,6 +44,8 @@ def _scan_parser() -> argparse.ArgumentParser:
     clikit.add_output(p)
     p.add_argument("--format", default=",".join(FORMATS),
                    help=f"comma-separated report formats (default {','.join(FORMATS)})")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress on stderr (the summary line still goes to stdout)")
     return p
 
 
@@ -57,12 +59,6 @@ def _classify_parser() -> argparse.ArgumentParser:
     clikit.add_soc(p)
     clikit.add_json(p)
     return p
-
-
-def _progress():
-    if not sys.stderr.isatty():
-        return None
-    return lambda msg: sys.stderr.write(f"opscan: {msg}\n")
 
 
 def main_classify(argv: list[str]) -> int:
@@ -122,6 +118,7 @@ def main_scan(argv: list[str]) -> int:
         parser.error(script_args_hint(unknown, args.script))
 
     def go() -> None:
+        from analyzer.progress import make_progress
         from analyzer.scan_checks import as_model_error, refuse_early, steps_shortfall
 
         if args.framework is None and Path(args.model).is_file():
@@ -135,18 +132,28 @@ def main_scan(argv: list[str]) -> int:
         from analyzer.report.writer import write_reports
         from analyzer.scan import ScanOptions, scan
 
+        progress = make_progress(quiet=args.quiet)  # stderr; the summary stays on stdout
         try:
-            result = scan(ScanOptions(model=args.model, framework=args.framework, mode=args.mode,
-                                      target=args.target, soc=args.soc, steps=args.steps,
-                                      script=args.script, script_args=script_args,
-                                      progress=_progress()))
-        except BaseException as exc:  # noqa: BLE001 - user code raising past the tracer
-            err = as_model_error(exc, args.model)
-            if err is None:
-                raise
-            raise err from None
-        paths = write_reports(result.report.to_json(), outs.outdir, formats=outs.formats,
-                              force=args.force, graphml=result.graphml)
+            if progress:
+                progress(f"scanning {args.model} ({args.framework}, {args.mode} mode, "
+                         f"{args.steps} step{'s' if args.steps != 1 else ''})")
+            try:
+                result = scan(ScanOptions(model=args.model, framework=args.framework,
+                                          mode=args.mode, target=args.target, soc=args.soc,
+                                          steps=args.steps, script=args.script,
+                                          script_args=script_args, progress=progress))
+            except BaseException as exc:  # noqa: BLE001 - user code raising past the tracer
+                err = as_model_error(exc, args.model)
+                if err is None:
+                    raise
+                raise err from None
+            if progress:
+                progress(f"writing reports to {outs.outdir}")
+            paths = write_reports(result.report.to_json(), outs.outdir, formats=outs.formats,
+                                  force=args.force, graphml=result.graphml)
+        finally:
+            if progress:
+                progress.close()  # clears a live line before the summary
         sys.stdout.write(result.report.summary + "\n")
         for line in result.pairing:
             sys.stdout.write(f"  note: {line}\n")

@@ -25,6 +25,11 @@ Definitions (docs/report-schema.md repeats them for report readers):
     `trace.steps` (rounded half up); `FallbackCost.islands` lists the islands that start in
     the last traced step (the steady state: step 0 may include one-time optimizer state
     initialisation), each with its exact numbers.
+  - Setup calls (phase "setup": before the first step) are not per-step work: they never
+    join an island, and a value they produce counts as living on the device.
+  - A *group* is the islands of the last step with the same op sequence (the op of every
+    call in call order): PaddleCustomDevice's per-parameter `adam` makes one island per
+    parameter, which a reader acts on once. `FallbackCost.groups`, most bytes first.
 """
 from __future__ import annotations
 
@@ -32,7 +37,7 @@ from collections.abc import Iterable
 
 import networkx as nx
 
-from analyzer.model import GAP_CATEGORIES, FallbackCost, FallbackIsland
+from analyzer.model import GAP_CATEGORIES, SETUP, FallbackCost, FallbackGroup, FallbackIsland
 
 OpKey = tuple[str, tuple[str, ...]]
 
@@ -71,6 +76,8 @@ def host_calls(g: nx.MultiDiGraph, unsupported: Iterable, passthrough: Iterable 
     host: set = set()
     for n in sorted(g.nodes):  # call index order: producers come first
         a = g.nodes[n]
+        if a.get("phase") == SETUP:
+            continue
         if _matches(a, unsupported):
             host.add(n)
         elif passthrough and _matches(a, passthrough) and any(p in host for p in g.predecessors(n)):
@@ -112,9 +119,9 @@ def compute_fallback(g: nx.MultiDiGraph, unsupported: Iterable, passthrough: Ite
     host = host_calls(g, unsupported, passthrough)
     if not host:
         return FallbackCost()
-    last_step = max(g.nodes[n]["step"] for n in g.nodes)
+    last_step = max(g.nodes[n]["step"] for n in host)
     total_transfers = total_bytes = 0
-    islands: list[tuple[int, FallbackIsland]] = []
+    islands: list[tuple[int, FallbackIsland, tuple[str, ...]]] = []
     same_step = nx.Graph()
     same_step.add_nodes_from(host)
     same_step.add_edges_from((u, v) for u, v in g.subgraph(host).edges()
@@ -128,13 +135,31 @@ def compute_fallback(g: nx.MultiDiGraph, unsupported: Iterable, passthrough: Ite
         total_bytes += nbytes
         if g.nodes[members[0]]["step"] != last_step:
             continue
-        ops: list[str] = []
-        for n in members:
-            if g.nodes[n]["op"] not in ops:
-                ops.append(g.nodes[n]["op"])
-        islands.append((members[0], FallbackIsland(ops=ops, calls=len(members),
-                                                   transfers=transfers, bytes=nbytes)))
+        sequence = tuple(g.nodes[n]["op"] for n in members)
+        first = g.nodes[members[0]]
+        islands.append((members[0], FallbackIsland(
+            ops=list(dict.fromkeys(sequence)), calls=len(members), transfers=transfers,
+            bytes=nbytes, first_call=members[0], module=first.get("module", "")), sequence))
     islands.sort(key=lambda x: x[0])
-    return FallbackCost(islands=[i for _, i in islands],
+    return FallbackCost(islands=[i for _, i, _ in islands],
                         transfers=_round_div(total_transfers, steps),
-                        bytes=_round_div(total_bytes, steps))
+                        bytes=_round_div(total_bytes, steps),
+                        groups=group_islands([(i, s) for _, i, s in islands]))
+
+
+def group_islands(islands: list[tuple[FallbackIsland, tuple[str, ...]]]) -> list[FallbackGroup]:
+    """Islands (in call order, with their op sequences) grouped by op sequence; most bytes
+    first, then first island."""
+    by_seq: dict[tuple[str, ...], list[int]] = {}
+    for number, (_island, seq) in enumerate(islands, 1):
+        by_seq.setdefault(seq, []).append(number)
+    groups = []
+    for seq, members in by_seq.items():
+        isl = [islands[m - 1][0] for m in members]
+        each = {i.transfers for i in isl}
+        groups.append(FallbackGroup(
+            sequence=list(seq), islands=len(members), transfers=sum(i.transfers for i in isl),
+            bytes=sum(i.bytes for i in isl), transfers_each=each.pop() if len(each) == 1 else None,
+            members=members))
+    groups.sort(key=lambda grp: (-grp.bytes, grp.members[0]))
+    return groups

@@ -12,7 +12,11 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-PHASES = ("forward", "backward", "optimizer", "other")
+# "setup": calls before the first training step (parameter initialisation, positional
+# encodings, data preparation). They run on the device too, so their ops count for
+# coverage and the blacklist, but not in per-step call counts or fallback costs.
+PHASES = ("setup", "forward", "backward", "optimizer", "other")
+SETUP = "setup"
 
 CATEGORIES = (
     "supported",
@@ -40,9 +44,10 @@ def verdict_order(v) -> tuple:
             -get("calls"), get("op"), tuple(get("dtypes")))
 
 
-@dataclass
+@dataclass(slots=True)
 class TensorMeta:
-    """A tensor seen by the tracer: a stable id within the trace, dtype and shape."""
+    """A tensor seen by the tracer: a stable id within the trace, dtype and shape.
+    Slotted, like OpCall: a long trace holds one per tensor argument of every call."""
 
     id: int
     dtype: str
@@ -57,7 +62,7 @@ class TensorMeta:
         return n * itemsize(self.dtype)
 
 
-@dataclass
+@dataclass(slots=True)
 class OpCall:
     """One kernel call as the target NPU would dispatch it.
 
@@ -159,7 +164,7 @@ class OpVerdict:
     op: str
     category: str
     dtypes: tuple[str, ...]
-    calls: int = 0
+    calls: int = 0  # calls in the traced steps (setup calls excluded)
     phases: list[str] = field(default_factory=list)
     modules: list[str] = field(default_factory=list)  # top few
     sources: list[str] = field(default_factory=list)  # top few
@@ -173,6 +178,7 @@ class OpVerdict:
     drift: list[str] = field(default_factory=list)  # differing params (signature-drift)
     known_failures: list[str] = field(default_factory=list)
     adapter: str = ""  # provider/version/function of the adapter found
+    setup_calls: int = 0  # calls before the first step (phase "setup")
 
     @property
     def is_gap(self) -> bool:
@@ -187,6 +193,21 @@ class FallbackIsland:
     calls: int
     transfers: int  # device<->host copies at its boundary
     bytes: int
+    first_call: int = 0  # index of its first call (node c<index> in op_graph.graphml)
+    module: str = ""  # module path of its first call
+
+
+@dataclass
+class FallbackGroup:
+    """Islands of the last traced step that run the same op sequence (one `adam` island per
+    parameter): what a reader acts on once, with its islands listed in `members`."""
+
+    sequence: list[str]  # the op of every call of one island, in call order
+    islands: int
+    transfers: int  # all its islands' transfers
+    bytes: int  # all its islands' bytes
+    transfers_each: int | None  # when every island has the same count, else None
+    members: list[int] = field(default_factory=list)  # 1-based numbers in FallbackCost.islands
 
 
 @dataclass
@@ -194,6 +215,7 @@ class FallbackCost:
     islands: list[FallbackIsland] = field(default_factory=list)
     transfers: int = 0
     bytes: int = 0
+    groups: list[FallbackGroup] = field(default_factory=list)  # most bytes first
 
 
 @dataclass
@@ -252,10 +274,16 @@ class ScanReport:
         gap_calls = sum(v.calls for v in kernels if v.category in GAP_CATEGORIES)
         head = f"{'PARTIAL: ' if partial else ''}{PurePath(model).name} on {target} ({soc}): "
         unv = f"; {len(unverified)} ops with dtype coverage unverified" if unverified else ""
+        setup = sum(v.setup_calls for v in kernels)
+        tail = ""
+        if setup:  # ops count for coverage; their calls are not per-step work
+            tail = (f"; {setup} setup calls before the first step "
+                    f"({sum(v.setup_calls for v in kernels if v.op in gap_ops)} in ops with gaps)")
         if not gap_ops:
-            return head + f"all {len(ops)} kernel ops ({calls} calls) have an NPU adapter{unv}"
+            return head + f"all {len(ops)} kernel ops ({calls} calls) have an NPU adapter{unv}{tail}"
         cats = ", ".join(f"{counts[c]} {c}" for c in CATEGORIES if c in GAP_CATEGORIES and counts.get(c))
         mb = fallback.bytes / 1e6
         return (head + f"{len(ops) - len(gap_ops) - len(unverified)}/{len(ops)} kernel ops supported{unv}; "
                 f"{len(gap_ops)} ops with gaps ({cats}) in {gap_calls} of {calls} calls; "
-                f"CPU fallback would cost {fallback.transfers} transfers ({mb:.2f} MB) per step")
+                f"CPU fallback would cost {fallback.transfers} transfers ({mb:.2f} MB) per step"
+                + tail)

@@ -76,16 +76,18 @@ def scan(opts: ScanOptions, db=None) -> ScanResult:
     from analyzer.graph import build_call_graph, graph_summary, graphml_text
     from opdb.query import OpDB
 
-    db = db or OpDB.open()
+    say = opts.progress or (lambda _text: None)
+    if db is None:
+        say("opening opdb")
+        db = OpDB.open()
     ctx = ClassifyContext.create(db, opts.framework, opts.target, opts.soc)
     pairing = db.pairing(opts.framework, ctx.target if opts.target else None).lines()
-    if opts.progress:
-        opts.progress(f"target {ctx.target}, soc {ctx.soc}")
+    say(f"target {ctx.target}, soc {ctx.soc}")
     trace = trace_model(opts, db.adapted_ops(opts.framework, ctx.target))
     normalize_op_names(trace)
-    if opts.progress:
-        opts.progress(f"traced {len(trace.calls)} calls; classifying")
+    say(f"classifying {len(trace.calls)} calls ({len(trace.unique_ops())} unique ops)")
     verdicts = classify_trace(ctx, trace)
+    say("building the op graph and the fallback cost")
     graph = build_call_graph(trace)
     fallback = compute_fallback(graph, gap_keys(verdicts), passthrough_keys(verdicts),
                                 steps=trace.steps)

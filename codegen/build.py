@@ -70,17 +70,10 @@ def build_projects(project_dirs: list[Path], build_dir: Path, *, cmake_args: lis
                    jobs: int = 2, keep_going: bool = False) -> BuildResult:
     """Configure + build all projects in one harness. With keep_going, a failed
     target does not stop the others; `failed_targets` lists them."""
-    from codegen import toolchain
-
     build_dir = Path(build_dir)
     src = write_harness(list(project_dirs), build_dir / "harness-src")
-    targets = set()
-    for d in project_dirs:
-        text = (Path(d) / "CMakeLists.txt").read_text()
-        targets.add("torch" if "TORCH_NPU_ROOT" in text else "paddle")
+    # no header flags: each project asks Python for its framework's headers itself
     args = list(cmake_args)
-    for t in sorted(targets):
-        args += toolchain.cmake_args(t)
     t0 = time.monotonic()
     rc, log = _run(["cmake", "-S", str(src), "-B", str(build_dir / "build"),
                     "-DCMAKE_BUILD_TYPE=Release", *_generator_args(), *args])

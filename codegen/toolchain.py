@@ -73,12 +73,6 @@ def paddle_include_dir() -> Path:
     return inc
 
 
-def cmake_args(target: str) -> list[str]:
-    if target == "torch":
-        return [f"-DTORCH_NPU_ROOT={torch_npu_root()}"]
-    return [f"-DPADDLE_INCLUDE_DIR={paddle_include_dir()}"]
-
-
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv not in (["torch-npu"], ["paddle"]):

@@ -26,9 +26,16 @@ CATEGORY_HELP = {
     "needs-ascendc": "no kernel and no aclnn API: write an AscendC kernel",
 }
 
-CSV_COLUMNS = ("op", "category", "dtypes", "calls", "phases", "modules", "sources", "aliases",
+CSV_COLUMNS = ("op", "category", "dtypes", "calls", "setup_calls", "phases", "modules", "sources", "aliases",
                "missing_dtypes", "cast_to", "decomposes_into", "drift", "known_failures",
                "candidates", "adapter", "evidence", "action", "report_status")
+
+
+# fallback_islands.csv and the xlsx "fallback islands" sheet: one row per island, with
+# its group (the one-line summary every format shows) so a filter on `group` gives the
+# per-parameter rows of `adam ×665 islands`.
+ISLAND_COLUMNS = ("group", "island", "first_call", "module", "ops", "calls", "transfers",
+                  "bytes", "report_status")
 
 
 def category_rank(cat: str) -> int:
@@ -68,6 +75,45 @@ def human_bytes(n: int) -> str:
         if n < 1024 or unit == "TiB":
             return f"{n:.1f} {unit}"
     raise AssertionError("unreachable")
+
+
+def sequence_text(sequence, max_runs: int = 6) -> str:
+    """An island's op sequence, repeats folded: ['mul', 'mul', 'add'] -> 'mul (×2) → add';
+    long sequences end with '… (N calls)'."""
+    runs: list[list] = []
+    for op in sequence:
+        if runs and runs[-1][0] == op:
+            runs[-1][1] += 1
+        else:
+            runs.append([op, 1])
+    parts = [op if n == 1 else f"{op} (\u00d7{n})" for op, n in runs[:max_runs]]
+    if len(runs) > max_runs:
+        parts.append(f"\u2026 ({len(sequence)} calls)")
+    return " \u2192 ".join(parts)
+
+
+def group_line(group: dict) -> str:
+    """'adam ×665 islands · 3 transfers each · 1.2 MiB per step': one fallback group."""
+    n = group["islands"]
+    if group["transfers_each"] is not None:
+        transfers = f"{group['transfers_each']} transfer{'' if group['transfers_each'] == 1 else 's'} each"
+    else:
+        transfers = f"{group['transfers']} transfers in all"
+    return (f"{sequence_text(group['sequence'])} \u00d7{n} island{'' if n == 1 else 's'} "
+            f"\u00b7 {transfers} \u00b7 {human_bytes(group['bytes'])} per step")
+
+
+def island_groups(report: dict) -> list[tuple[dict, list[tuple[int, dict]]]]:
+    """(group, [(island number, island), ...]) for every fallback group, in report order."""
+    islands = report["fallback"]["islands"]
+    return [(g, [(m, islands[m - 1]) for m in g["members"]]) for g in report["fallback"]["groups"]]
+
+
+def setup_verdicts(report: dict) -> list[dict]:
+    """Verdicts of ops that ran before the first step (gaps first, then most setup calls)."""
+    return sorted((v for v in report["verdicts"] if v.get("setup_calls")),
+                  key=lambda v: (category_rank(v["category"]), -v["setup_calls"], v["op"],
+                                 v["dtypes"]))
 
 
 def partial_banner(report: dict) -> str:

@@ -18,7 +18,7 @@ from analyzer.report.json_report import normalize
 NODE_W, NODE_H, GAP_X, GAP_Y, PAD = 224, 28, 22, 30, 16
 LABEL_W, BACK_W = 84, 60  # left margin for phase labels, right margin for back edges
 MAX_DRAWN_OPS = 240  # larger graphs: only gap ops and their neighbours are drawn
-PHASE_COLORS = {"forward": "#64b5f6", "backward": "#ffb74d", "optimizer": "#ba68c8",
+PHASE_COLORS = {"setup": "#81c784", "forward": "#64b5f6", "backward": "#ffb74d", "optimizer": "#ba68c8",
                 "other": "#bdbdbd"}
 UNKNOWN_COLOR = "#9e9e9e"
 
@@ -203,4 +203,6 @@ def render_html(report: dict) -> str:
         total_ops=total_ops, gaps=common.gaps(r), rows=all_rows, svg=Markup(svg),
         caption=caption, colors=common.CATEGORY_COLORS, phase_colors=PHASE_COLORS,
         details=common.detail_lines, opgen=common.opgen_commands,
-        gap_categories=common.GAP_CATEGORIES, rank=common.category_rank)
+        gap_categories=common.GAP_CATEGORIES, rank=common.category_rank,
+        groups=common.island_groups(r), group_line=common.group_line,
+        setup=common.setup_verdicts(r))

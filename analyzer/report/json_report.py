@@ -62,7 +62,8 @@ SCHEMA: dict = {
         "cpu_route": {"type": "array", "items": {"$ref": "#/$defs/route"}},
     }, required=sorted({"schema_version", "tool", "model", "framework", "framework_version",
                         "mode", "target", "soc", "steps", "partial", "error", "summary",
-                        "counts", "verdicts", "fallback", "notes", "opdb", "graph"})),
+                        "counts", "verdicts", "fallback", "notes", "opdb", "graph",
+                        "cpu_route"})),
     "$defs": {
         # analyzer.blacklist.Blacklist (paddle reports only; absent for torch)
         "blacklist": _obj({
@@ -105,6 +106,7 @@ SCHEMA: dict = {
             "drift": _STRS,
             "known_failures": _STRS,
             "adapter": _STR,
+            "setup_calls": _INT,
         }),
         "candidate": _obj({
             "api": _STR,
@@ -123,9 +125,14 @@ SCHEMA: dict = {
         }),
         "fallback": _obj({
             "islands": {"type": "array", "items": _obj({
-                "ops": _STRS, "calls": _INT, "transfers": _INT, "bytes": _INT})},
+                "ops": _STRS, "calls": _INT, "transfers": _INT, "bytes": _INT,
+                "first_call": _INT, "module": _STR})},
             "transfers": _INT,
             "bytes": _INT,
+            "groups": {"type": "array", "items": _obj({
+                "sequence": _STRS, "islands": _INT, "transfers": _INT, "bytes": _INT,
+                "transfers_each": {"type": ["integer", "null"], "minimum": 0},
+                "members": {"type": "array", "items": {"type": "integer", "minimum": 1}}})},
         }),
         "graph": _obj({
             "nodes": _INT,

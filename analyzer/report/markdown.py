@@ -44,7 +44,9 @@ def render_markdown(report: dict) -> str:
     text = env.get_template("report.md.j2").render(
         r=r, title=common.title(r), banner=common.partial_banner(r),
         count_rows=common.count_rows(r), help=common.CATEGORY_HELP, gaps=common.gaps(r),
-        nak=nak, supported=supported, details=common.detail_lines, opgen=common.opgen_commands)
+        nak=nak, supported=supported, details=common.detail_lines, opgen=common.opgen_commands,
+        groups=common.island_groups(r), group_line=common.group_line,
+        setup=common.setup_verdicts(r))
     while "\n\n\n" in text:
         text = text.replace("\n\n\n", "\n\n")
     return text.rstrip("\n") + "\n"

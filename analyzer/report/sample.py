@@ -1,13 +1,13 @@
-"""A small synthetic scan (conv -> bn -> relu -> pool -> fc, cross-entropy, fused Adam)
-with two gaps, built through the real graph and fallback code. Used by the report tests,
+"""A small synthetic scan (weight initialisation as setup, then conv -> bn -> relu -> pool
+-> fc, cross-entropy, fused Adam) with two gaps, built through the real graph and fallback code. Used by the report tests,
 the golden files, benchmarks/report_screenshot.py and the report docs; the verdicts are
 hand-written (the classifier is not involved) and say so in their evidence."""
 from __future__ import annotations
 
 from analyzer.fallback import compute_fallback, gap_keys, passthrough_keys
 from analyzer.graph import build_call_graph, graph_summary
-from analyzer.model import (AclnnCandidate, OpCall, OpVerdict, RouteDiff, ScanReport, TensorMeta,
-                            Trace)
+from analyzer.model import (PHASES, AclnnCandidate, OpCall, OpVerdict, RouteDiff, ScanReport,
+                            TensorMeta, Trace)
 
 
 class _Ids:
@@ -34,6 +34,10 @@ def sample_trace() -> Trace:
         return outs[0] if len(outs) == 1 else outs
 
     f, b, o = "forward", "backward", "optimizer"
+    # setup: the model's __init__ initialises its weights before the first step
+    call("aten::normal_", "default", "setup", [w1], [w1], "", "examples/small_cnn.py:15")
+    call("aten::uniform_", "default", "setup", [fc_w], [fc_w], "", "examples/small_cnn.py:16")
+    call("aten::uniform_", "default", "setup", [fc_b], [fc_b], "", "examples/small_cnn.py:16")
     a1 = call("aten::convolution", "default", f, [x, w1], [T([8, 16, 32, 32])], "conv1",
               "examples/small_cnn.py:21")
     a2, sm, si, _, _ = call("aten::native_batch_norm", "default", f, [a1, bn_w, bn_b, rm, rv],
@@ -121,10 +125,10 @@ def sample_verdicts(trace: Trace) -> list[OpVerdict]:
             evidence=[f"torch_npu registers {op} for {', '.join(dtypes)} " + _EVIDENCE],
             adapter="torch_npu/2.13.0 (sample)")))
         cands = spec.pop("candidates", [])
-        phases = [p for p in ("forward", "backward", "optimizer", "other")
-                  if any(c.phase == p for c in calls)]
+        phases = [p for p in PHASES if any(c.phase == p for c in calls)]
+        setup = sum(1 for c in calls if c.phase == "setup")
         out.append(OpVerdict(
-            op=op, dtypes=dtypes, calls=len(calls), phases=phases,
+            op=op, dtypes=dtypes, calls=len(calls) - setup, setup_calls=setup, phases=phases,
             modules=sorted({c.module for c in calls if c.module})[:3],
             sources=sorted({c.source for c in calls if c.source})[:3],
             candidates=cands, **spec))
@@ -135,7 +139,7 @@ def sample_report(partial: bool = False) -> ScanReport:
     """The sample scan; `partial=True` pretends step 1 raised in the backward pass."""
     trace = sample_trace()
     if partial:
-        trace.calls = trace.calls[:20]  # stops before native_batch_norm_backward
+        trace.calls = trace.calls[:23]  # stops before native_batch_norm_backward
         trace.partial = True
         trace.error = ("step 1, examples/small_cnn.py:32: RuntimeError: Function "
                        "NativeBatchNormBackward0 returned an invalid gradient at index 1 - got "
@@ -148,7 +152,8 @@ def sample_report(partial: bool = False) -> ScanReport:
         counts[v.category] = counts.get(v.category, 0) + 1
     ngap = sum(1 for v in verdicts if v.is_gap)
     gap_calls = sum(v.calls for v in verdicts if v.is_gap)
-    summary = (f"{ngap} of {len(verdicts)} ops ({gap_calls} of {len(trace.calls)} calls) cannot "
+    step_calls = sum(v.calls for v in verdicts)
+    summary = (f"{ngap} of {len(verdicts)} ops ({gap_calls} of {step_calls} calls) cannot "
                f"run on Ascend910B as traced; CPU fallback would make {fb.transfers} "
                f"device<->host copies ({fb.bytes} bytes) per step.")
     return ScanReport(

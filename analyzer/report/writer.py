@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analyzer.report.csv_report import render_csv
+from analyzer.report.csv_report import render_csv, render_islands_csv
 from analyzer.report.html import render_html
 from analyzer.report.json_report import render_json, validate
 from analyzer.report.markdown import render_markdown
@@ -20,6 +20,10 @@ FORMATS = {
     "html": ("report.html", lambda r: render_html(r).encode("utf-8")),
     "csv": ("report.csv", lambda r: render_csv(r).encode("utf-8")),
     "xlsx": ("report.xlsx", render_xlsx),
+}
+# files a format writes besides its report.<fmt>
+COMPANIONS = {
+    "csv": (("fallback_islands.csv", lambda r: render_islands_csv(r).encode("utf-8")),),
 }
 DEFAULT_FORMATS = ("md", "html", "csv", "xlsx", "json")
 DEFAULT_GRAPHML_NAME = "op_graph.graphml"
@@ -71,8 +75,10 @@ def write_reports(report_json: dict, outdir, formats=DEFAULT_FORMATS, force: boo
     formats = check_formats(formats)
     report = validate(report_json)
     out = fsio.check_out_dir(outdir, "-o/--output")
-    rendered: list[tuple[Path, bytes]] = [(out / FORMATS[f][0], FORMATS[f][1](report))
-                                          for f in formats]
+    rendered: list[tuple[Path, bytes]] = []
+    for f in formats:
+        for name, render in (FORMATS[f], *COMPANIONS.get(f, ())):
+            rendered.append((out / name, render(report)))
     if graphml is not None:
         name = (report.get("graph") or {}).get("graphml") or DEFAULT_GRAPHML_NAME
         if Path(name).name != name:

@@ -1,4 +1,5 @@
-"""report.xlsx (openpyxl): sheets "summary", "gaps" (gap categories only) and "all ops",
+"""report.xlsx (openpyxl): sheets "summary", "gaps" (gap categories only), "all ops" and
+"fallback islands" (one row per island under its group's line),
 byte-identical for the same report: document properties get a fixed date and the zip
 entries a fixed timestamp (openpyxl stamps both with the wall clock)."""
 from __future__ import annotations
@@ -8,7 +9,7 @@ import io
 import zipfile
 
 from analyzer.report import common
-from analyzer.report.csv_report import report_status, verdict_row
+from analyzer.report.csv_report import island_rows, report_status, verdict_row
 from analyzer.report.json_report import normalize
 
 # No date in a report.json is the scan's own; a constant keeps the bytes reproducible.
@@ -73,10 +74,11 @@ def _summary_sheet(ws, r: dict, banner: str) -> None:
              ("category", "ops", "calls")]
     head_row = len(rows)
     rows += list(common.count_rows(r))
-    rows += [(), ("fallback (per step)", "transfers", "bytes", "calls", "ops"),
-             ("total", r["fallback"]["transfers"], r["fallback"]["bytes"])]
-    rows += [(f"island {i}", isl["transfers"], isl["bytes"], isl["calls"], ", ".join(isl["ops"]))
-             for i, isl in enumerate(r["fallback"]["islands"], 1)]
+    rows += [(), ("fallback (per step)", "transfers", "bytes", "islands", "group"),
+             ("total", r["fallback"]["transfers"], r["fallback"]["bytes"],
+              len(r["fallback"]["islands"]))]
+    rows += [(f"group {i}", g["transfers"], g["bytes"], g["islands"], common.group_line(g))
+             for i, (g, _members) in enumerate(common.island_groups(r), 1)]
     bl = r.get("blacklist")
     if bl:
         rows += [(), ("blacklist", bl["summary"]), ("export", bl["export"])]
@@ -108,6 +110,29 @@ def _summary_sheet(ws, r: dict, banner: str) -> None:
         ws.column_dimensions[col].width = 12
 
 
+def _islands_sheet(ws, r: dict, banner: str) -> None:
+    from openpyxl.styles import Font
+    from openpyxl.utils import get_column_letter
+
+    start = 1
+    if banner:
+        ws.cell(row=1, column=1, value=banner).font = Font(bold=True, color="B00020")
+        start = 3
+    for col, name in enumerate(common.ISLAND_COLUMNS, 1):
+        ws.cell(row=start, column=col, value=name).font = Font(bold=True)
+    rows = island_rows(r)
+    for i, row in enumerate(rows, start + 1):
+        for col, name in enumerate(common.ISLAND_COLUMNS, 1):
+            _put(ws, i, col, row[name])
+    widths = {"group": 60, "module": 28, "ops": 40}
+    for col, name in enumerate(common.ISLAND_COLUMNS, 1):
+        ws.column_dimensions[get_column_letter(col)].width = widths.get(name, 12)
+    ws.freeze_panes = ws.cell(row=start + 1, column=2)
+    if rows:
+        last = get_column_letter(len(common.ISLAND_COLUMNS))
+        ws.auto_filter.ref = f"A{start}:{last}{start + len(rows)}"
+
+
 def render_xlsx(report: dict) -> bytes:
     from openpyxl import Workbook
 
@@ -119,6 +144,7 @@ def render_xlsx(report: dict) -> bytes:
     _summary_sheet(ws, r, banner)
     _table_sheet(wb.create_sheet("gaps"), r, common.gaps(r), banner)
     _table_sheet(wb.create_sheet("all ops"), r, common.sorted_verdicts(r), banner)
+    _islands_sheet(wb.create_sheet("fallback islands"), r, banner)
     return save_deterministic(wb, r["tool"], common.title(r))
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from analyzer.fallback import compute_fallback, gap_keys, host_calls, passthrough_keys
 from analyzer.graph import build_call_graph
-from analyzer.model import FallbackCost, FallbackIsland, OpCall, OpVerdict, TensorMeta, Trace
+from analyzer.model import FallbackCost, FallbackGroup, FallbackIsland, OpCall, OpVerdict, TensorMeta, Trace
 
 
 def t(i, shape, dtype="float32"):
@@ -37,9 +37,13 @@ def test_two_islands_exact_transfers_and_bytes():
     # island 2 {adam}: in = W as it entered the step (432), act7 (from mul, 512);
     #                  out = W as adam wrote it, read by nobody later (432)
     assert cost == FallbackCost(
-        islands=[FallbackIsland(ops=["bn", "relu"], calls=2, transfers=3, bytes=3 * 512),
-                 FallbackIsland(ops=["adam"], calls=1, transfers=3, bytes=432 + 512 + 432)],
-        transfers=6, bytes=1536 + 1376)
+        islands=[FallbackIsland(ops=["bn", "relu"], calls=2, transfers=3, bytes=3 * 512,
+                                first_call=1),
+                 FallbackIsland(ops=["adam"], calls=1, transfers=3, bytes=432 + 512 + 432,
+                                first_call=5)],
+        transfers=6, bytes=1536 + 1376,
+        groups=[FallbackGroup(["bn", "relu"], 1, 3, 1536, 3, [1]),
+                FallbackGroup(["adam"], 1, 3, 1376, 3, [2])])
 
 
 def test_everything_supported_costs_nothing():
@@ -57,7 +61,8 @@ def test_value_read_twice_by_an_island_is_one_transfer():
     g = build_call_graph(Trace("torch", "real", "m.py", calls=calls))
     cost = compute_fallback(g, {"bn", "add"})
     # act3 enters once although bn and add both read it; the scalar leaves via sum (device)
-    assert cost.islands == [FallbackIsland(ops=["bn", "add"], calls=2, transfers=2, bytes=1024)]
+    assert cost.islands == [FallbackIsland(ops=["bn", "add"], calls=2, transfers=2, bytes=1024,
+                                           first_call=1)]
     # an island starting from graph inputs: X and W both cross into it
     cost = compute_fallback(g, {"conv"})
     assert cost.islands == [FallbackIsland(ops=["conv"], calls=1, transfers=3,
@@ -89,7 +94,7 @@ def test_views_between_host_calls_stay_on_the_host():
     assert len(compute_fallback(g, {"pool", "fc"}).islands) == 2
     cost = compute_fallback(g, {"pool", "fc"}, passthrough={"view"})
     assert cost.islands == [FallbackIsland(ops=["pool", "view", "fc"], calls=3, transfers=2,
-                                           bytes=512 + 64)]
+                                           bytes=512 + 64, first_call=1)]
 
 
 def test_per_step_numbers_divide_by_steps_and_list_last_step_islands():
@@ -126,4 +131,35 @@ def test_out_buffer_is_not_copied_to_the_host():
     cost = compute_fallback(g, {"aten::_softmax.out"})
     # x goes to the host (64 B), the result comes back (64 B); the empty buffer does not move
     assert cost.islands == [FallbackIsland(ops=["aten::_softmax.out"], calls=1, transfers=2,
-                                           bytes=128)]
+                                           bytes=128, first_call=1)]
+
+
+def test_islands_with_the_same_op_sequence_form_one_group():
+    # one adam island per parameter (PaddleCustomDevice's adam is per parameter)
+    params = [t(10 + i, [4, 4]) for i in range(3)]
+    calls = [OpCall(0, "mm", "", "forward", [X, *params], [act(3)], step=1)]
+    for i, p in enumerate(params):
+        calls.append(OpCall(1 + i, "adam", "", "optimizer", [p, act(3)], [p], step=1))
+    calls.append(OpCall(4, "bn", "", "optimizer", [act(3)], [act(5)], step=1))
+    calls.append(OpCall(5, "relu", "", "optimizer", [act(5)], [act(6)], step=1))
+    g = build_call_graph(Trace("paddle", "real", "m.py", calls=calls))
+    cost = compute_fallback(g, {"adam", "bn", "relu"})
+    assert len(cost.islands) == 4
+    assert cost.groups == [
+        # each adam island: p and act3 in, p out = 64 + 512 + 64
+        FallbackGroup(["adam"], 3, 9, 3 * 640, 3, [1, 2, 3]),
+        FallbackGroup(["bn", "relu"], 1, 2, 1024, 2, [4]),
+    ]
+
+
+def test_setup_calls_are_no_island_and_their_values_live_on_the_device():
+    # positional encoding computed once before the first step by an unsupported op
+    calls = [OpCall(0, "sin", "", "setup", [t(20, [4])], [t(21, [4])], step=0),
+             OpCall(1, "sin", "", "forward", [X], [t(22, [8, 3, 4, 4])], step=1),
+             OpCall(2, "add", "", "forward", [t(22, [8, 3, 4, 4]), t(21, [4])],
+                    [t(23, [8, 3, 4, 4])], step=1)]
+    g = build_call_graph(Trace("torch", "real", "m.py", calls=calls))
+    assert host_calls(g, {"sin"}) == {1}
+    cost = compute_fallback(g, {"sin"}, steps=1)
+    assert [(i.first_call, i.transfers) for i in cost.islands] == [(1, 2)]
+    assert cost.bytes == 2 * 1536

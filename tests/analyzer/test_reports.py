@@ -204,7 +204,7 @@ def test_xlsx_sheets_and_byte_identity(report, monkeypatch):
     assert {i.date_time for i in z.infolist()} == {(1980, 1, 1, 0, 0, 0)}
     assert b"2000-01-01T00:00:00Z" in z.read("docProps/core.xml")
     wb = openpyxl.load_workbook(io.BytesIO(first))
-    assert wb.sheetnames == ["summary", "gaps", "all ops"]
+    assert wb.sheetnames == ["summary", "gaps", "all ops", "fallback islands"]
     gaps = list(wb["gaps"].iter_rows(values_only=True))
     assert gaps[0] == CSV_COLUMNS
     assert [r[1] for r in gaps[1:]] == ["cann-available", "decomposable"]
@@ -247,8 +247,9 @@ def test_partial_without_any_verdict_still_shows_status(partial):
 def test_write_reports_writes_all_formats_atomically(tmp_path, report):
     out = tmp_path / "out"
     paths = write_reports(report, out, graphml="<graphml/>\n")
-    assert [p.name for p in paths] == ["report.md", "report.html", "report.csv", "report.xlsx",
-                                       "report.json", "op_graph.graphml"]
+    assert [p.name for p in paths] == ["report.md", "report.html", "report.csv",
+                                       "fallback_islands.csv", "report.xlsx", "report.json",
+                                       "op_graph.graphml"]
     assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in paths)  # no temps
     assert (out / "report.md").read_text(encoding="utf-8") == render_markdown(report)
     assert (out / "report.xlsx").read_bytes() == render_xlsx(report)
@@ -264,7 +265,7 @@ def test_write_reports_refuses_to_overwrite(tmp_path, report):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.csv"]  # nothing written
     assert (tmp_path / "report.csv").read_text() == "mine\n"
     paths = write_reports(report, tmp_path, formats=("md", "csv"), force=True)
-    assert [p.name for p in paths] == ["report.md", "report.csv"]
+    assert [p.name for p in paths] == ["report.md", "report.csv", "fallback_islands.csv"]
     assert (tmp_path / "report.csv").read_bytes() == render_csv(report).encode("utf-8")
 
 
@@ -291,7 +292,7 @@ def test_report_from_dataclass_and_from_json_render_the_same(report):
 
 def test_formats_as_comma_string(tmp_path, report):
     paths = write_reports(report, tmp_path, formats="csv, md,csv")
-    assert [p.name for p in paths] == ["report.csv", "report.md"]
+    assert [p.name for p in paths] == ["report.csv", "fallback_islands.csv", "report.md"]
     with pytest.raises(OpscanError, match="no report format given"):
         write_reports(report, tmp_path / "x", formats="")
 
@@ -304,7 +305,7 @@ def test_minimal_report_renders_in_every_format(tmp_path):
                    steps=1, partial=False, error="", summary="nothing traced", counts={},
                    verdicts=[], fallback=FallbackCost(), notes=[], opdb={})
     paths = write_reports(r.to_json(), tmp_path)
-    assert len(paths) == 5
+    assert len(paths) == 6
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "## Gaps (0)\n\nNone." in md and "None: every traced call has an NPU kernel." in md
     html = (tmp_path / "report.html").read_text(encoding="utf-8")

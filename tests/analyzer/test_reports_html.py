@@ -128,7 +128,7 @@ def test_layout_is_layered_by_phase_and_dependency():
     bwd = [pos[i][0] for i, o in by_id.items() if o["phase"] == "backward"]
     opt = [pos[i][0] for i, o in by_id.items() if o["phase"] == "optimizer"]
     assert max(fwd) < min(bwd) and max(bwd) < min(opt)
-    rank = {i: (["forward", "backward", "optimizer"].index(o["phase"]), o["first"])
+    rank = {i: (["setup", "forward", "backward", "optimizer"].index(o["phase"]), o["first"])
             for i, o in by_id.items()}
     for link in g["links"]:
         s, t = link["source"], link["target"]
@@ -192,4 +192,4 @@ def test_inline_script_runs_in_chromium(tmp_path):
     proc = shot.run_chromium(html, tmp_path / "unused.png", 1280, 1000, dump_dom=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
     # the filter script filled in the row counter: it parsed and ran without an error
-    assert '<span id="shown" class="sub">19 of 19 shown</span>' in proc.stdout
+    assert '<span id="shown" class="sub">21 of 21 shown</span>' in proc.stdout

@@ -94,7 +94,7 @@ def test_cli_scan_is_deterministic_and_refuses_to_overwrite(tmp_path, capsys):
     for name in FORMATS:
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
     capsys.readouterr()
-    assert main([model, "--framework", "torch", "-o", str(tmp_path / "a")]) != 0
+    assert main([model, "--framework", "torch", "-o", str(tmp_path / "a"), "-q"]) != 0
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--force" in err
 
@@ -106,7 +106,7 @@ def test_cli_scan_is_deterministic_and_refuses_to_overwrite(tmp_path, capsys):
     ("broken_wrong_framework.py", "paddle"),
 ])
 def test_broken_model_files_exit_2_with_a_clear_message(tmp_path, capsys, fixture, needle):
-    rc = main([str(FIXTURES / fixture), "--framework", "torch", "-o", str(tmp_path)])
+    rc = main([str(FIXTURES / fixture), "--framework", "torch", "-o", str(tmp_path), "-q"])
     err = capsys.readouterr().err
     assert rc == 2
     assert err.startswith("opscan: error: ") and needle in err

@@ -36,6 +36,7 @@ from typing import Any, Callable
 from analyzer.errors import ModelError
 from analyzer.model import Trace
 from analyzer.trace.entry import Entry, load_entry, user_error
+from analyzer.progress import report_step
 from analyzer.trace.partial import finish
 
 MODES = ("real", "meta")
@@ -71,6 +72,7 @@ def trace_paddle(entry_or_script: Entry | str | Path, *, mode: str = "real", ste
         raise ModelError(f"unknown trace mode {mode!r}", "use mode='real' or mode='meta'")
     if steps < 1:
         raise ModelError(f"--steps must be at least 1, got {steps}")
+    _report(progress, "importing paddle")
     if mode == "meta":
         from analyzer.trace.paddle.meta import trace_meta
 
@@ -103,10 +105,11 @@ def _new_trace(model: str, mode: str, steps: int) -> Trace:
                  framework_version=_paddle_version())
 
 
-def _finish(trace: Trace, rec: Any, prof: Any, error: ModelError | None) -> Trace:
+def _finish(trace: Trace, rec: Any, prof: Any, error: ModelError | None,
+            setup: bool = False) -> Trace:
     from analyzer.trace.paddle.real import build_calls, collect_launches
 
-    launches = collect_launches(prof.profiler_result)
+    launches = collect_launches(prof.profiler_result, setup=setup)
     prof.profiler_result = None
     calls, notes = build_calls(launches, rec)
     trace.calls = calls
@@ -131,6 +134,18 @@ def _release(prof) -> None:
     prof.profiler = None
 
 
+def _calls_reporter(progress, steps: int, done: list | None = None):
+    """`Recorder.on_calls` (called every few hundred API calls): the ops seen so far."""
+    if progress is None:
+        return None
+    done = done if done is not None else [None]
+
+    def on_calls(n: int) -> None:
+        report_step(progress, done[0] if done[0] is not None else 0, steps, n)
+
+    return on_calls
+
+
 def _trace_real_entry(entry: Entry, steps: int, progress) -> Trace:
     import paddle
 
@@ -141,6 +156,7 @@ def _trace_real_entry(entry: Entry, steps: int, progress) -> Trace:
     if entry.step_fn is None:
         trace.notes.append("build() returned no step_fn: forward pass only")
     rec = Recorder(entry.model)
+    rec.on_calls = _calls_reporter(progress, steps)
     prof = _profiler()
     error: ModelError | None = None
     with rec.installed():
@@ -149,13 +165,15 @@ def _trace_real_entry(entry: Entry, steps: int, progress) -> Trace:
             rec.enabled = True
             rec.instant("begin")
             for k in range(1, steps + 1):
-                _report(progress, f"step {k}/{steps}")
+                report_step(progress, k - 1, steps, len(rec.calls))
                 try:
                     entry.run_step()
                 except Exception as e:  # noqa: BLE001 - any user failure
                     error = user_error(e, entry.path, f"step {k}")
                     break
                 rec.instant("stepend")
+            else:
+                report_step(progress, steps, steps, len(rec.calls))
         finally:
             rec.enabled = False
             prof.stop()
@@ -174,7 +192,12 @@ def _trace_real_script(path: Path, argv: list[str], steps: int, progress) -> Tra
 
     def on_step(n: int) -> None:
         rec.instant("stepend")
-        _report(progress, f"step {n}/{steps} done")
+        step[0] = n
+        report_step(progress, n, steps, len(rec.calls))
+
+    step = [0]
+    rec.on_calls = _calls_reporter(progress, steps, step)
+    _report(progress, f"running {path.name}")
 
     with rec.installed():
         prof.start()
@@ -188,4 +211,4 @@ def _trace_real_script(path: Path, argv: list[str], steps: int, progress) -> Tra
             _release(prof)
     trace.notes += result.notes
     trace.steps = max(1, result.steps_completed)
-    return _finish(trace, rec, prof, result.error)
+    return _finish(trace, rec, prof, result.error, setup=True)

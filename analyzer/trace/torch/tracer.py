@@ -3,7 +3,8 @@
 The step runs on the emulated `npu` device of analyzer.trace.torch.npu_emulation: ops the target
 adapts are recorded as themselves (composites included), ops it lacks are recorded from
 the backend fallback, and what the CPU ran instead is kept in `OpCall.cpu_ops`. Every
-call carries its phase (forward/backward/optimizer/other), the nn.Module path that issued
+call carries its phase (setup/forward/backward/optimizer/other; setup: a script's calls
+before its first module forward), the nn.Module path that issued
 it (backward calls: the module whose forward created the autograd node), the user's
 source line and tensor metadata whose ids link producers to consumers.
 
@@ -13,11 +14,12 @@ target is a model file path (build() contract) or an `analyzer.trace.entry.Scrip
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 from pathlib import Path
 from typing import Callable
 
 from analyzer.errors import ModelError
-from analyzer.model import OpCall, TensorMeta, Trace
+from analyzer.model import SETUP, OpCall, TensorMeta, Trace
 from analyzer.trace.entry import Script, load_entry, optimizer_step_hooks, run_script, \
     user_error, user_source
 from analyzer.trace.partial import finish
@@ -53,9 +55,15 @@ class _Recorder:
     """Turns emulator kernel calls into OpCalls with phases, modules and tensor ids."""
 
     def __init__(self, adapted: set[str], progress: ProgressFn | None, steps: int,
-                 backward_kernels: Callable[[str], tuple[str, ...]] = lambda op: ()):
+                 backward_kernels: Callable[[str], tuple[str, ...]] = lambda op: (),
+                 setup: bool = False):
         self.adapted = adapted
         self.backward_kernels = backward_kernels
+        # script mode: calls before the first module forward (or backward, or optimizer
+        # step) are the "setup" phase: weight init, .to(device), precomputed tables
+        self.in_setup = setup
+        self.any_forward = False
+        self.on_step_end: Callable[[], None] | None = None
         self.calls: list[OpCall] = []
         self.cpu_only: dict[str, int] = {}
         self.step = 1
@@ -84,6 +92,10 @@ class _Recorder:
         return TensorMeta(tid, str(t.dtype).replace("torch.", ""), shape)
 
     def phase(self, backward_node) -> str:
+        if self.in_setup and backward_node is None and not self.in_optimizer \
+                and not self.module_stack:
+            return SETUP
+        self.in_setup = False
         if backward_node is not None:
             self.seen_backward = True
             return "backward"
@@ -102,6 +114,7 @@ class _Recorder:
         phase = "backward" if kc.backward_of_composite else self.phase(node)
         if phase != "backward" and not self.module_stack and _called_from_autograd():
             phase = "backward"  # the engine's grad seed (ones_like in loss.backward())
+            self.in_setup = False
         if phase == "backward":
             self.seen_backward = True
             if kc.origin is not None:
@@ -136,10 +149,18 @@ class _Recorder:
                                              cpu_ops if k == 0 else [], self.step))
                 return (module, source)
         self.calls.append(OpCall(len(self.calls), name, overload, phase, inputs, outputs,
-                                 module, source, [], cpu_ops, self.step))
+                                 module, source, [], cpu_ops, 0 if phase == SETUP else self.step))
         if self.progress is not None and len(self.calls) % 500 == 0:
             self.progress(self.step - 1, self.steps, len(self.calls))
         return (module, source)
+
+    def settle_setup(self) -> None:
+        """No module forward marked where the first step began: nothing was setup."""
+        self.in_setup = False
+        if not self.any_forward:
+            for c in self.calls:
+                if c.phase == SETUP:
+                    c.phase, c.step = "other", 1
 
     # -- module stack (global hooks)
     def pre_forward(self, module, args) -> None:
@@ -151,6 +172,8 @@ class _Recorder:
                     self.module_names.setdefault(id(m), name)
         self.module_stack.append(self.module_names[id(module)])
         self.forward_started = True
+        self.any_forward = True
+        self.in_setup = False
 
     def post_forward(self, module, args, output) -> None:
         if self.module_stack:
@@ -159,9 +182,14 @@ class _Recorder:
     # -- optimizer step hooks
     def optimizer_start(self, *_a) -> None:
         self.in_optimizer = True
+        self.in_setup = False
 
     def optimizer_end(self, *_a) -> None:
         self.in_optimizer = False
+        if self.step == 1:
+            self.settle_setup()
+        if self.on_step_end is not None:
+            self.on_step_end()
         if self.progress is not None:
             self.progress(self.step, self.steps, len(self.calls))
         self.step += 1
@@ -243,26 +271,42 @@ class _StepProfiler:
     def __init__(self, emu, enabled: bool):
         self.emu = emu
         self.enabled = enabled
-        self.events: list = []
+        self.counts = Counter()  # route rows of the steps folded so far (see flush)
         self._prof = None
+
+    def _start(self) -> None:
+        import torch
+
+        self._prof = torch.autograd.profiler.profile(use_cpu=True)
+        with _quiet_stderr():  # kineto prints profiler_start/stop lines on fd 2
+            self._prof.__enter__()
+        self.emu.profiling = True
+
+    def _stop(self) -> None:
+        from analyzer.trace.torch import route
+
+        self.emu.profiling = False
+        with _quiet_stderr():
+            self._prof.__exit__(None, None, None)
+        # fold the events into route rows now: a profile of the whole run grew the peak
+        # RSS with every step (shufflenet: 2.3x the plain run at --steps 4)
+        self.counts.update(route.route_from_events(self._prof.function_events, set()))
+        self._prof = None
+
+    def flush(self) -> None:
+        """At a step's end: fold this step's events and profile the next step afresh."""
+        if self._prof is not None:
+            self._stop()
+            self._start()
 
     def __enter__(self):
         if self.enabled:
-            import torch
-
-            self._prof = torch.autograd.profiler.profile(use_cpu=True)
-            with _quiet_stderr():  # kineto prints profiler_start/stop lines on fd 2
-                self._prof.__enter__()
-            self.emu.profiling = True
+            self._start()
         return self
 
     def __exit__(self, *exc):
         if self._prof is not None:
-            self.emu.profiling = False
-            with _quiet_stderr():
-                self._prof.__exit__(None, None, None)
-            self.events = list(self._prof.function_events)
-            self._prof = None
+            self._stop()
         return False
 
 
@@ -270,8 +314,9 @@ def _cpu_route(calls: list[OpCall], prof: _StepProfiler) -> list:
     from analyzer.trace.torch import route
 
     if prof.enabled:
-        counts = route.route_from_events(prof.events, {route.base(c.op) for c in calls})
-        prof.events = []
+        recorded = {route.base(c.op) for c in calls}  # they need no composite/view row
+        counts = Counter({k: n for k, n in prof.counts.items()
+                          if not (k[1] in ("view", "composite") and route.base(k[0]) in recorded)})
     else:
         counts = route.route_from_cpu_ops(calls)
     counts.update(route.foreach_route(calls))
@@ -299,13 +344,15 @@ def _npu_context():
 
 def trace_torch(target: str | Path | Script, *, adapted: set[str],
                 composite_adapted: set[str] | None = None, mode: str = "real",
-                steps: int = 1, progress: ProgressFn | None = None) -> Trace:
+                steps: int = 1, progress: ProgressFn | None = None,
+                stage: Callable[[str], None] | None = None) -> Trace:
     """Trace `steps` training steps of a model file (or script) on the emulated NPU.
 
     adapted: ops (`aten::add.Tensor`, `aten::matmul`) the target torch_npu registers NPU
     kernels for. composite_adapted: of those, the ones registered with their own autograd
     (default: the adapted ops that are CompositeImplicitAutograd in this torch).
     mode: real (compute on CPU) or meta (no storage: shapes only).
+    progress: (steps done, steps, calls so far) now and then; stage: a line per stage.
     Raises ModelError for a broken model file; an exception during a step gives a trace
     with partial=True and the error (ModelError when nothing was recorded).
     """
@@ -322,7 +369,7 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
     from analyzer.trace.torch.derivatives import backward_names
 
     rec = _Recorder(set(adapted), progress, steps,
-                    lambda op: backward_names(op, torch.__version__))
+                    lambda op: backward_names(op, torch.__version__), setup=is_script)
     emu = Emulator(set(adapted), composite_adapted, mode, rec.on_call)
     trace = Trace(framework="torch", mode=mode, model=str(path), steps=steps,
                   framework_version=torch.__version__)
@@ -334,7 +381,10 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
     # registered here) has no queue of its own; the CPU queue serves every device.
     single_thread = torch.autograd.set_multithreading_enabled(False)
     prof = _StepProfiler(emu, enabled=mode == "real")
+    rec.on_step_end = prof.flush
     try:
+        if stage is not None:
+            stage(f"running {path.name}" if is_script else f"building {path.name}")
         if is_script:
             with _hooks(rec), prof:
                 emu.recording = True
@@ -364,6 +414,8 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
                     prof:
                 for s in range(1, steps + 1):
                     rec.step = s
+                    if progress is not None:
+                        progress(s - 1, steps, len(rec.calls))
                     emu.recording = True
                     try:
                         entry.run_step()
@@ -376,6 +428,7 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
     finally:
         single_thread.__exit__(None, None, None)
         emu.uninstall()
+    rec.settle_setup()
     trace.calls = rec.calls
     trace.cpu_route = _cpu_route(rec.calls, prof)
     trace.cpu_only_ops = dict(sorted(rec.cpu_only.items()))
@@ -392,10 +445,15 @@ def trace(model, *, mode: str = "real", steps: int = 1, adapted=(),
           progress: Callable[[str], None] | None = None) -> Trace:
     """The tracer contract of `analyzer.trace`: a model file, or a script when
     `script_argv` is a list."""
+    from analyzer.progress import report_step
+
     target = Script(model, list(script_argv)) if script_argv is not None else model
     step_progress = None
     if progress is not None:
+        progress("importing torch")
+
         def step_progress(done: int, total: int, calls: int) -> None:
-            progress(f"step {done}/{total}, {calls} calls")
-    return trace_torch(target, adapted=set(adapted), mode=mode, steps=steps,
-                       progress=step_progress)
+            report_step(progress, done, total, calls)
+    result = trace_torch(target, adapted=set(adapted), mode=mode, steps=steps,
+                         progress=step_progress, stage=progress)
+    return result
