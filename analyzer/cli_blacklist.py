@@ -36,10 +36,12 @@ def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
 
     def go() -> int:
-        from analyzer.cli import _progress
+        from analyzer.progress import make_progress
         from analyzer.scan import ScanOptions, scan
         from opdb.errors import OpscanError
 
+        if args.framework is None:
+            args.framework = "paddle"
         if args.framework != "paddle":
             raise OpscanError("CUSTOM_DEVICE_BLACK_LIST is read by Paddle's custom-device "
                               "runtime only", hint="use --framework paddle (torch_npu falls "
@@ -60,11 +62,16 @@ def main(argv: list[str]) -> int:
                 if p.exists():
                     raise OutputExists(f"{p} already exists", hint="pass --force to overwrite, "
                                                                    "or choose another -o directory")
-        result = scan(ScanOptions(model=args.model, framework="paddle", mode=args.mode,
-                                  target=args.target, soc=args.soc, steps=args.steps,
-                                  script=args.script, script_args=script_args,
-                                  progress=_progress(), suspects=suspects,
-                                  current_blacklist=args.current))
+        progress = make_progress(quiet=args.quiet)
+        try:
+            result = scan(ScanOptions(model=args.model, framework="paddle", mode=args.mode,
+                                      target=args.target, soc=args.soc, steps=args.steps,
+                                      script=args.script, script_args=script_args,
+                                      progress=progress, suspects=suspects,
+                                      current_blacklist=args.current))
+        finally:
+            if progress:
+                progress.close()
         bl = result.report.blacklist
         if args.output:
             from analyzer.report.writer import write_reports

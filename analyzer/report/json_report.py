@@ -62,8 +62,7 @@ SCHEMA: dict = {
         "cpu_route": {"type": "array", "items": {"$ref": "#/$defs/route"}},
     }, required=sorted({"schema_version", "tool", "model", "framework", "framework_version",
                         "mode", "target", "soc", "steps", "partial", "error", "summary",
-                        "counts", "verdicts", "fallback", "notes", "opdb", "graph",
-                        "cpu_route"})),
+                        "counts", "verdicts", "fallback", "notes", "opdb", "graph"})),
     "$defs": {
         # analyzer.blacklist.Blacklist (paddle reports only; absent for torch)
         "blacklist": _obj({

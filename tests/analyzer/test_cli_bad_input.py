@@ -148,7 +148,7 @@ def test_base_exceptions_from_the_step_are_short(tmp_path, capsys, raise_stmt, n
     Path(model).write_text(body)
     old = sys.getrecursionlimit()
     try:
-        rc = main([model, "--framework", "torch", "-o", str(tmp_path / "o")])
+        rc = main([model, "--framework", "torch", "-o", str(tmp_path / "o"), "-q"])
     finally:
         sys.setrecursionlimit(old)
     err = capsys.readouterr().err
@@ -221,7 +221,7 @@ def test_paddle_errors_are_not_preceded_by_the_ccache_warning(tmp_path):
             raise ValueError("bad")
     ''')
     proc = subprocess.run([sys.executable, "-m", "analyzer.cli", model, "--framework", "paddle",
-                           "-o", str(tmp_path / "o")], capture_output=True, text=True,
+                           "-o", str(tmp_path / "o"), "-q"], capture_output=True, text=True,
                           env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.startswith("opscan: error: "), proc.stderr
@@ -235,7 +235,7 @@ def test_recursion_in_the_model_prints_a_short_error(tmp_path, capsys):
         def build():
             return f(0)
     ''')
-    rc = main([model, "--framework", "torch", "-o", str(tmp_path / "o")])
+    rc = main([model, "--framework", "torch", "-o", str(tmp_path / "o"), "-q"])
     err = capsys.readouterr().err
     assert rc == 2 and "RecursionError" in err
     assert len(err.splitlines()) < 15 and "Previous line repeated" in err

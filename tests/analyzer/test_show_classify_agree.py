@@ -19,7 +19,9 @@ def db():
 
 
 def _trace(path: Path, db):
-    if path.name.startswith("torch_"):
+    from analyzer.trace.entry import detect_framework
+
+    if detect_framework(path) == "torch":
         from analyzer.trace.torch.tracer import trace_torch
 
         return "torch", trace_torch(path, adapted=db.adapted_ops("torch", None), mode="meta")
