@@ -99,16 +99,14 @@ def test_truncated_gzip_and_binary_garbage_are_tolerated(tmp_path):
 
 
 def test_join_with_a_scan(tmp_path):
-    scan = {
-        "schema_version": 1, "tool": "opscan 0.1.0", "model": "m.py", "framework": "paddle",
-        "framework_version": "3.3.1", "mode": "real", "target": "PaddleCustomDevice@develop",
-        "soc": "ascend910b", "steps": 1, "partial": False, "error": "", "summary": "s",
-        "counts": {}, "fallback": {"islands": [], "transfers": 0, "bytes": 0}, "notes": [],
-        "opdb": {}, "graph": {},
-        "verdicts": [_v("argsort", "cann-available"), _v("adam", "signature-drift"),
-                     _v("pool2d", "signature-drift"), _v("warpctc", "supported"),
-                     _v("matmul", "supported", ["matmul_v2"])],
-    }
+    from analyzer.report.sample import sample_report
+
+    scan = sample_report().to_json()  # a complete report of the current schema
+    scan.update(framework="paddle", framework_version="3.3.1", model="m.py",
+                target="PaddleCustomDevice@develop", cpu_route=[],
+                verdicts=[_v("argsort", "cann-available"), _v("adam", "signature-drift"),
+                          _v("pool2d", "signature-drift"), _v("warpctc", "supported"),
+                          _v("matmul", "supported", ["matmul_v2"])])
     p = tmp_path / "report.json"
     p.write_text(json.dumps(scan))
     j = scan_logs([PADDLE], "paddle", scan_report=str(p)).join
@@ -121,10 +119,12 @@ def test_join_with_a_scan(tmp_path):
 
 
 def _v(op, cat, aliases=()):
-    return {"op": op, "category": cat, "dtypes": ["float32"], "calls": 1, "phases": ["forward"],
-            "modules": [], "sources": [], "aliases": list(aliases), "evidence": [], "action": "",
-            "missing_dtypes": [], "cast_to": "", "candidates": [], "decomposes_into": [],
-            "drift": [], "known_failures": [], "adapter": ""}
+    import dataclasses
+
+    from analyzer.model import OpVerdict
+
+    return dataclasses.asdict(OpVerdict(op=op, category=cat, dtypes=("float32",), calls=1,
+                                        phases=["forward"], aliases=list(aliases)))
 
 
 def test_five_formats_are_deterministic_and_not_overwritten(tmp_path):
