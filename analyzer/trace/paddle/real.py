@@ -81,6 +81,7 @@ class Recorder:
         # id(tensor) -> (tensor id, weakref): a strong reference here kept every
         # activation of the run alive (2.7x the plain step's peak RSS on PP-OCRv4)
         self._ids: dict[int, tuple[int, Any]] = {}
+        self._prune_at = 4096
         self._next_id = 1
         self._depth = 0
         self._layer_stack: list[str] = []
@@ -103,7 +104,12 @@ class Recorder:
             tid = self._next_id
             self._next_id += 1
             if t is not None:
-                self._ids[key] = (tid, weakref.ref(t, self._forget(key)))
+                # a plain weak reference, no callback: a callback would run Python inside
+                # Paddle's tensor destruction (seen to crash long mixed processes); dead
+                # entries are pruned in batches instead
+                self._ids[key] = (tid, weakref.ref(t))
+                if len(self._ids) >= self._prune_at:
+                    self._prune()
         else:
             tid = known[0]
         if t is None:
@@ -114,17 +120,11 @@ class Recorder:
             shape = ()
         return TensorMeta(tid, normalize_dtype(str(t.dtype)), shape)
 
-    def _forget(self, key: int) -> Callable:
-        """Drop a dead tensor's id entry (unless a newer tensor at the same address
-        took it over): ids are kept for live tensors only, and no tensor is kept alive."""
-        ids = self._ids
-
-        def dead(ref) -> None:
-            known = ids.get(key)
-            if known is not None and known[1] is ref:
-                del ids[key]
-
-        return dead
+    def _prune(self) -> None:
+        """Drop the id entries of dead tensors; ids are kept for live tensors only, and
+        no tensor is kept alive. Amortised: the next prune waits for twice the live size."""
+        self._ids = {k: v for k, v in self._ids.items() if v[1]() is not None}
+        self._prune_at = max(4096, 2 * len(self._ids))
 
     def fresh_like(self, m: TensorMeta) -> TensorMeta:
         tid = self._next_id
