@@ -25,6 +25,7 @@ _TRACE = """
 import json, sys
 from pathlib import Path
 from analyzer.trace.entry import detect_framework
+from opdb.names import normalize_op_name
 from opdb.query import OpDB
 path = Path(sys.argv[1])
 fw = detect_framework(path)

@@ -41,7 +41,7 @@ def test_finisher_marks_partial_or_raises():
               calls=[OpCall(0, "aten::add.Tensor", "aten::add.Tensor", "forward", [], [])])
     assert finish(t, None) is t and not t.partial
     finish(t, err)
-    assert t.partial and t.error == "m.py: step 2 raised ValueError: boom"
+    assert t.partial and t.error.startswith("m.py: step 2 raised ValueError: boom")  # one line
     assert str(err) in t.notes
 
 
