@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The test command: set up what the tests need, then run the whole suite.
 #
-# The suite runs as several pytest processes (the groups below), not one: a Paddle trace in
-# a long process that has already run many torch and Paddle traces has crashed inside
-# Paddle's C++ runtime (SIGSEGV), although each test file passes in a process of its own,
-# and opscan itself traces one model per process. So each tracing test file of
-# tests/analyzer gets its own process. The groups cover every test file once.
+# The suite runs as several pytest processes (the groups below), not one, so that state one
+# tracing test leaves in torch or Paddle cannot reach another file's tests: a single long
+# process once crashed (SIGSEGV) late in the run. The cause found was the torch tracer
+# restarting the kineto profiler every step (fixed); opscan itself traces one model per
+# process, and so do the tests of each tracing file here. The groups cover every file once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
