@@ -10,7 +10,7 @@ binary garbage) of `--size` bytes, then in child processes:
 and prints time, throughput, the ratio to grep, and peak RSS; then the same scan on a file
 a tenth the size, so a flat RSS shows as a ratio near 1.
 
-    python benchmarks/log_scan.py [--size 1G] [--dir /tmp] [--keep]
+    python benchmarks/log_scan.py [--size 1G] [--dir DIR] [--keep]
 """
 from __future__ import annotations
 

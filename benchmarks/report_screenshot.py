@@ -2,7 +2,7 @@
 in headless Chromium, recording Chromium's net log to prove the page requests nothing but
 itself. Prints render and browser timings and every URL the browser requested.
 
-    python3 benchmarks/report_screenshot.py --out /tmp/shot [--report out/report.json]
+    python3 benchmarks/report_screenshot.py --out out/shot [--report out/report.json]
 
 Needs the Debian `chromium` package (apt-get install -y chromium); runs it as root with
 --no-sandbox. Exit status 1 when the page requested anything but file:/data: URLs.

@@ -1,6 +1,6 @@
 """Parser agreement: opdb's sync parsers run on the real upstream trees versus the snapshot.
 
-    python -m opdb.agreement --mirror-root /work/.mirror [--json]
+    python -m opdb.agreement --mirror-root DIR_OF_BARE_UPSTREAM_CLONES [--json]
 
 The mirror root holds bare git mirrors as `fetch` leaves them (`<owner>+<name>/repo`).
 Each source is read at the commit its provenance records, never at a branch tip:

@@ -17,18 +17,20 @@ if [ "$#" -gt 0 ]; then GROUPS_=("$*"); else
   for f in tests/analyzer/test_*.py; do GROUPS_+=("$f"); done
 fi
 passed=0; failed=0; skipped=0; status=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 for group in "${GROUPS_[@]}"; do
   set +e
   # Only tests marked `npu` (they need an Ascend NPU) may skip: tests/skipguard.py fails the
   # run on any other skip and lists it (pytest's -rs summary shows every reason).
   # shellcheck disable=SC2086
-  OPSCAN_STRICT_SKIPS=1 "$PY" -m pytest -q -p no:cacheprovider -rs $group 2>&1 | tee /tmp/opscan-test-$$.log
+  OPSCAN_STRICT_SKIPS=1 "$PY" -m pytest -q -p no:cacheprovider -rs $group 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
   set -e
   # pytest exits 5 when no test was collected: that is a failure here, not a pass.
   if [ "$rc" = 5 ]; then echo "test.sh: no tests were collected in: $group" >&2; rc=1; fi
   [ "$rc" = 0 ] || status=$rc
-  line=$(grep -E "^(=+ )?[0-9]+ (passed|failed)" /tmp/opscan-test-$$.log | tail -n 1 || true)
+  line=$(grep -E "^(=+ )?[0-9]+ (passed|failed)" "$log" | tail -n 1 || true)
   p=$(echo "$line" | grep -oE "[0-9]+ passed" | grep -oE "[0-9]+" || echo 0)
   f=$(echo "$line" | grep -oE "[0-9]+ failed" | grep -oE "[0-9]+" || echo 0)
   e=$(echo "$line" | grep -oE "[0-9]+ errors?" | grep -oE "[0-9]+" || echo 0)
@@ -36,6 +38,5 @@ for group in "${GROUPS_[@]}"; do
   passed=$((passed + p)); failed=$((failed + f + e)); skipped=$((skipped + s))
   if [ "$rc" != 0 ] && [ "$f" = 0 ] && [ "$e" = 0 ]; then failed=$((failed + 1)); fi
 done
-rm -f /tmp/opscan-test-$$.log
 echo "total: $passed passed, $failed failed, $skipped skipped"
 exit "$status"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch")
+import torch  # installed by scripts/setup.sh
 
 from analyzer.trace.entry import load_entry  # noqa: E402
 from analyzer.trace.torch.route import base, is_view_op  # noqa: E402

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-paddle = pytest.importorskip("paddle")
+import paddle  # installed by scripts/setup.sh
 
 from analyzer.trace.entry import load_entry  # noqa: E402
 from analyzer.errors import ModelError  # noqa: E402

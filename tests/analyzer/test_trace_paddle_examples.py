@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-paddle = pytest.importorskip("paddle")
+import paddle  # installed by scripts/setup.sh
 
 from analyzer.trace.paddle.meta import DYGRAPH_ONLY, STATIC_ONLY, dygraph_equivalent  # noqa: E402
 from analyzer.trace.paddle.tracer import trace_paddle  # noqa: E402

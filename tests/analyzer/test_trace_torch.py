@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch")
+import torch  # installed by scripts/setup.sh
 
 from analyzer.trace.entry import Script, load_entry  # noqa: E402
 from analyzer.errors import ModelError  # noqa: E402

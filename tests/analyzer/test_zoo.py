@@ -213,7 +213,7 @@ def test_cli_writes_five_formats_and_refuses_to_overwrite(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_ray_local_gives_the_same_backlog_as_the_pool(tmp_path):
-    pytest.importorskip("ray", reason="Ray is installed by scripts/setup.sh (extra zoo)")
+    import ray  # noqa: F401 - installed by scripts/setup.sh
     from analyzer.cli import main
 
     common = [str(FIX / "mlp.py"), str(FIX / "gelu_net.py"), "--framework", "torch",

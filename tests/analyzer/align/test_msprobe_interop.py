@@ -9,14 +9,12 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
 
 from analyzer.align.compare import compare_dumps
 
 from .conftest import MODELS
 
-pytest.importorskip("msprobe", reason="mindstudio-probe is not installed (the `msprobe` extra); "
-                                      "scripts/setup.sh installs it")
+import msprobe  # noqa: E402,F401 - the `msprobe` extra, installed by scripts/setup.sh
 MSPROBE = shutil.which("msprobe") or os.path.join(os.path.dirname(sys.executable), "msprobe")
 
 MSPROBE_RUN = textwrap.dedent('''
