@@ -143,7 +143,7 @@ def paddle_custom_device(root: Path, snapshot_adapters) -> list[Agreement]:
             ag.compared += 1
             if got.get(op) == want.get(op):
                 ag.equal += 1
-            elif len(ag.examples) < 8:
+            elif len(ag.examples) < MAX_EXAMPLES:
                 cols = [c for c in (want.get(op) or got[op]) if (got.get(op) or {}).get(c) !=
                         (want.get(op) or {}).get(c)]
                 ag.examples.append(f"{op}: {', '.join(cols)}")
@@ -166,7 +166,7 @@ def op_plugin(root: Path, snapshot_adapters) -> list[Agreement]:
         ag.compared += 1
         if got[op] == want[op]:
             ag.equal += 1
-        elif len(ag.examples) < 8:
+        elif len(ag.examples) < MAX_EXAMPLES:
             ag.examples.append(f"{op}: snapshot {sorted(want[op])} vs scan {sorted(got[op])}")
     return [ag]
 
@@ -202,11 +202,15 @@ def render(rows: list[Agreement]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global MAX_EXAMPLES
     ap = argparse.ArgumentParser(prog="python -m opdb.agreement", description=__doc__.split("\n\n")[0])
     ap.add_argument("--mirror-root", type=Path, required=True)
     ap.add_argument("--only", action="append", choices=("cann", "paddle", "op-plugin"))
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--examples", type=int, default=MAX_EXAMPLES,
+                    help=f"disagreements listed per source (default {MAX_EXAMPLES})")
     args = ap.parse_args(argv)
+    MAX_EXAMPLES = args.examples
     rows = run(args.mirror_root, tuple(args.only or ("cann", "paddle", "op-plugin")))
     if args.json:
         print(json.dumps([{**a.__dict__, "percent": round(a.percent, 2)} for a in rows], indent=1))
