@@ -123,21 +123,30 @@ def cann_headers(root: Path, snapshot_apis) -> list[Agreement]:
     return out
 
 
-def paddle_custom_device(root: Path, snapshot_adapters) -> list[Agreement]:
+def paddle_custom_device(root: Path, snap) -> list[Agreement]:
     from opdb.ingest.paddle_custom_device import scan_checkout
-    from opdb.model import to_row
+    from opdb.model import IngestResult, to_row
+    from opdb.sync import derive
 
     prov = json.loads((Path(__file__).resolve().parent / "sources" / "paddle" / "scan" /
                        "provenance.json").read_text(encoding="utf-8"))["branches"]
     gitdir = _mirror(root, "PaddlePaddle/PaddleCustomDevice")
     out = []
     for name, rec in sorted(prov.items()):
+        known = IngestResult(
+            adapters=[a for a in snap.adapters
+                      if not (a.provider == "PaddleCustomDevice" and a.version == name)],
+            mappings=[m for m in snap.mappings if m.source.source != "PaddleCustomDevice"
+                      or m.source.version != rec["commit"]])
         ag = Agreement(f"PaddleCustomDevice {rec['branch']}", rec["commit"])
         with tempfile.TemporaryDirectory() as tmp:
             _export(gitdir, rec["commit"], ["backends/npu"], Path(tmp))
             scan = scan_checkout(tmp, version=name, commit=rec["commit"], date=rec["commit_date"])
+        # what `opdb sync paddle-custom-device` writes: the scan through the build's derivation
+        # (roles decided over what opdb knows plus this scan)
+        scan = derive("paddle-custom-device", scan, known)
         got = {a.op: to_row(a) for a in scan.adapters}
-        want = {a.op: to_row(a) for a in snapshot_adapters if a.provider == "PaddleCustomDevice"
+        want = {a.op: to_row(a) for a in snap.adapters if a.provider == "PaddleCustomDevice"
                 and a.version == name and not a.notes[0].startswith("custom op")}
         for op in sorted(set(got) | set(want)):
             ag.compared += 1
@@ -179,7 +188,7 @@ def run(root: Path, sources: tuple[str, ...] = ("cann", "paddle", "op-plugin")) 
     if "cann" in sources:
         out += cann_headers(root, snap.apis)
     if "paddle" in sources:
-        out += paddle_custom_device(root, snap.adapters)
+        out += paddle_custom_device(root, snap)
     if "op-plugin" in sources:
         out += op_plugin(root, snap.adapters)
     return out

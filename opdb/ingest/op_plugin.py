@@ -30,9 +30,13 @@ from `EXEC_*(aclnnX, ...)` (executed), `DO_*COMPATIBILITY(aclnnX[, aclnnY], ...)
 `GetOpApiFuncAddr`), plus those of same-file helpers called by name (transitively).
 `#if VERSION_BETWEEN(...)` guards are ignored (all branches count). Overloads that
 share a C++ name are told apart by their full schema (the binding kind of every
-parameter: Tensor, Tensor?, Scalar, int[], ...; `match=signature`), else by parameter
-count; when several remain, all are merged (`match=arity-ambiguous`). Calls to other ops (`at::x`, `op_api::x`) are not
-followed. Generated kernels (`gen_opapi`) take their API from the yaml (`exec`,
+parameter: Tensor, Tensor?, Scalar, Scalar[], int[], ...; `match=signature`), else by
+parameter count; when several remain, all are merged (`match=arity-ambiguous`).
+Calls through `op_api::x(...)` are followed, transitively: into the same file (their
+APIs count as the adapter's own, `aclnn`) and into other opapi files (`aclnn_indirect`,
+as op-plugin's extraction records them); a call reaches the overloads of `x` taking as
+many parameters as it passes arguments (all when none does). Calls to `at::x` and
+`acl_op::x` (other dispatch paths) are not followed. Generated kernels (`gen_opapi`) take their API from the yaml (`exec`,
 `cpu_scalar_op`, `structured_inherit`).
 """
 from __future__ import annotations
@@ -74,7 +78,10 @@ _REQUIRED = ("op", "schema", "section", "versions", "aclnn", "aclnn_target",
 # `DO_COMPATIBILITY(aclnnSilentCheck[V2], aclnnNotFound[V2](val))` calls
 # (op_plugin/ops/opapi/SilentCheckV2KernelNpuOpApi.cpp:23, SilentCheckV3KernelNpuOpApi.cpp:23
 # at 517f2e7d0f20). No CANN header or doc declares them.
-NOT_APIS = frozenset({"aclnnNotFound", "aclnnNotFoundV2"})
+NOT_APIS = frozenset({"aclnnNotFound", "aclnnNotFoundV2",
+                      # a single-phase CANN config call (`GetOpApiFuncAddr("aclnnSetPytorchRandom")`
+                      # in op_plugin/utils/RandomUtil.h), out of the catalog's two-phase scope
+                      "aclnnSetPytorchRandom"})
 
 
 def torch_version_tag(release: str) -> str:
@@ -359,6 +366,7 @@ class CppFunction:
     executed: list[str] = field(default_factory=list)
     probed: list[str] = field(default_factory=list)
     called: set[str] = field(default_factory=set)
+    op_api_called: set[tuple[str, int]] = field(default_factory=set)  # `op_api::x(a, b)`: (x, 2)
 
 
 def _mask_cpp(text: str) -> tuple[str, list[str]]:
@@ -405,7 +413,8 @@ def cpp_param_kind(param: str) -> str:
              "OptionalSymIntArrayRef": "I[]?", "int64_t": "i", "SymInt": "i", "optional<int64_t>": "i?",
              "optional<SymInt>": "i?", "double": "f", "optional<double>": "f?", "bool": "b",
              "optional<bool>": "b?", "ScalarType": "dtype", "optional<ScalarType>": "dtype?",
-             "string_view": "str", "optional<string_view>": "str?", "ArrayRef<double>": "f[]"}
+             "string_view": "str", "optional<string_view>": "str?", "ArrayRef<double>": "f[]",
+             "ArrayRef<Scalar>": "S[]", "ArrayRef<Tensor>": "T[]"}
     return table.get(t, "?")
 
 
@@ -417,7 +426,7 @@ def schema_param_kind(ctype: str) -> str:
              "Scalar?": "S?", "int[]": "I[]", "SymInt[]": "I[]", "int[]?": "I[]?", "SymInt[]?": "I[]?",
              "int": "i", "SymInt": "i", "int?": "i?", "SymInt?": "i?", "float": "f", "float?": "f?",
              "bool": "b", "bool?": "b?", "ScalarType": "dtype", "ScalarType?": "dtype?", "str": "str",
-             "str?": "str?", "float[]": "f[]"}
+             "str?": "str?", "float[]": "f[]", "Scalar[]": "S[]"}
     return table.get(t, "?")
 
 
@@ -446,7 +455,32 @@ _EXEC = re.compile(r"\bEXEC_\w+\s*\(\s*(aclnn\w+)")
 # aclnnNotFound(val))` calls a C++ fallback named like an API, which is not one
 _COMPAT = re.compile(r"\bDO_\w*COMPATIBILITY\s*\(\s*(aclnn\w+)(?:\s*,\s*(aclnn\w+)\b(?!\s*\())?")
 _CALL = re.compile(r"(?<![\w:.>])([A-Za-z_]\w*)\s*(?:<[^<>;{}()]*>)?\s*\(")
+_OP_API_CALL = re.compile(r"\bop_api::([A-Za-z_]\w*)\s*(?:<[^<>;{}()]*>)?\s*\(")
 _STR_API = re.compile(r"^(aclnn[A-Za-z0-9_]+?)(?:GetWorkspaceSize)?$")
+
+
+def _op_api_calls(body: str) -> set[tuple[str, int]]:
+    """(name, argument count) of every `op_api::name(...)` call in a masked body."""
+    calls = set()
+    for m in _OP_API_CALL.finditer(body):
+        depth, k = 0, m.end() - 1
+        start = k + 1
+        for k in range(m.end() - 1, len(body)):
+            if body[k] in "([{":
+                depth += 1
+            elif body[k] in ")]}":
+                depth -= 1
+                if depth == 0:
+                    break
+        calls.add((m.group(1), _count_params(body[start:k])))
+    return calls
+
+
+def _overloads(funcs: list[CppFunction], nargs: int) -> list[CppFunction]:
+    """The overloads a call with `nargs` arguments can reach: those with that many
+    parameters, else (default arguments) all of them."""
+    exact = [f for f in funcs if f.n_params == nargs]
+    return exact or list(funcs)
 
 
 def parse_cpp_functions(text: str, path: str) -> list[CppFunction]:
@@ -493,6 +527,7 @@ def parse_cpp_functions(text: str, path: str) -> list[CppFunction]:
                     probed.add(_STR_API.match(s).group(1))
                 fn.probed = sorted(probed - set(fn.executed))
                 fn.called = {c for c in _CALL.findall(body_masked) if c not in _KEYWORDS}
+                fn.op_api_called = _op_api_calls(body_masked)
                 funcs.append(fn)
             seg_start = i + 1
     if stack:
@@ -501,19 +536,57 @@ def parse_cpp_functions(text: str, path: str) -> list[CppFunction]:
     return funcs
 
 
-def _closure(fn: CppFunction, same_file: dict[str, list[CppFunction]]) -> tuple[set, set]:
-    executed, probed = set(fn.executed), set(fn.probed)
-    seen, todo = {fn.name}, list(fn.called)
+def _closure(fn: CppFunction, same_file: dict[str, list[CppFunction]]) -> tuple[set, set, set]:
+    """(executed, probed, op_api:: calls leaving the file) of `fn` and the same-file
+    helpers it reaches, transitively: helpers called by name, and `op_api::x(...)` calls
+    that resolve in the same file (the overloads of `x` there taking that many arguments,
+    `fn` itself excepted)."""
+    executed, probed, leaving = set(fn.executed), set(fn.probed), set()
+    seen = {id(fn)}
+    todo: list[CppFunction] = []
+
+    def visit(caller: CppFunction) -> None:
+        for name in caller.called:
+            if name != fn.name:
+                todo.extend(same_file.get(name, ()))
+        for name, nargs in caller.op_api_called:
+            if name in same_file:
+                todo.extend(_overloads(same_file[name], nargs))
+            else:
+                leaving.add((name, nargs))
+
+    visit(fn)
     while todo:
-        callee = todo.pop()
-        if callee in seen or callee not in same_file:
+        helper = todo.pop()
+        if id(helper) in seen:
             continue
-        seen.add(callee)
-        for helper in same_file[callee]:
-            executed |= set(helper.executed)
-            probed |= set(helper.probed)
-            todo.extend(helper.called)
-    return executed, probed - executed
+        seen.add(id(helper))
+        executed |= set(helper.executed)
+        probed |= set(helper.probed)
+        visit(helper)
+    return executed, probed - executed, leaving
+
+
+def indirect_apis(op_api_funcs: dict[str, list[CppFunction]]) -> dict[int, set[str]]:
+    """id(function) -> the APIs it reaches through `op_api::x(...)` calls into other opapi
+    files, transitively (op-plugin's `aclnn_indirect`). A call reaches the overloads of `x`
+    with as many parameters as it passes arguments (all of them when none has; argument
+    types are not resolved lexically)."""
+    funcs = [f for fs in op_api_funcs.values() for f in fs]
+    reach: dict[int, set[str]] = {id(f): set() for f in funcs}
+    changed = True
+    while changed:
+        changed = False
+        for f in funcs:
+            got = set(reach[id(f)])
+            for name, nargs in f.op_api_called:
+                for g in _overloads(op_api_funcs.get(name, []), nargs):
+                    if g is not f:
+                        got |= set(g.executed) | set(g.probed) | reach[id(g)]
+            if got != reach[id(f)]:
+                reach[id(f)] = got
+                changed = True
+    return {id(f): reach[id(f)] - set(f.executed) - set(f.probed) for f in funcs}
 
 
 @dataclass(frozen=True)
@@ -684,6 +757,7 @@ def scan_checkout(root: str | Path, torch_version: str | None = None,
     by_name = {e.name: e for e in entries if e.section != "symint"}
 
     op_api_funcs: dict[str, list[CppFunction]] = defaultdict(list)
+    closure: list[tuple[CppFunction, tuple]] = []
     cpp_files = sorted((root / "op_plugin" / "ops" / "opapi").glob("*.cpp"))
     for cpp in cpp_files:
         rel = cpp.relative_to(root).as_posix()
@@ -693,8 +767,11 @@ def scan_checkout(root: str | Path, torch_version: str | None = None,
             same_file[f.name].append(f)
         for f in funcs:
             if "op_api" in f.namespaces:
-                f.executed, f.probed = map(sorted, _closure(f, same_file))
-                op_api_funcs[f.name].append(f)
+                closure.append((f, _closure(f, same_file)))
+    for f, (executed, probed, leaving) in closure:  # after every file is read
+        f.executed, f.probed, f.op_api_called = sorted(executed), sorted(probed), leaving
+        op_api_funcs[f.name].append(f)
+    via_other_ops = indirect_apis(op_api_funcs)
 
     result = IngestResult()
     first_line: dict[str, int] = {}
@@ -715,6 +792,7 @@ def scan_checkout(root: str | Path, torch_version: str | None = None,
                  "impl_ns=" + ",".join(k for k in ("acl_op", "op_api", "sparse") if k in e.versions)]
         executed: set[str] = set()
         probed: set[str] = set()
+        indirect: set[str] = set()
         src = Source(SOURCE_ID, commit, FUNCTIONS_YAML, e.line)
         uses_op_api = "op_api" in e.versions and (
             torch_version is None or torch_version in e.versions["op_api"])
@@ -740,25 +818,34 @@ def scan_checkout(root: str | Path, torch_version: str | None = None,
             for d in chosen:
                 executed |= set(d.executed)
                 probed |= set(d.probed)
+                indirect |= via_other_ops[id(d)]
             probed -= executed
+            indirect -= executed | probed
             if chosen:
                 src = Source(SOURCE_ID, commit, chosen[0].path, chosen[0].line)
                 how = f"op_api::{cname} (match={match})"
             else:
                 notes.append(f"no op_api::{cname} definition found under op_plugin/ops/opapi")
+        indirect -= NOT_APIS
+        if indirect:
+            notes.append("aclnn_indirect=" + ",".join(sorted(indirect)))
         result.adapters.append(Adapter(
             framework="torch", provider="torch_npu", version=version, op=e.op, source=src,
-            aclnn=tuple(sorted(executed | probed)), function=cname, schema=e.schema,
+            aclnn=tuple(sorted((executed | probed) - NOT_APIS)), function=cname, schema=e.schema,
             notes=tuple(notes)))
-        for api in sorted(executed):
+        for api in sorted(executed - NOT_APIS):
             result.mappings.append(OpAclnnMapping(
                 framework="torch", op=e.op, aclnn=api, evidence="adapter",
                 confidence=CONF_DIRECT, source=src, detail=f"{how}; executed"))
-        for api in sorted(probed):
+        for api in sorted(probed - NOT_APIS):
             result.mappings.append(OpAclnnMapping(
                 framework="torch", op=e.op, aclnn=api, evidence="adapter",
                 confidence=CONF_PROBED, source=src,
                 detail=f"{how}; probed only (DO_COMPATIBILITY / kernel availability check)"))
+        for api in sorted(indirect):
+            result.mappings.append(OpAclnnMapping(
+                framework="torch", op=e.op, aclnn=api, evidence="adapter",
+                confidence=CONF_INDIRECT, source=src, detail=f"{how}; via another op (op_api:: call)"))
     result.adapters.sort(key=lambda a: a.op)
     result.mappings.sort(key=lambda m: (m.op, m.aclnn))
     result.provenance.append(ProvenanceRecord(
