@@ -454,8 +454,10 @@ _EXEC = re.compile(r"\bEXEC_\w+\s*\(\s*(aclnn\w+)")
 # the second argument is an API only when it is a bare name: `DO_COMPATIBILITY(aclnnSilentCheck,
 # aclnnNotFound(val))` calls a C++ fallback named like an API, which is not one
 _COMPAT = re.compile(r"\bDO_\w*COMPATIBILITY\s*\(\s*(aclnn\w+)(?:\s*,\s*(aclnn\w+)\b(?!\s*\())?")
-_CALL = re.compile(r"(?<![\w:.>])([A-Za-z_]\w*)\s*(?:<[^<>;{}()]*>)?\s*\(")
-_OP_API_CALL = re.compile(r"\bop_api::([A-Za-z_]\w*)\s*(?:<[^<>;{}()]*>)?\s*\(")
+# template arguments up to one nesting level: `run<c10::optional<at::Tensor>>(...)`
+_TEMPLATE_ARGS = r"(?:<(?:[^<>;{}()]|<[^<>;{}()]*>)*>)?"
+_CALL = re.compile(r"(?<![\w:.>])([A-Za-z_]\w*)\s*" + _TEMPLATE_ARGS + r"\s*\(")
+_OP_API_CALL = re.compile(r"\bop_api::([A-Za-z_]\w*)\s*" + _TEMPLATE_ARGS + r"\s*\(")
 _STR_API = re.compile(r"^(aclnn[A-Za-z0-9_]+?)(?:GetWorkspaceSize)?$")
 
 
@@ -800,10 +802,9 @@ def scan_checkout(root: str | Path, torch_version: str | None = None,
         if uses_op_api and e.gen_opapi is not None:
             executed = set(_gen_apis(e, by_name))
             how = "gen_opapi (generated from the yaml)"
-        elif uses_op_api and e.structured_delegate:
-            target = by_name.get(e.structured_delegate)
-            if target is not None and target.gen_opapi is not None:
-                executed = set(_gen_apis(target, by_name))
+        elif uses_op_api and e.structured_delegate and getattr(
+                by_name.get(e.structured_delegate), "gen_opapi", None) is not None:
+            executed = set(_gen_apis(by_name[e.structured_delegate], by_name))
             how = f"structured_delegate {e.structured_delegate}"
         elif uses_op_api:
             defs = op_api_funcs.get(cname, [])

@@ -384,3 +384,15 @@ def test_single_phase_config_call_is_not_an_api():
     res = opl.load_aclnn_map(SHARED / "op_plugin_aclnn_map.jsonl", ["2.13.0"])
     normal = {a.op: a for a in res.adapters}["aten::normal_"]
     assert "aclnnSetPytorchRandom" not in normal.aclnn and "aclnnInplaceNormal" in normal.aclnn
+
+
+def test_helper_called_with_nested_template_arguments():
+    # op-plugin DynamicQuantKernelNpuOpApi.cpp: dynamic_quant_run_aclnn<c10::optional<at::Tensor>>(...)
+    from opdb.ingest.op_plugin import parse_cpp_functions
+
+    text = ("namespace op_api {\ntemplate <typename T>\nvoid run(const at::Tensor& x, T& off) {\n"
+            "  EXEC_NPU_CMD(aclnnDynamicQuantV4, x, off);\n}\n"
+            "at::Tensor npu_dynamic_quant(const at::Tensor& x) {\n  c10::optional<at::Tensor> off;\n"
+            "  run<c10::optional<at::Tensor>>(x, off);\n  return x;\n}\n}\n")
+    funcs = {f.name: f for f in parse_cpp_functions(text, "x.cpp")}
+    assert "run" in funcs["npu_dynamic_quant"].called
