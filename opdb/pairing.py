@@ -61,6 +61,8 @@ class Pairing:
     the installed framework (explicit or nearest). freshness: a warning line when the
     target's data is older than the installed framework release.
     only_in_target: ops the target adapts that the installed framework does not have.
+    header_signatures: ATen ops whose C++ signature in the target wheel's headers differs
+    from the installed torch's (opdb.wheel_headers; explicit unpaired torch targets only).
     """
 
     framework: str
@@ -73,6 +75,7 @@ class Pairing:
     freshness: str = ""
     data_date: str = ""
     only_in_target: tuple[str, ...] = field(default=())
+    header_signatures: tuple[str, ...] = field(default=())
 
     def lines(self) -> list[str]:
         return [x for x in (self.note, self.freshness) if x]
@@ -196,12 +199,37 @@ def _torch_pairing(db, t, installed, explicit) -> Pairing:
         only = tuple(sorted(op for op in db.adapted_ops("torch", t)
                             if op.startswith("aten::") and db.framework_op("torch", op) is None))
         how = "explicit --target" if explicit else "no torch_npu release for it in opdb; nearest"
+        sigs, sig_text = _header_signatures(db, t, installed, built_for)
         note = (f"target {t} is built for torch {built_for}, installed torch is {installed} "
                 f"({how}): schemas are compared against the installed torch; "
                 f"{len(only)} aten ops exist only in torch {built_for}"
-                + (f" ({', '.join(only[:5])}{', ...' if len(only) > 5 else ''})" if only else ""))
+                + (f" ({', '.join(only[:5])}{', ...' if len(only) > 5 else ''})" if only else "")
+                + sig_text)
+        return Pairing("torch", t, installed, f"torch {built_for}", explicit, paired, note, "", "",
+                       only, sigs)
     return Pairing("torch", t, installed, f"torch {built_for}", explicit, paired, note, "", "",
                    only)
+
+
+def _header_signatures(db, t, installed, built_for) -> tuple[tuple[str, ...], str]:
+    """(ops, note tail): the ATen ops whose C++ signature in the release wheel's headers
+    differs from the installed torch's (opdb.wheel_headers). Compared only against the torch
+    actually installed (its codegen renders the signatures) and when the wheel is cached."""
+    if installed is None or installed != installed_version("torch"):
+        return (), ""
+    from opdb.wheel_headers import wheel_signature_diffs
+
+    try:
+        diffs = wheel_signature_diffs(db, t)
+    except Exception as exc:  # noqa: BLE001 - a broken wheel must not break the scan
+        return (), f"; its headers could not be compared ({str(exc)[:80]})"
+    if diffs is None:
+        return (), (f"; its wheel is not cached, so its C++ headers were not compared "
+                    f"(`python -m opdb.wheels {t.version}`)")
+    ops = tuple(d.op for d in diffs)
+    return ops, (f"; {len(ops)} C++ signatures in its headers (generated from torch {built_for}'s "
+                 f"ATen) differ from the installed torch's"
+                 + (f" ({', '.join(ops[:5])}{', ...' if len(ops) > 5 else ''})" if ops else ""))
 
 
 def _paddle_pairing(db, t, installed, explicit) -> Pairing:
