@@ -16,7 +16,8 @@ Each source is read at the commit its provenance records, never at a branch tip:
   signature, function, notes).
 - op-plugin: `scan_checkout` (the `opdb sync op-plugin` parser) at the op-plugin commit
   of the shared map, for torch v2.13, against the snapshot's torch_npu 2.13.0 adapters:
-  a row agrees when its aclnn API set is equal.
+  a row agrees when its aclnn API set is equal (the `aclnn_indirect` sets and C++ function
+  names are counted in the detail column).
 
 Output: one markdown table (source, commit, rows compared, rows equal, percent) and the
 first disagreements per source, or `--json`.
@@ -168,16 +169,28 @@ def op_plugin(root: Path, snapshot_adapters) -> list[Agreement]:
     with tempfile.TemporaryDirectory() as tmp:
         _export(gitdir, SHARED_COMMIT, ["op_plugin/config", "op_plugin/ops/opapi"], Path(tmp))
         scan = scan_checkout(tmp, torch_version="v2.13", commit=SHARED_COMMIT)
-    got = {a.op: set(a.aclnn) for a in scan.adapters}
-    want = {a.op: set(a.aclnn) for a in snapshot_adapters
+    got = {a.op: a for a in scan.adapters}
+    want = {a.op: a for a in snapshot_adapters
             if a.provider == "torch_npu" and a.version == "2.13.0" and a.op in got}
+    indirect_eq = function_eq = 0
     for op in sorted(want):
         ag.compared += 1
-        if got[op] == want[op]:
+        indirect_eq += _indirect(got[op]) == _indirect(want[op])
+        function_eq += got[op].function == want[op].function
+        if set(got[op].aclnn) == set(want[op].aclnn):
             ag.equal += 1
         elif len(ag.examples) < MAX_EXAMPLES:
-            ag.examples.append(f"{op}: snapshot {sorted(want[op])} vs scan {sorted(got[op])}")
+            ag.examples.append(f"{op}: snapshot {sorted(want[op].aclnn)} vs scan {sorted(got[op].aclnn)}")
+    ag.detail = {"aclnn_indirect sets equal": indirect_eq, "C++ function names equal": function_eq}
     return [ag]
+
+
+def _indirect(adapter) -> set[str]:
+    """The `aclnn_indirect=` note of an adapter row (APIs reached through other ops)."""
+    for note in adapter.notes:
+        if note.startswith("aclnn_indirect="):
+            return set(note.split("=", 1)[1].split(","))
+    return set()
 
 
 def run(root: Path, sources: tuple[str, ...] = ("cann", "paddle", "op-plugin")) -> list[Agreement]:

@@ -35,8 +35,10 @@ parameter count; when several remain, all are merged (`match=arity-ambiguous`).
 Calls through `op_api::x(...)` are followed, transitively: into the same file (their
 APIs count as the adapter's own, `aclnn`) and into other opapi files (`aclnn_indirect`,
 as op-plugin's extraction records them); a call reaches the overloads of `x` taking as
-many parameters as it passes arguments (all when none does). Calls to `at::x` and
-`acl_op::x` (other dispatch paths) are not followed. Generated kernels (`gen_opapi`) take their API from the yaml (`exec`,
+many parameters as it passes arguments (all when none does). `at::x(...)` calls and tensor
+methods `t.x(...)` dispatch to the NPU kernel op_api::x registers: their APIs are
+`aclnn_indirect` too. `acl_op::x` (the legacy path) is not followed. An entry not built
+through op_api for the chosen torch version has no C++ function name. Generated kernels (`gen_opapi`) take their API from the yaml (`exec`,
 `cpu_scalar_op`, `structured_inherit`).
 """
 from __future__ import annotations
@@ -367,6 +369,7 @@ class CppFunction:
     probed: list[str] = field(default_factory=list)
     called: set[str] = field(default_factory=set)
     op_api_called: set[tuple[str, int]] = field(default_factory=set)  # `op_api::x(a, b)`: (x, 2)
+    at_called: set[tuple[str, int]] = field(default_factory=set)  # `at::x(...)`: dispatched ops
 
 
 def _mask_cpp(text: str) -> tuple[str, list[str]]:
@@ -458,13 +461,18 @@ _COMPAT = re.compile(r"\bDO_\w*COMPATIBILITY\s*\(\s*(aclnn\w+)(?:\s*,\s*(aclnn\w
 _TEMPLATE_ARGS = r"(?:<(?:[^<>;{}()]|<[^<>;{}()]*>)*>)?"
 _CALL = re.compile(r"(?<![\w:.>])([A-Za-z_]\w*)\s*" + _TEMPLATE_ARGS + r"\s*\(")
 _OP_API_CALL = re.compile(r"\bop_api::([A-Za-z_]\w*)\s*" + _TEMPLATE_ARGS + r"\s*\(")
+# `at::x(...)` (not `at::native::x`, `at::Tensor(...)`) and tensor methods `t.x(...)`: an
+# ATen op dispatched to the NPU kernel op_api::x registers, so it reaches x's APIs through
+# another op (aclnn_indirect)
+_AT_CALL = re.compile(r"(?:(?<![\w:])at::|(?<=[\w)\]])\s*\.)([a-z_]\w*)\s*" + _TEMPLATE_ARGS + r"\s*\(")
 _STR_API = re.compile(r"^(aclnn[A-Za-z0-9_]+?)(?:GetWorkspaceSize)?$")
 
 
-def _op_api_calls(body: str) -> set[tuple[str, int]]:
-    """(name, argument count) of every `op_api::name(...)` call in a masked body."""
+def _op_api_calls(body: str, pattern: re.Pattern | None = None) -> set[tuple[str, int]]:
+    """(name, argument count) of every `op_api::name(...)` call (or `pattern`'s) in a masked
+    body."""
     calls = set()
-    for m in _OP_API_CALL.finditer(body):
+    for m in (pattern or _OP_API_CALL).finditer(body):
         depth, k = 0, m.end() - 1
         start = k + 1
         for k in range(m.end() - 1, len(body)):
@@ -530,6 +538,7 @@ def parse_cpp_functions(text: str, path: str) -> list[CppFunction]:
                 fn.probed = sorted(probed - set(fn.executed))
                 fn.called = {c for c in _CALL.findall(body_masked) if c not in _KEYWORDS}
                 fn.op_api_called = _op_api_calls(body_masked)
+                fn.at_called = _op_api_calls(body_masked, _AT_CALL)
                 funcs.append(fn)
             seg_start = i + 1
     if stack:
@@ -556,6 +565,7 @@ def _closure(fn: CppFunction, same_file: dict[str, list[CppFunction]]) -> tuple[
                 todo.extend(_overloads(same_file[name], nargs))
             else:
                 leaving.add((name, nargs))
+        leaving.update(caller.at_called)
 
     visit(fn)
     while todo:
@@ -832,7 +842,8 @@ def scan_checkout(root: str | Path, torch_version: str | None = None,
             notes.append("aclnn_indirect=" + ",".join(sorted(indirect)))
         result.adapters.append(Adapter(
             framework="torch", provider="torch_npu", version=version, op=e.op, source=src,
-            aclnn=tuple(sorted((executed | probed) - NOT_APIS)), function=cname, schema=e.schema,
+            aclnn=tuple(sorted((executed | probed) - NOT_APIS)),
+            function=cname if uses_op_api else "", schema=e.schema,
             notes=tuple(notes)))
         for api in sorted(executed - NOT_APIS):
             result.mappings.append(OpAclnnMapping(

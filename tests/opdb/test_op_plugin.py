@@ -396,3 +396,31 @@ def test_helper_called_with_nested_template_arguments():
             "  run<c10::optional<at::Tensor>>(x, off);\n  return x;\n}\n}\n")
     funcs = {f.name: f for f in parse_cpp_functions(text, "x.cpp")}
     assert "run" in funcs["npu_dynamic_quant"].called
+
+
+def test_dispatched_ops_are_reached_through_another_op(tmp_path):
+    # `at::relu_(out)` and `out.neg()` dispatch to the NPU kernels op_api::relu_/neg register:
+    # their APIs are reached through another op (aclnn_indirect), never the adapter's own;
+    # an entry the yaml builds only on the acl_op path has no op_api C++ function
+    yaml_text = ("all_version: [v2.13]\nofficial:\n"
+                 "  - func: _addmm_activation(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, "
+                 "Scalar alpha=1, bool use_gelu=False) -> Tensor\n    op_api: v2.13\n"
+                 "  - func: lstm_cell(Tensor input, Tensor[] hx, Tensor w_ih, Tensor w_hh) -> (Tensor, Tensor)\n"
+                 "    acl_op: v2.13\n")
+    files = {
+        "ReluKernelNpuOpApi.cpp": "namespace op_api {\nat::Tensor& relu_(at::Tensor& self) {\n"
+                                  "  EXEC_NPU_CMD(aclnnInplaceRelu, self);\n  return self;\n}\n"
+                                  "at::Tensor neg(const at::Tensor& self) {\n  at::Tensor out;\n"
+                                  "  EXEC_NPU_CMD(aclnnNeg, self, out);\n  return out;\n}\n}\n",
+        "AddmmActivationKernelNpuOpApi.cpp":
+            "namespace op_api {\nat::Tensor _addmm_activation(const at::Tensor& self, const at::Tensor& m1,\n"
+            "    const at::Tensor& m2, const at::Scalar& beta, const at::Scalar& alpha, bool use_gelu) {\n"
+            "  at::Tensor out;\n  EXEC_NPU_CMD(aclnnAddmm, self, m1, m2, beta, alpha, out);\n"
+            "  at::relu_(out);\n  return out.neg();\n}\n}\n",
+    }
+    _write_checkout(tmp_path, yaml_text, files)
+    ops = {a.op: a for a in opl.scan_checkout(tmp_path, torch_version="v2.13").adapters}
+    act = ops["aten::_addmm_activation"]
+    assert act.aclnn == ("aclnnAddmm",) and act.function == "_addmm_activation"
+    assert "aclnn_indirect=aclnnInplaceRelu,aclnnNeg" in act.notes
+    assert ops["aten::lstm_cell"].function == "" and ops["aten::lstm_cell"].aclnn == ()
