@@ -748,8 +748,14 @@ def _git_head(root: Path) -> str:
 
 
 def scan_checkout(root: str | Path, torch_version: str | None = None,
-                  version: str = "local", commit: str | None = None) -> IngestResult:
+                  version: str = "local", commit: str | None = None,
+                  warnings: list[str] | None = None) -> IngestResult:
     """Adapters and mappings from an op-plugin checkout (yaml + opapi C++ kernels).
+
+    A kernel file the lexical reader cannot follow (unbalanced braces) raises ParseError
+    when `warnings` is None; given a list, that file is skipped with a `path:line: ...`
+    warning appended (its ops get no op_api definition, noted per adapter) and the scan
+    goes on.
 
     torch_version: `v2.13` keeps only entries built for it (acl_op/op_api/sparse);
     None keeps all. version: the Adapter version label (`local` for a sync).
@@ -773,7 +779,13 @@ def scan_checkout(root: str | Path, torch_version: str | None = None,
     cpp_files = sorted((root / "op_plugin" / "ops" / "opapi").glob("*.cpp"))
     for cpp in cpp_files:
         rel = cpp.relative_to(root).as_posix()
-        funcs = parse_cpp_functions(cpp.read_text(encoding="utf-8", errors="replace"), rel)
+        try:
+            funcs = parse_cpp_functions(cpp.read_text(encoding="utf-8", errors="replace"), rel)
+        except ParseError as err:
+            if warnings is None:
+                raise
+            warnings.append(f"{err}; file skipped")
+            continue
         same_file: dict[str, list[CppFunction]] = defaultdict(list)
         for f in funcs:
             same_file[f.name].append(f)

@@ -424,3 +424,15 @@ def test_dispatched_ops_are_reached_through_another_op(tmp_path):
     assert act.aclnn == ("aclnnAddmm",) and act.function == "_addmm_activation"
     assert "aclnn_indirect=aclnnInplaceRelu,aclnnNeg" in act.notes
     assert ops["aten::lstm_cell"].function == "" and ops["aten::lstm_cell"].aclnn == ()
+
+
+def test_sync_skips_an_unreadable_kernel_file_with_a_warning(tmp_path):
+    root = tmp_path / "checkout"
+    shutil.copytree(CHECKOUT, root)
+    shutil.copy(FIX / "malformed" / "Unbalanced.cpp", root / "op_plugin/ops/opapi/Unbalanced.cpp")
+    warnings: list[str] = []
+    res = opl.scan_checkout(root, torch_version="v2.13", warnings=warnings)
+    assert warnings == ["op_plugin/ops/opapi/Unbalanced.cpp:7: unbalanced `}` "
+                        "(the lexical reader needs balanced braces); file skipped"]
+    ops = {a.op: a for a in res.adapters}
+    assert ops["aten::add.out"].aclnn == ("aclnnAdd", "aclnnAddV3", "aclnnAdds")  # the rest is read
