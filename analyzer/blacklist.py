@@ -325,37 +325,27 @@ def _key_dtypes(trace) -> dict[str, set[str]]:
     return out
 
 
-def _snapshot(db, target) -> tuple[str, str]:
-    """(commit, ISO date) of the target's PaddleCustomDevice kernel data."""
-    for p in db.provenance():
-        if (p.source == target.provider and p.version == target.version
-                and p.kind in ("npu-kernels", "npu-kernels-scan")):
-            commit = p.description.rsplit("@", 1)[-1].split()[0] if "@" in p.description else ""
-            return commit, p.date
-    return "", ""
+def version_pairing(db, target, framework_version: str) -> str:
+    """One sentence: how old the target's plugin data is against the installed Paddle
+    (dates and days from opdb.pairing.data_freshness, the one place that computes them)."""
+    from opdb.pairing import data_freshness
 
-
-def version_pairing(db, target, framework_version: str, table) -> str:
-    """One sentence: how old the target's plugin data is against the installed Paddle."""
-    commit, date = _snapshot(db, target)
-    released = table.release_date("paddle", framework_version)
-    if not date:
+    fresh = data_freshness(db, target, framework_version, "paddle")
+    if not fresh.data_date:
         return (f"{target}: no snapshot date recorded; refresh with `{SYNC_HINT}`")
-    head = f"{target} data is commit {commit[:12] or '?'} of {date[:10]}"
-    if not released:
+    head = f"{target} data is commit {fresh.commit[:12] or '?'} of {fresh.data_date}"
+    if not fresh.released:
         return (f"{head}; the release date of the installed Paddle {framework_version or '?'} "
-                f"is not in opdb/sources/known_issues.yaml; refresh the plugin data with "
-                f"`{SYNC_HINT}`")
-    import datetime
-
-    days = (datetime.date.fromisoformat(released) - datetime.date.fromisoformat(date[:10])).days
+                f"is not in opdb/sources/paddle/paddlepaddle_releases.json; refresh the plugin "
+                f"data with `{SYNC_HINT}`")
+    days = fresh.days
     if days > 0:
         rel = (f"{days} days older than the installed Paddle {framework_version} (released "
-               f"{released}): kernels Paddle changed since then show up as drift, and a newer "
+               f"{fresh.released}): kernels Paddle changed since then show up as drift, and a newer "
                "PaddleCustomDevice may already match them")
     elif days < 0:
         rel = (f"{-days} days newer than the installed Paddle {framework_version} (released "
-               f"{released}): the plugin may expect parameters this Paddle does not pass")
+               f"{fresh.released}): the plugin may expect parameters this Paddle does not pass")
     else:
         rel = f"from the release day of Paddle {framework_version}"
     return f"{head}, {rel}; refresh with `{SYNC_HINT}`"
@@ -494,7 +484,7 @@ def suggest_blacklist(ctx, verdicts: list[OpVerdict], trace, graph=None, *,
 
     bl = Blacklist(target=str(target), framework_version=framework_version, export="",
                    summary="", entries=entries, refused=refused, automatic=automatic,
-                   pairing=version_pairing(db, target, framework_version, table),
+                   pairing=version_pairing(db, target, framework_version),
                    transfers=total_t, bytes=total_b)
     names = bl.names
     bl.export = f'export CUSTOM_DEVICE_BLACK_LIST="{",".join(names)}"' if names else ""

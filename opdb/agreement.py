@@ -16,7 +16,8 @@ Each source is read at the commit its provenance records, never at a branch tip:
   signature, function, notes).
 - op-plugin: `scan_checkout` (the `opdb sync op-plugin` parser) at the op-plugin commit
   of the shared map, for torch v2.13, against the snapshot's torch_npu 2.13.0 adapters:
-  a row agrees when its aclnn API set is equal.
+  a row agrees when its aclnn API set is equal (the `aclnn_indirect` sets and C++ function
+  names are counted in the detail column).
 
 Output: one markdown table (source, commit, rows compared, rows equal, percent) and the
 first disagreements per source, or `--json`.
@@ -123,27 +124,36 @@ def cann_headers(root: Path, snapshot_apis) -> list[Agreement]:
     return out
 
 
-def paddle_custom_device(root: Path, snapshot_adapters) -> list[Agreement]:
+def paddle_custom_device(root: Path, snap) -> list[Agreement]:
     from opdb.ingest.paddle_custom_device import scan_checkout
-    from opdb.model import to_row
+    from opdb.model import IngestResult, to_row
+    from opdb.sync import derive
 
     prov = json.loads((Path(__file__).resolve().parent / "sources" / "paddle" / "scan" /
                        "provenance.json").read_text(encoding="utf-8"))["branches"]
     gitdir = _mirror(root, "PaddlePaddle/PaddleCustomDevice")
     out = []
     for name, rec in sorted(prov.items()):
+        known = IngestResult(
+            adapters=[a for a in snap.adapters
+                      if not (a.provider == "PaddleCustomDevice" and a.version == name)],
+            mappings=[m for m in snap.mappings if m.source.source != "PaddleCustomDevice"
+                      or m.source.version != rec["commit"]])
         ag = Agreement(f"PaddleCustomDevice {rec['branch']}", rec["commit"])
         with tempfile.TemporaryDirectory() as tmp:
             _export(gitdir, rec["commit"], ["backends/npu"], Path(tmp))
             scan = scan_checkout(tmp, version=name, commit=rec["commit"], date=rec["commit_date"])
+        # what `opdb sync paddle-custom-device` writes: the scan through the build's derivation
+        # (roles decided over what opdb knows plus this scan)
+        scan = derive("paddle-custom-device", scan, known)
         got = {a.op: to_row(a) for a in scan.adapters}
-        want = {a.op: to_row(a) for a in snapshot_adapters if a.provider == "PaddleCustomDevice"
+        want = {a.op: to_row(a) for a in snap.adapters if a.provider == "PaddleCustomDevice"
                 and a.version == name and not a.notes[0].startswith("custom op")}
         for op in sorted(set(got) | set(want)):
             ag.compared += 1
             if got.get(op) == want.get(op):
                 ag.equal += 1
-            elif len(ag.examples) < 8:
+            elif len(ag.examples) < MAX_EXAMPLES:
                 cols = [c for c in (want.get(op) or got[op]) if (got.get(op) or {}).get(c) !=
                         (want.get(op) or {}).get(c)]
                 ag.examples.append(f"{op}: {', '.join(cols)}")
@@ -159,16 +169,28 @@ def op_plugin(root: Path, snapshot_adapters) -> list[Agreement]:
     with tempfile.TemporaryDirectory() as tmp:
         _export(gitdir, SHARED_COMMIT, ["op_plugin/config", "op_plugin/ops/opapi"], Path(tmp))
         scan = scan_checkout(tmp, torch_version="v2.13", commit=SHARED_COMMIT)
-    got = {a.op: set(a.aclnn) for a in scan.adapters}
-    want = {a.op: set(a.aclnn) for a in snapshot_adapters
+    got = {a.op: a for a in scan.adapters}
+    want = {a.op: a for a in snapshot_adapters
             if a.provider == "torch_npu" and a.version == "2.13.0" and a.op in got}
+    indirect_eq = function_eq = 0
     for op in sorted(want):
         ag.compared += 1
-        if got[op] == want[op]:
+        indirect_eq += _indirect(got[op]) == _indirect(want[op])
+        function_eq += got[op].function == want[op].function
+        if set(got[op].aclnn) == set(want[op].aclnn):
             ag.equal += 1
-        elif len(ag.examples) < 8:
-            ag.examples.append(f"{op}: snapshot {sorted(want[op])} vs scan {sorted(got[op])}")
+        elif len(ag.examples) < MAX_EXAMPLES:
+            ag.examples.append(f"{op}: snapshot {sorted(want[op].aclnn)} vs scan {sorted(got[op].aclnn)}")
+    ag.detail = {"aclnn_indirect sets equal": indirect_eq, "C++ function names equal": function_eq}
     return [ag]
+
+
+def _indirect(adapter) -> set[str]:
+    """The `aclnn_indirect=` note of an adapter row (APIs reached through other ops)."""
+    for note in adapter.notes:
+        if note.startswith("aclnn_indirect="):
+            return set(note.split("=", 1)[1].split(","))
+    return set()
 
 
 def run(root: Path, sources: tuple[str, ...] = ("cann", "paddle", "op-plugin")) -> list[Agreement]:
@@ -179,7 +201,7 @@ def run(root: Path, sources: tuple[str, ...] = ("cann", "paddle", "op-plugin")) 
     if "cann" in sources:
         out += cann_headers(root, snap.apis)
     if "paddle" in sources:
-        out += paddle_custom_device(root, snap.adapters)
+        out += paddle_custom_device(root, snap)
     if "op-plugin" in sources:
         out += op_plugin(root, snap.adapters)
     return out
@@ -202,11 +224,15 @@ def render(rows: list[Agreement]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global MAX_EXAMPLES
     ap = argparse.ArgumentParser(prog="python -m opdb.agreement", description=__doc__.split("\n\n")[0])
     ap.add_argument("--mirror-root", type=Path, required=True)
     ap.add_argument("--only", action="append", choices=("cann", "paddle", "op-plugin"))
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--examples", type=int, default=MAX_EXAMPLES,
+                    help=f"disagreements listed per source (default {MAX_EXAMPLES})")
     args = ap.parse_args(argv)
+    MAX_EXAMPLES = args.examples
     rows = run(args.mirror_root, tuple(args.only or ("cann", "paddle", "op-plugin")))
     if args.json:
         print(json.dumps([{**a.__dict__, "percent": round(a.percent, 2)} for a in rows], indent=1))

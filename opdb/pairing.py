@@ -61,6 +61,8 @@ class Pairing:
     the installed framework (explicit or nearest). freshness: a warning line when the
     target's data is older than the installed framework release.
     only_in_target: ops the target adapts that the installed framework does not have.
+    header_signatures: ATen ops whose C++ signature in the target wheel's headers differs
+    from the installed torch's (opdb.wheel_headers; explicit unpaired torch targets only).
     """
 
     framework: str
@@ -73,6 +75,7 @@ class Pairing:
     freshness: str = ""
     data_date: str = ""
     only_in_target: tuple[str, ...] = field(default=())
+    header_signatures: tuple[str, ...] = field(default=())
 
     def lines(self) -> list[str]:
         return [x for x in (self.note, self.freshness) if x]
@@ -94,10 +97,58 @@ def _paddle_built_for(version: str) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-def _data_date(db, t) -> str:
+@dataclass(frozen=True)
+class DataFreshness:
+    """How old a target's plugin data is against the installed framework release: the one
+    computation `opdb show`, every report's pairing lines and `opscan blacklist` use.
+
+    commit/data_date: the commit (when recorded) and date of the target's kernel data;
+    released: the installed release's PyPI upload date ("" when not recorded);
+    days: released - data_date in days (positive: the data is older), None when either
+    date is unknown."""
+
+    target: object
+    installed: str | None
+    commit: str = ""
+    data_date: str = ""
+    released: str = ""
+
+    @property
+    def days(self) -> int | None:
+        if not (self.data_date and self.released):
+            return None
+        import datetime
+
+        return (datetime.date.fromisoformat(self.released)
+                - datetime.date.fromisoformat(self.data_date)).days
+
+    @property
+    def stale(self) -> bool:
+        """The data predates the installed release."""
+        return (self.days or 0) > 0
+
+
+_KERNEL_DATA_KINDS = ("npu-kernels", "npu-kernels-scan")
+
+
+def data_source(db, t) -> tuple[str, str]:
+    """(commit, YYYY-MM-DD) of a target's kernel data: its provenance record (the commit the
+    rows were extracted at), else the newest row date; ("", "") when opdb has neither."""
+    for p in db.provenance():
+        if p.source == t.provider and p.version == t.version and p.kind in _KERNEL_DATA_KINDS:
+            commit = p.description.rsplit("@", 1)[-1].split()[0] if "@" in p.description else ""
+            if p.date:
+                return commit, p.date[:10]
     rows = db.con.execute("SELECT max(date) FROM adapters WHERE provider=? AND version=?",
                           (t.provider, t.version)).fetchone()
-    return (rows[0] or "")[:10] if rows else ""
+    return "", (rows[0] or "")[:10] if rows else ""
+
+
+def data_freshness(db, t, installed: str | None, framework: str = "paddle") -> DataFreshness:
+    """The freshness of target `t`'s data against the installed `framework` release."""
+    commit, date = data_source(db, t)
+    released = paddle_release_date(installed) if installed and framework == "paddle" else ""
+    return DataFreshness(t, installed, commit, date, released)
 
 
 def pair(db, framework: str, target=None, installed: str | None = "auto") -> Pairing:
@@ -148,12 +199,37 @@ def _torch_pairing(db, t, installed, explicit) -> Pairing:
         only = tuple(sorted(op for op in db.adapted_ops("torch", t)
                             if op.startswith("aten::") and db.framework_op("torch", op) is None))
         how = "explicit --target" if explicit else "no torch_npu release for it in opdb; nearest"
+        sigs, sig_text = _header_signatures(db, t, installed, built_for)
         note = (f"target {t} is built for torch {built_for}, installed torch is {installed} "
                 f"({how}): schemas are compared against the installed torch; "
                 f"{len(only)} aten ops exist only in torch {built_for}"
-                + (f" ({', '.join(only[:5])}{', ...' if len(only) > 5 else ''})" if only else ""))
+                + (f" ({', '.join(only[:5])}{', ...' if len(only) > 5 else ''})" if only else "")
+                + sig_text)
+        return Pairing("torch", t, installed, f"torch {built_for}", explicit, paired, note, "", "",
+                       only, sigs)
     return Pairing("torch", t, installed, f"torch {built_for}", explicit, paired, note, "", "",
                    only)
+
+
+def _header_signatures(db, t, installed, built_for) -> tuple[tuple[str, ...], str]:
+    """(ops, note tail): the ATen ops whose C++ signature in the release wheel's headers
+    differs from the installed torch's (opdb.wheel_headers). Compared only against the torch
+    actually installed (its codegen renders the signatures) and when the wheel is cached."""
+    if installed is None or installed != installed_version("torch"):
+        return (), ""
+    from opdb.wheel_headers import wheel_signature_diffs
+
+    try:
+        diffs = wheel_signature_diffs(db, t)
+    except Exception as exc:  # noqa: BLE001 - a broken wheel must not break the scan
+        return (), f"; its headers could not be compared ({str(exc)[:80]})"
+    if diffs is None:
+        return (), (f"; its wheel is not cached, so its C++ headers were not compared "
+                    f"(`python -m opdb.wheels {t.version}`)")
+    ops = tuple(d.op for d in diffs)
+    return ops, (f"; {len(ops)} C++ signatures in its headers (generated from torch {built_for}'s "
+                 f"ATen) differ from the installed torch's"
+                 + (f" ({', '.join(ops[:5])}{', ...' if len(ops) > 5 else ''})" if ops else ""))
 
 
 def _paddle_pairing(db, t, installed, explicit) -> Pairing:
@@ -169,12 +245,12 @@ def _paddle_pairing(db, t, installed, explicit) -> Pairing:
         else:
             note = (f"no PaddleCustomDevice branch for Paddle {want[0]}.{want[1]} in opdb; using "
                     f"the nearest, {t} ({built_for})") if want else ""
-    data_date = _data_date(db, t)
+    fresh = data_freshness(db, t, installed, "paddle")
     freshness = ""
-    released = paddle_release_date(installed) if installed else ""
-    if data_date and released and data_date < released:
-        freshness = (f"data freshness: {t} data is from {data_date}, older than the installed "
-                     f"paddle {installed} (released {released}); kernels added since are unknown "
-                     f"to opdb (`opdb sync paddle-custom-device --src DIR` adds a newer checkout)")
+    if fresh.stale:
+        freshness = (f"data freshness: {t} data is from {fresh.data_date}, older than the installed "
+                     f"paddle {installed} (released {fresh.released}); kernels added since are "
+                     f"unknown to opdb (`opdb sync paddle-custom-device --src DIR` adds a newer "
+                     f"checkout)")
     return Pairing("paddle", t, installed, built_for, explicit, paired, note, freshness,
-                   data_date, ())
+                   fresh.data_date, ())

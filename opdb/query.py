@@ -426,7 +426,8 @@ def _read_only_authorizer(action, arg1, arg2, dbname, source):
 
 def _fill_from_docs(api: AclnnApi, docs: AclnnApi) -> AclnnApi:
     """Products and per-param dtypes come from the docs catalog when the installed
-    headers (which have neither) do not say."""
+    headers (which have neither) do not say; so do the facts of where the API lives in
+    the operator repositories (category, operator folder, `experimental/` only)."""
     import dataclasses
 
     dtypes = {p.name: p.dtypes for p in docs.params}
@@ -443,5 +444,6 @@ def _fill_from_docs(api: AclnnApi, docs: AclnnApi) -> AclnnApi:
         notes = notes + (f"products and dtypes from {docs.source.source}@{docs.source.version[:12]} docs",)
     return dataclasses.replace(api, params=params, products=api.products if api.products is not None
                                else docs.products, category=api.category or docs.category,
-                               op_dir=api.op_dir or docs.op_dir, notes=notes)
+                               op_dir=api.op_dir or docs.op_dir,
+                               experimental=api.experimental or docs.experimental, notes=notes)
 

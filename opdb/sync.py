@@ -35,7 +35,7 @@ def _ingest(what: str, opts: dict, warnings: list[str]) -> IngestResult:
         return torch_npu_wheel.load_installed(Path(opts["installed"]))
     if what == "op-plugin":
         from opdb.ingest.op_plugin import scan_checkout
-        return scan_checkout(Path(opts["src"]))
+        return scan_checkout(Path(opts["src"]), warnings=warnings)
     if what == "paddle-custom-device":
         from opdb.ingest.paddle_custom_device import scan_checkout
         return scan_checkout(Path(opts["src"]))

@@ -237,47 +237,82 @@ def _is_tensor(ctype: str) -> bool:
     return base in ("aclTensor", "aclTensorList")
 
 
-def _is_output_name(name: str) -> bool:
+def _is_output_name(name: str, earlier: tuple[str, ...] = ()) -> bool:
+    """A tensor name that says the tensor is written: out/output/gradInput, *Out, *_out,
+    *OutOptional (snake_case spellings too: grad_input), and the gradient of an earlier
+    parameter (`grad_scale` after `scale`, `gradWeight` after `weight`) in a backward
+    signature. gradOut/gradOutput/timeOut are read."""
     if name in ("gradOut", "gradOutput", "timeOut"):
         return False
-    return (name in ("out", "output", "gradInput") or name.endswith(("Out", "_out",
-                                                                      "OutOptional")))
+    if (name in ("out", "output", "gradInput") or name.endswith(("Out", "_out", "OutOptional"))):
+        return True
+    flat = name.replace("_", "").lower()
+    if flat in ("gradinput",):
+        return True
+    if flat.startswith("grad") and len(flat) > 4 and flat not in ("gradout", "gradoutput"):
+        return flat[4:] in {e.replace("_", "").lower() for e in earlier}
+    return False
+
+
+def _is_ref_name(name: str) -> bool:
+    return name.endswith(("Ref", "_ref", "RefOptional"))
 
 
 def infer_roles(api: str, params,
                 doc_roles: dict[str, str] | None = None) -> tuple[list[str], str]:
-    """Roles of (ctype, name) params from the declaration itself, strongest first:
-    Ref names -> inout; out/output/gradInput/*Out/*_out/*OutOptional tensors -> output;
-    non-const tensors of an Inplace API -> inout; then constness: a non-const
-    aclTensor*/aclTensorList* is written -> output, a const one is read -> input.
-    The doxygen `@param [in]/[out]` comment is only a tie-break where the declaration
-    leaves room: a const tensor marked [out] in the trailing run of tensors (where the
-    two-phase signature puts outputs, before workspaceSize) and a non-const non-tensor
-    pointer. When no param ends up output or inout, the fallback applies (Inplace: first
-    tensor inout; else last tensor output) and the returned note says so ("" otherwise)."""
+    """Roles of (ctype, name) params from the declaration itself, strongest first.
+
+    Names: a `Ref` tensor -> inout (a Ref-named host scalar is read: only a tensor can
+    be updated in place); out/output/gradInput/*Out/*_out/*OutOptional tensors and the
+    gradient of an earlier parameter (`grad_scale` after `scale`) -> output; non-const
+    tensors of an Inplace API -> inout. Then the two-phase layout (inputs, attributes,
+    outputs; workspaceSize/executor last): const tensors after the last attribute of a
+    non-Inplace API are its output block. Then constness: a non-const tensor is written,
+    unless the layout places it among the inputs, where constness and position disagree
+    and the doxygen `@param [in]` comment breaks the tie:
+      - after a named output: written (inout when a read tensor follows, else output);
+      - marked [in], outside the output block, before a tensor the API names as written:
+        read (loose constness);
+      - before the API's named output, in the input section (before the first attribute
+        passed by value):
+        read, unless its comment says [out] or it is a `running*` statistic (updated);
+      - among the inputs before the attributes of an inputs/attributes/outputs layout, or
+        followed by a read tensor: updated in place (inout) unless the comment says [in];
+      - else output.
+    A const tensor marked [out] is an output only in the trailing run of tensors; a
+    non-const non-tensor pointer takes its comment. When no param ends up output or
+    inout, the fallback applies (Inplace: first tensor inout; else last tensor output) and
+    the returned note says so."""
     doc_roles = doc_roles or {}
     inplace = api.startswith("aclnnInplace")
     roles: list[str] = []
+    names = [name for _, name in params]
     tensor_at = [i for i, (ctype, _) in enumerate(params) if _is_tensor(ctype)]
+    out_named = {i for i in tensor_at if _is_output_name(names[i], tuple(names[:i]))}
+    ref_named = {i for i in tensor_at if _is_ref_name(names[i])}
+    # the input section ends at the first attribute passed by value (int64_t, double, bool);
+    # aclScalar*/aclIntArray* inputs may sit among the tensors
+    values = [i for i, (ctype, _) in enumerate(params) if not ctype.endswith("*")]
+    first_attr = values[0] if values else len(params)
     leading, trailing = _blocks(params)
     const_trailing = bool(trailing) and all(params[k][0].startswith("const ") for k in trailing)
     for i, (ctype, name) in enumerate(params):
-        tensor = _is_tensor(ctype)
+        tensor = i in tensor_at
         const = ctype.startswith("const ")
         doc = doc_roles.get(name)
-        if name.endswith(("Ref", "_ref", "RefOptional")):
+        reads_after = any(k > i and params[k][0].startswith("const ") and k not in out_named
+                          for k in tensor_at)
+        if i in ref_named:
             role = "inout"
-        elif tensor and _is_output_name(name):
+        elif i in out_named:
             role = "output"
         elif inplace and tensor and not const:
             role = "inout"
-        elif tensor and i in trailing and const_trailing:
+        elif tensor and i in trailing and const_trailing and not inplace:
             role = "output"  # the signature's output block, declared const throughout
-        elif tensor and not const and i in leading and trailing:
-            # written, but placed among the inputs: updated in place unless the comment says [in]
-            role = "input" if doc == "input" else "inout"
         elif tensor and not const:
-            role = "output"
+            role = _written_role(i, name, doc, out_named, ref_named, first_attr, leading,
+                                 trailing, reads_after)
         elif tensor and doc in ("output", "inout") and _in_trailing_outputs(i, tensor_at, params,
                                                                             doc_roles):
             role = doc
@@ -297,6 +332,23 @@ def infer_roles(api: str, params,
                 roles[tensors[-1]] = "output"
                 note = NOTE_FALLBACK_OUT
     return roles, note
+
+
+def _written_role(i: int, name: str, doc: str | None, out_named: set[int], ref_named: set[int],
+                  first_attr: int, leading: set[int], trailing: set[int],
+                  reads_after: bool) -> str:
+    """Role of a non-const tensor without a Ref or output name (rules in infer_roles)."""
+    if any(k < i for k in out_named):
+        return "inout" if reads_after else "output"
+    if doc == "input" and i not in trailing and any(k > i for k in out_named | ref_named):
+        return "input"  # the API names what it writes after it, and the comment agrees
+    if any(k > i for k in out_named) and i < first_attr:
+        if doc in ("output", "inout") or name.lower().startswith("running"):
+            return "inout"
+        return "input"
+    if (i in leading and trailing) or reads_after:
+        return "input" if doc == "input" else "inout"
+    return "output"
 
 
 def _blocks(params) -> tuple[set[int], set[int]]:

@@ -30,9 +30,15 @@ from `EXEC_*(aclnnX, ...)` (executed), `DO_*COMPATIBILITY(aclnnX[, aclnnY], ...)
 `GetOpApiFuncAddr`), plus those of same-file helpers called by name (transitively).
 `#if VERSION_BETWEEN(...)` guards are ignored (all branches count). Overloads that
 share a C++ name are told apart by their full schema (the binding kind of every
-parameter: Tensor, Tensor?, Scalar, int[], ...; `match=signature`), else by parameter
-count; when several remain, all are merged (`match=arity-ambiguous`). Calls to other ops (`at::x`, `op_api::x`) are not
-followed. Generated kernels (`gen_opapi`) take their API from the yaml (`exec`,
+parameter: Tensor, Tensor?, Scalar, Scalar[], int[], ...; `match=signature`), else by
+parameter count; when several remain, all are merged (`match=arity-ambiguous`).
+Calls through `op_api::x(...)` are followed, transitively: into the same file (their
+APIs count as the adapter's own, `aclnn`) and into other opapi files (`aclnn_indirect`,
+as op-plugin's extraction records them); a call reaches the overloads of `x` taking as
+many parameters as it passes arguments (all when none does). `at::x(...)` calls and tensor
+methods `t.x(...)` dispatch to the NPU kernel op_api::x registers: their APIs are
+`aclnn_indirect` too. `acl_op::x` (the legacy path) is not followed. An entry not built
+through op_api for the chosen torch version has no C++ function name. Generated kernels (`gen_opapi`) take their API from the yaml (`exec`,
 `cpu_scalar_op`, `structured_inherit`).
 """
 from __future__ import annotations
@@ -74,7 +80,10 @@ _REQUIRED = ("op", "schema", "section", "versions", "aclnn", "aclnn_target",
 # `DO_COMPATIBILITY(aclnnSilentCheck[V2], aclnnNotFound[V2](val))` calls
 # (op_plugin/ops/opapi/SilentCheckV2KernelNpuOpApi.cpp:23, SilentCheckV3KernelNpuOpApi.cpp:23
 # at 517f2e7d0f20). No CANN header or doc declares them.
-NOT_APIS = frozenset({"aclnnNotFound", "aclnnNotFoundV2"})
+NOT_APIS = frozenset({"aclnnNotFound", "aclnnNotFoundV2",
+                      # a single-phase CANN config call (`GetOpApiFuncAddr("aclnnSetPytorchRandom")`
+                      # in op_plugin/utils/RandomUtil.h), out of the catalog's two-phase scope
+                      "aclnnSetPytorchRandom"})
 
 
 def torch_version_tag(release: str) -> str:
@@ -359,6 +368,8 @@ class CppFunction:
     executed: list[str] = field(default_factory=list)
     probed: list[str] = field(default_factory=list)
     called: set[str] = field(default_factory=set)
+    op_api_called: set[tuple[str, int]] = field(default_factory=set)  # `op_api::x(a, b)`: (x, 2)
+    at_called: set[tuple[str, int]] = field(default_factory=set)  # `at::x(...)`: dispatched ops
 
 
 def _mask_cpp(text: str) -> tuple[str, list[str]]:
@@ -405,7 +416,8 @@ def cpp_param_kind(param: str) -> str:
              "OptionalSymIntArrayRef": "I[]?", "int64_t": "i", "SymInt": "i", "optional<int64_t>": "i?",
              "optional<SymInt>": "i?", "double": "f", "optional<double>": "f?", "bool": "b",
              "optional<bool>": "b?", "ScalarType": "dtype", "optional<ScalarType>": "dtype?",
-             "string_view": "str", "optional<string_view>": "str?", "ArrayRef<double>": "f[]"}
+             "string_view": "str", "optional<string_view>": "str?", "ArrayRef<double>": "f[]",
+             "ArrayRef<Scalar>": "S[]", "ArrayRef<Tensor>": "T[]"}
     return table.get(t, "?")
 
 
@@ -417,7 +429,7 @@ def schema_param_kind(ctype: str) -> str:
              "Scalar?": "S?", "int[]": "I[]", "SymInt[]": "I[]", "int[]?": "I[]?", "SymInt[]?": "I[]?",
              "int": "i", "SymInt": "i", "int?": "i?", "SymInt?": "i?", "float": "f", "float?": "f?",
              "bool": "b", "bool?": "b?", "ScalarType": "dtype", "ScalarType?": "dtype?", "str": "str",
-             "str?": "str?", "float[]": "f[]"}
+             "str?": "str?", "float[]": "f[]", "Scalar[]": "S[]"}
     return table.get(t, "?")
 
 
@@ -445,8 +457,40 @@ _EXEC = re.compile(r"\bEXEC_\w+\s*\(\s*(aclnn\w+)")
 # the second argument is an API only when it is a bare name: `DO_COMPATIBILITY(aclnnSilentCheck,
 # aclnnNotFound(val))` calls a C++ fallback named like an API, which is not one
 _COMPAT = re.compile(r"\bDO_\w*COMPATIBILITY\s*\(\s*(aclnn\w+)(?:\s*,\s*(aclnn\w+)\b(?!\s*\())?")
-_CALL = re.compile(r"(?<![\w:.>])([A-Za-z_]\w*)\s*(?:<[^<>;{}()]*>)?\s*\(")
+# template arguments up to one nesting level: `run<c10::optional<at::Tensor>>(...)`
+_TEMPLATE_ARGS = r"(?:<(?:[^<>;{}()]|<[^<>;{}()]*>)*>)?"
+_CALL = re.compile(r"(?<![\w:.>])([A-Za-z_]\w*)\s*" + _TEMPLATE_ARGS + r"\s*\(")
+_OP_API_CALL = re.compile(r"\bop_api::([A-Za-z_]\w*)\s*" + _TEMPLATE_ARGS + r"\s*\(")
+# `at::x(...)` (not `at::native::x`, `at::Tensor(...)`) and tensor methods `t.x(...)`: an
+# ATen op dispatched to the NPU kernel op_api::x registers, so it reaches x's APIs through
+# another op (aclnn_indirect)
+_AT_CALL = re.compile(r"(?:(?<![\w:])at::|(?<=[\w)\]])\s*\.)([a-z_]\w*)\s*" + _TEMPLATE_ARGS + r"\s*\(")
 _STR_API = re.compile(r"^(aclnn[A-Za-z0-9_]+?)(?:GetWorkspaceSize)?$")
+
+
+def _op_api_calls(body: str, pattern: re.Pattern | None = None) -> set[tuple[str, int]]:
+    """(name, argument count) of every `op_api::name(...)` call (or `pattern`'s) in a masked
+    body."""
+    calls = set()
+    for m in (pattern or _OP_API_CALL).finditer(body):
+        depth, k = 0, m.end() - 1
+        start = k + 1
+        for k in range(m.end() - 1, len(body)):
+            if body[k] in "([{":
+                depth += 1
+            elif body[k] in ")]}":
+                depth -= 1
+                if depth == 0:
+                    break
+        calls.add((m.group(1), _count_params(body[start:k])))
+    return calls
+
+
+def _overloads(funcs: list[CppFunction], nargs: int) -> list[CppFunction]:
+    """The overloads a call with `nargs` arguments can reach: those with that many
+    parameters, else (default arguments) all of them."""
+    exact = [f for f in funcs if f.n_params == nargs]
+    return exact or list(funcs)
 
 
 def parse_cpp_functions(text: str, path: str) -> list[CppFunction]:
@@ -493,6 +537,8 @@ def parse_cpp_functions(text: str, path: str) -> list[CppFunction]:
                     probed.add(_STR_API.match(s).group(1))
                 fn.probed = sorted(probed - set(fn.executed))
                 fn.called = {c for c in _CALL.findall(body_masked) if c not in _KEYWORDS}
+                fn.op_api_called = _op_api_calls(body_masked)
+                fn.at_called = _op_api_calls(body_masked, _AT_CALL)
                 funcs.append(fn)
             seg_start = i + 1
     if stack:
@@ -501,19 +547,58 @@ def parse_cpp_functions(text: str, path: str) -> list[CppFunction]:
     return funcs
 
 
-def _closure(fn: CppFunction, same_file: dict[str, list[CppFunction]]) -> tuple[set, set]:
-    executed, probed = set(fn.executed), set(fn.probed)
-    seen, todo = {fn.name}, list(fn.called)
+def _closure(fn: CppFunction, same_file: dict[str, list[CppFunction]]) -> tuple[set, set, set]:
+    """(executed, probed, op_api:: calls leaving the file) of `fn` and the same-file
+    helpers it reaches, transitively: helpers called by name, and `op_api::x(...)` calls
+    that resolve in the same file (the overloads of `x` there taking that many arguments,
+    `fn` itself excepted)."""
+    executed, probed, leaving = set(fn.executed), set(fn.probed), set()
+    seen = {id(fn)}
+    todo: list[CppFunction] = []
+
+    def visit(caller: CppFunction) -> None:
+        for name in caller.called:
+            if name != fn.name:
+                todo.extend(same_file.get(name, ()))
+        for name, nargs in caller.op_api_called:
+            if name in same_file:
+                todo.extend(_overloads(same_file[name], nargs))
+            else:
+                leaving.add((name, nargs))
+        leaving.update(caller.at_called)
+
+    visit(fn)
     while todo:
-        callee = todo.pop()
-        if callee in seen or callee not in same_file:
+        helper = todo.pop()
+        if id(helper) in seen:
             continue
-        seen.add(callee)
-        for helper in same_file[callee]:
-            executed |= set(helper.executed)
-            probed |= set(helper.probed)
-            todo.extend(helper.called)
-    return executed, probed - executed
+        seen.add(id(helper))
+        executed |= set(helper.executed)
+        probed |= set(helper.probed)
+        visit(helper)
+    return executed, probed - executed, leaving
+
+
+def indirect_apis(op_api_funcs: dict[str, list[CppFunction]]) -> dict[int, set[str]]:
+    """id(function) -> the APIs it reaches through `op_api::x(...)` calls into other opapi
+    files, transitively (op-plugin's `aclnn_indirect`). A call reaches the overloads of `x`
+    with as many parameters as it passes arguments (all of them when none has; argument
+    types are not resolved lexically)."""
+    funcs = [f for fs in op_api_funcs.values() for f in fs]
+    reach: dict[int, set[str]] = {id(f): set() for f in funcs}
+    changed = True
+    while changed:
+        changed = False
+        for f in funcs:
+            got = set(reach[id(f)])
+            for name, nargs in f.op_api_called:
+                for g in _overloads(op_api_funcs.get(name, []), nargs):
+                    if g is not f:
+                        got |= set(g.executed) | set(g.probed) | reach[id(g)]
+            if got != reach[id(f)]:
+                reach[id(f)] = got
+                changed = True
+    return {id(f): reach[id(f)] - set(f.executed) - set(f.probed) for f in funcs}
 
 
 @dataclass(frozen=True)
@@ -663,8 +748,14 @@ def _git_head(root: Path) -> str:
 
 
 def scan_checkout(root: str | Path, torch_version: str | None = None,
-                  version: str = "local", commit: str | None = None) -> IngestResult:
+                  version: str = "local", commit: str | None = None,
+                  warnings: list[str] | None = None) -> IngestResult:
     """Adapters and mappings from an op-plugin checkout (yaml + opapi C++ kernels).
+
+    A kernel file the lexical reader cannot follow (unbalanced braces) raises ParseError
+    when `warnings` is None; given a list, that file is skipped with a `path:line: ...`
+    warning appended (its ops get no op_api definition, noted per adapter) and the scan
+    goes on.
 
     torch_version: `v2.13` keeps only entries built for it (acl_op/op_api/sparse);
     None keeps all. version: the Adapter version label (`local` for a sync).
@@ -684,17 +775,27 @@ def scan_checkout(root: str | Path, torch_version: str | None = None,
     by_name = {e.name: e for e in entries if e.section != "symint"}
 
     op_api_funcs: dict[str, list[CppFunction]] = defaultdict(list)
+    closure: list[tuple[CppFunction, tuple]] = []
     cpp_files = sorted((root / "op_plugin" / "ops" / "opapi").glob("*.cpp"))
     for cpp in cpp_files:
         rel = cpp.relative_to(root).as_posix()
-        funcs = parse_cpp_functions(cpp.read_text(encoding="utf-8", errors="replace"), rel)
+        try:
+            funcs = parse_cpp_functions(cpp.read_text(encoding="utf-8", errors="replace"), rel)
+        except ParseError as err:
+            if warnings is None:
+                raise
+            warnings.append(f"{err}; file skipped")
+            continue
         same_file: dict[str, list[CppFunction]] = defaultdict(list)
         for f in funcs:
             same_file[f.name].append(f)
         for f in funcs:
             if "op_api" in f.namespaces:
-                f.executed, f.probed = map(sorted, _closure(f, same_file))
-                op_api_funcs[f.name].append(f)
+                closure.append((f, _closure(f, same_file)))
+    for f, (executed, probed, leaving) in closure:  # after every file is read
+        f.executed, f.probed, f.op_api_called = sorted(executed), sorted(probed), leaving
+        op_api_funcs[f.name].append(f)
+    via_other_ops = indirect_apis(op_api_funcs)
 
     result = IngestResult()
     first_line: dict[str, int] = {}
@@ -715,6 +816,7 @@ def scan_checkout(root: str | Path, torch_version: str | None = None,
                  "impl_ns=" + ",".join(k for k in ("acl_op", "op_api", "sparse") if k in e.versions)]
         executed: set[str] = set()
         probed: set[str] = set()
+        indirect: set[str] = set()
         src = Source(SOURCE_ID, commit, FUNCTIONS_YAML, e.line)
         uses_op_api = "op_api" in e.versions and (
             torch_version is None or torch_version in e.versions["op_api"])
@@ -722,10 +824,9 @@ def scan_checkout(root: str | Path, torch_version: str | None = None,
         if uses_op_api and e.gen_opapi is not None:
             executed = set(_gen_apis(e, by_name))
             how = "gen_opapi (generated from the yaml)"
-        elif uses_op_api and e.structured_delegate:
-            target = by_name.get(e.structured_delegate)
-            if target is not None and target.gen_opapi is not None:
-                executed = set(_gen_apis(target, by_name))
+        elif uses_op_api and e.structured_delegate and getattr(
+                by_name.get(e.structured_delegate), "gen_opapi", None) is not None:
+            executed = set(_gen_apis(by_name[e.structured_delegate], by_name))
             how = f"structured_delegate {e.structured_delegate}"
         elif uses_op_api:
             defs = op_api_funcs.get(cname, [])
@@ -740,25 +841,35 @@ def scan_checkout(root: str | Path, torch_version: str | None = None,
             for d in chosen:
                 executed |= set(d.executed)
                 probed |= set(d.probed)
+                indirect |= via_other_ops[id(d)]
             probed -= executed
+            indirect -= executed | probed
             if chosen:
                 src = Source(SOURCE_ID, commit, chosen[0].path, chosen[0].line)
                 how = f"op_api::{cname} (match={match})"
             else:
                 notes.append(f"no op_api::{cname} definition found under op_plugin/ops/opapi")
+        indirect -= NOT_APIS
+        if indirect:
+            notes.append("aclnn_indirect=" + ",".join(sorted(indirect)))
         result.adapters.append(Adapter(
             framework="torch", provider="torch_npu", version=version, op=e.op, source=src,
-            aclnn=tuple(sorted(executed | probed)), function=cname, schema=e.schema,
+            aclnn=tuple(sorted((executed | probed) - NOT_APIS)),
+            function=cname if uses_op_api else "", schema=e.schema,
             notes=tuple(notes)))
-        for api in sorted(executed):
+        for api in sorted(executed - NOT_APIS):
             result.mappings.append(OpAclnnMapping(
                 framework="torch", op=e.op, aclnn=api, evidence="adapter",
                 confidence=CONF_DIRECT, source=src, detail=f"{how}; executed"))
-        for api in sorted(probed):
+        for api in sorted(probed - NOT_APIS):
             result.mappings.append(OpAclnnMapping(
                 framework="torch", op=e.op, aclnn=api, evidence="adapter",
                 confidence=CONF_PROBED, source=src,
                 detail=f"{how}; probed only (DO_COMPATIBILITY / kernel availability check)"))
+        for api in sorted(indirect):
+            result.mappings.append(OpAclnnMapping(
+                framework="torch", op=e.op, aclnn=api, evidence="adapter",
+                confidence=CONF_INDIRECT, source=src, detail=f"{how}; via another op (op_api:: call)"))
     result.adapters.sort(key=lambda a: a.op)
     result.mappings.sort(key=lambda m: (m.op, m.aclnn))
     result.provenance.append(ProvenanceRecord(

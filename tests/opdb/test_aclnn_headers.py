@@ -222,9 +222,50 @@ def test_infer_roles_evidence_order():
     params = [("aclTensor*", "gradOutput"), ("const aclTensor*", "gradInput"),
               ("aclTensor*", "runningMean"), ("const aclTensor*", "y_out")]
     roles, note = infer_roles("aclnnFooBackward", params, {"runningMean": "input"})
-    # constness beats the doxygen [in] comment; gradOutput is no output name
-    assert roles == ["output", "output", "output", "output"]
+    # gradOutput is no output name: a non-const tensor before the named output, in the
+    # input section, is read; after a named output constness stands over the [in] comment
+    assert roles == ["input", "output", "output", "output"]
     assert note == ""
+
+
+def test_written_tensors_real_header_shapes():
+    # hicann/ops-nn e5c3fa9327ea: aclnnBatchNormElemt declares mean/invstd non-const
+    # among its inputs, before `eps` and the named `output`: read (loose constness)
+    elemt = [("const aclTensor*", "input"), ("aclTensor*", "mean"), ("aclTensor*", "invstd"),
+             ("double", "eps"), ("aclTensor*", "output")]
+    assert infer_roles("aclnnBatchNormElemt", elemt)[0] == ["input"] * 4 + ["output"]
+    # ... while aclnnBatchNorm's running statistics in the same place are updated
+    bn = [("const aclTensor*", "input"), ("aclTensor*", "runningMean"), ("aclTensor*", "runningVar"),
+          ("bool", "training"), ("aclTensor*", "output")]
+    assert infer_roles("aclnnBatchNorm", bn)[0] == ["input", "inout", "inout", "input", "output"]
+    # aclnnApplyGradientDescent(aclTensor* var, const alpha, const delta): the only written
+    # tensor, followed by reads: updated in place
+    agd = [("aclTensor*", "var"), ("const aclTensor*", "alpha"), ("const aclTensor*", "delta")]
+    assert infer_roles("aclnnApplyGradientDescent", agd) == (["inout", "input", "input"], "")
+    # mirror-cann aclnnQkvRmsNormRopeCache: kCache after the named qOut, reads after it:
+    # inout although the comment says [in]
+    qkv = [("const aclTensor*", "qkv"), ("aclTensor*", "qOut"), ("aclTensor*", "kCache"),
+           ("const aclTensor*", "kScaleOptional"), ("double", "epsilon")]
+    assert infer_roles("aclnnQkv", qkv, {"kCache": "input"})[0] == \
+        ["input", "output", "inout", "input", "input"]
+    # aclnnScatterPaKvCacheWithKScale: keyScale non-const, [IN], before a Ref the API writes
+    pa = [("aclTensor*", "keyCacheRef"), ("aclTensor*", "keyScale"), ("aclTensor*", "keyScaleCacheRef"),
+          ("char*", "cacheLayoutOptional")]
+    assert infer_roles("aclnnPa", pa, {"keyScale": "input"})[0] == ["inout", "input", "inout", "input"]
+    # aclnnModulateBackward: all const, all [in]; grad_scale is the gradient of `scale`
+    mb = [("const aclTensor*", "grad_output"), ("const aclTensor*", "scale"),
+          ("const aclTensor*", "grad_input"), ("const aclTensor*", "grad_scale")]
+    assert infer_roles("aclnnModulateBackward", mb, {n: "input" for _, n in mb})[0] == \
+        ["input", "input", "output", "output"]
+    # an Inplace API has no const output block; a Ref-named host scalar is read
+    assert infer_roles("aclnnInplaceIndexCopy", [("aclTensor*", "selfRef"), ("int64_t", "dim"),
+                                                 ("const aclTensor*", "index"),
+                                                 ("const aclTensor*", "source")])[0] == \
+        ["inout", "input", "input", "input"]
+    assert infer_roles("aclnnInplaceAddV3", [("const aclScalar*", "selfRef"),
+                                             ("const aclTensor*", "other"),
+                                             ("const aclScalar*", "alpha")]) == \
+        (["input", "inout", "input"], NOTE_FALLBACK_INPLACE)
 
 
 def test_roles_from_the_two_phase_layout_comments_only_break_ties():
@@ -233,9 +274,10 @@ def test_roles_from_the_two_phase_layout_comments_only_break_ties():
            ("bool", "softmaxLseFlag"), ("const aclTensor*", "attentionOut"),
            ("const aclTensor*", "softmaxLse")]
     assert infer_roles("aclnnFia", fia)[0] == ["input", "input", "input", "input", "output", "output"]
-    # a written tensor among the inputs is updated in place, unless the comment says [in]
+    # a written tensor among the inputs of an unnamed-output layout is updated in place,
+    # unless the comment says [in]
     bn = [("const aclTensor*", "input"), ("aclTensor*", "runningMean"), ("aclTensor*", "counter"),
-          ("double", "momentum"), ("aclTensor*", "output")]
+          ("double", "momentum"), ("aclTensor*", "meanAll")]
     roles, _ = infer_roles("aclnnBn", bn, {"counter": "input", "runningMean": "input"})
     assert roles == ["input", "input", "input", "input", "output"]
     roles, _ = infer_roles("aclnnBn", bn)

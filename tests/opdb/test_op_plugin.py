@@ -305,3 +305,134 @@ def test_shared_map_names_that_are_cpp_functions_are_dropped():
     res = opl.load_aclnn_map(SHARED / "op_plugin_aclnn_map.jsonl", ["2.13.0"])
     assert not any(set(a.aclnn) & NOT_APIS for a in res.adapters)
     assert not any(m.aclnn in NOT_APIS for m in res.mappings)
+
+
+def _write_checkout(root, yaml_text: str, files: dict[str, str]) -> None:
+    (root / "op_plugin" / "config").mkdir(parents=True)
+    (root / "op_plugin" / "config" / "op_plugin_functions.yaml").write_text(yaml_text)
+    opapi = root / "op_plugin" / "ops" / "opapi"
+    opapi.mkdir(parents=True)
+    for name, text in files.items():
+        (opapi / name).write_text(text)
+
+
+def test_op_api_helper_calls_are_followed(tmp_path):
+    # the layout of op-plugin 517f2e7d0f20: _foreach_clamp_min calls op_api::_foreach_maximum
+    # (another file); eq(Tensor, Tensor) calls op_api::eq(Tensor, Scalar) of its own file;
+    # max.dim calls op_api::max_out with 5 arguments, not the 2-argument max_out overload
+    yaml_text = (
+        "all_version: [v2.13]\nofficial:\n"
+        "  - func: _foreach_clamp_min.Scalar(Tensor[] self, Scalar scalar) -> Tensor[]\n"
+        "    op_api: v2.13\n"
+        "  - func: _foreach_clamp_min.ScalarList(Tensor[] self, Scalar[] scalars) -> Tensor[]\n"
+        "    op_api: v2.13\n"
+        "  - func: eq.Tensor(Tensor self, Tensor other) -> Tensor\n    op_api: v2.13\n"
+        "  - func: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n"
+        "    op_api: v2.13\n")
+    files = {
+        "ForeachMaximumKernelNpuOpApi.cpp":
+            "namespace op_api {\n"
+            "std::vector<at::Tensor> _foreach_maximum(at::TensorList t, const at::Scalar& s) {\n"
+            "  EXEC_NPU_CMD(aclnnForeachMaximumScalar, t, s);\n  return {};\n}\n"
+            "std::vector<at::Tensor> _foreach_maximum(at::TensorList t, at::ArrayRef<at::Scalar> s) {\n"
+            "  EXEC_NPU_CMD(aclnnForeachMaximumScalarList, t, s);\n  return {};\n}\n}\n",
+        "ForeachClampKernelNpuOpApi.cpp":
+            "namespace op_api {\n"
+            "std::vector<at::Tensor> _foreach_clamp_min(at::TensorList t, const at::Scalar& s) {\n"
+            "  return op_api::_foreach_maximum(t, s);\n}\n"
+            "std::vector<at::Tensor> _foreach_clamp_min(at::TensorList t, at::ArrayRef<at::Scalar> s) {\n"
+            "  return op_api::_foreach_maximum(t, s);\n}\n}\n",
+        "EqKernelNpuOpApi.cpp":
+            "namespace op_api {\n"
+            "at::Tensor eq(const at::Tensor& self, const at::Scalar& other) {\n"
+            "  at::Tensor out;\n  EXEC_NPU_CMD(aclnnEqScalar, self, other, out);\n  return out;\n}\n"
+            "at::Tensor eq(const at::Tensor& self, const at::Tensor& other) {\n"
+            "  if (other.dim() == 0) {\n    return op_api::eq(self, other.item());\n  }\n"
+            "  at::Tensor out;\n  EXEC_NPU_CMD(aclnnEqTensor, self, other, out);\n  return out;\n}\n}\n",
+        "MaxKernelNpuOpApi.cpp":
+            "namespace op_api {\n"
+            "at::Tensor& max_out(const at::Tensor& self, at::Tensor& out) {\n"
+            "  EXEC_NPU_CMD(aclnnMax, self, out);\n  return out;\n}\n"
+            "std::tuple<at::Tensor&, at::Tensor&> max_out(const at::Tensor& self, int64_t dim, bool keepdim,\n"
+            "    at::Tensor& values, at::Tensor& indices) {\n"
+            "  EXEC_NPU_CMD(aclnnMaxDim, self, dim, keepdim, values, indices);\n  return {values, indices};\n}\n"
+            "std::tuple<at::Tensor, at::Tensor> max(const at::Tensor& self, int64_t dim, bool keepdim) {\n"
+            "  at::Tensor v, i;\n  op_api::max_out(self, dim, keepdim, v, i);\n  return {v, i};\n}\n}\n",
+    }
+    _write_checkout(tmp_path, yaml_text, files)
+    res = opl.scan_checkout(tmp_path, torch_version="v2.13")
+    ops = {a.op: a for a in res.adapters}
+    # same file: the called overload's API is the adapter's own
+    assert ops["aten::eq.Tensor"].aclnn == ("aclnnEqScalar", "aclnnEqTensor")
+    assert ops["aten::max.dim"].aclnn == ("aclnnMaxDim",)  # 5 arguments: not max_out(self, out)
+    # another file: reached through another op (op-plugin's aclnn_indirect), conf 0.6
+    clamp = ops["aten::_foreach_clamp_min.Scalar"]
+    assert clamp.aclnn == ()
+    assert "aclnn_indirect=aclnnForeachMaximumScalar,aclnnForeachMaximumScalarList" in clamp.notes
+    maps = {(m.op, m.aclnn): m for m in res.mappings}
+    m = maps[("aten::_foreach_clamp_min.ScalarList", "aclnnForeachMaximumScalarList")]
+    assert m.confidence == opl.CONF_INDIRECT and "via another op" in m.detail
+    # Scalar[] tells the ScalarList overload apart from the Scalar one
+    assert "match=signature" in maps[("aten::_foreach_clamp_min.ScalarList",
+                                      "aclnnForeachMaximumScalarList")].detail
+
+
+def test_single_phase_config_call_is_not_an_api():
+    from opdb.ingest.op_plugin import NOT_APIS
+
+    assert "aclnnSetPytorchRandom" in NOT_APIS
+    res = opl.load_aclnn_map(SHARED / "op_plugin_aclnn_map.jsonl", ["2.13.0"])
+    normal = {a.op: a for a in res.adapters}["aten::normal_"]
+    assert "aclnnSetPytorchRandom" not in normal.aclnn and "aclnnInplaceNormal" in normal.aclnn
+
+
+def test_helper_called_with_nested_template_arguments():
+    # op-plugin DynamicQuantKernelNpuOpApi.cpp: dynamic_quant_run_aclnn<c10::optional<at::Tensor>>(...)
+    from opdb.ingest.op_plugin import parse_cpp_functions
+
+    text = ("namespace op_api {\ntemplate <typename T>\nvoid run(const at::Tensor& x, T& off) {\n"
+            "  EXEC_NPU_CMD(aclnnDynamicQuantV4, x, off);\n}\n"
+            "at::Tensor npu_dynamic_quant(const at::Tensor& x) {\n  c10::optional<at::Tensor> off;\n"
+            "  run<c10::optional<at::Tensor>>(x, off);\n  return x;\n}\n}\n")
+    funcs = {f.name: f for f in parse_cpp_functions(text, "x.cpp")}
+    assert "run" in funcs["npu_dynamic_quant"].called
+
+
+def test_dispatched_ops_are_reached_through_another_op(tmp_path):
+    # `at::relu_(out)` and `out.neg()` dispatch to the NPU kernels op_api::relu_/neg register:
+    # their APIs are reached through another op (aclnn_indirect), never the adapter's own;
+    # an entry the yaml builds only on the acl_op path has no op_api C++ function
+    yaml_text = ("all_version: [v2.13]\nofficial:\n"
+                 "  - func: _addmm_activation(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, "
+                 "Scalar alpha=1, bool use_gelu=False) -> Tensor\n    op_api: v2.13\n"
+                 "  - func: lstm_cell(Tensor input, Tensor[] hx, Tensor w_ih, Tensor w_hh) -> (Tensor, Tensor)\n"
+                 "    acl_op: v2.13\n")
+    files = {
+        "ReluKernelNpuOpApi.cpp": "namespace op_api {\nat::Tensor& relu_(at::Tensor& self) {\n"
+                                  "  EXEC_NPU_CMD(aclnnInplaceRelu, self);\n  return self;\n}\n"
+                                  "at::Tensor neg(const at::Tensor& self) {\n  at::Tensor out;\n"
+                                  "  EXEC_NPU_CMD(aclnnNeg, self, out);\n  return out;\n}\n}\n",
+        "AddmmActivationKernelNpuOpApi.cpp":
+            "namespace op_api {\nat::Tensor _addmm_activation(const at::Tensor& self, const at::Tensor& m1,\n"
+            "    const at::Tensor& m2, const at::Scalar& beta, const at::Scalar& alpha, bool use_gelu) {\n"
+            "  at::Tensor out;\n  EXEC_NPU_CMD(aclnnAddmm, self, m1, m2, beta, alpha, out);\n"
+            "  at::relu_(out);\n  return out.neg();\n}\n}\n",
+    }
+    _write_checkout(tmp_path, yaml_text, files)
+    ops = {a.op: a for a in opl.scan_checkout(tmp_path, torch_version="v2.13").adapters}
+    act = ops["aten::_addmm_activation"]
+    assert act.aclnn == ("aclnnAddmm",) and act.function == "_addmm_activation"
+    assert "aclnn_indirect=aclnnInplaceRelu,aclnnNeg" in act.notes
+    assert ops["aten::lstm_cell"].function == "" and ops["aten::lstm_cell"].aclnn == ()
+
+
+def test_sync_skips_an_unreadable_kernel_file_with_a_warning(tmp_path):
+    root = tmp_path / "checkout"
+    shutil.copytree(CHECKOUT, root)
+    shutil.copy(FIX / "malformed" / "Unbalanced.cpp", root / "op_plugin/ops/opapi/Unbalanced.cpp")
+    warnings: list[str] = []
+    res = opl.scan_checkout(root, torch_version="v2.13", warnings=warnings)
+    assert warnings == ["op_plugin/ops/opapi/Unbalanced.cpp:7: unbalanced `}` "
+                        "(the lexical reader needs balanced braces); file skipped"]
+    ops = {a.op: a for a in res.adapters}
+    assert ops["aten::add.out"].aclnn == ("aclnnAdd", "aclnnAddV3", "aclnnAdds")  # the rest is read

@@ -99,3 +99,22 @@ def test_stats_lists_every_release_and_branch(capsys):
         assert f"torch_npu=={version}: " in out
     for branch in ("develop", "release-3.0-beta", "release-2.6"):
         assert f"PaddleCustomDevice@{branch}: " in out
+
+
+def test_data_freshness_is_computed_once_for_show_reports_and_blacklist(db):
+    # review debt: analyzer.blacklist.version_pairing and opdb.pairing computed the data date
+    # and the installed release's date separately; both now read opdb.pairing.data_freshness
+    from analyzer.blacklist import version_pairing
+
+    t = db.parse_target("paddle", "PaddleCustomDevice@develop")
+    fresh = pairing.data_freshness(db, t, "3.3.1")
+    assert (fresh.commit[:12], fresh.data_date, fresh.released) == \
+        ("77090b642bfe", "2024-10-18", "2026-03-24")
+    assert fresh.days == 522 and fresh.stale
+    p = pairing.pair(db, "paddle", t, installed="3.3.1")
+    assert p.data_date == fresh.data_date and fresh.released in p.freshness
+    assert version_pairing(db, t, "3.3.1").startswith(
+        "PaddleCustomDevice@develop data is commit 77090b642bfe of 2024-10-18, 522 days older "
+        "than the installed Paddle 3.3.1 (released 2026-03-24)")
+    unknown = pairing.data_freshness(db, t, "9.9.9")
+    assert unknown.released == "" and unknown.days is None and not unknown.stale
