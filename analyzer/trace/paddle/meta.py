@@ -15,6 +15,11 @@ skipped. Op functions are wrapped as in real mode to give each op its layer path
 source line; grad ops take the layer of the forward op they differentiate, found
 through the values they share.
 
+Real model code that needs dygraph (`register_buffer`, `set_value`, reading a value with
+`int(t)`) is handled by `analyzer.trace.paddle.meta_values` and noted in the trace.
+append_backward's gradient-accumulation `add_n` is recorded as the `add` kernels the NPU
+runs in dygraph (`_accumulation_adds`).
+
 Known differences from real (dygraph) mode come from the static branches of Paddle's
 own Python API code; they are not papered over in the trace: `STATIC_VS_DYGRAPH` (same
 role, other kernel name; `dygraph_equivalent()` applies it when a caller compares) and
@@ -331,6 +336,11 @@ def trace_meta(path: Path, *, steps: int = 1, progress: Callable[[str], None] | 
     trace.notes.append("kernel names: PIR program ops mapped through the installed phi "
                        "kernel registry and Paddle's op YAML")
     trace.notes += shims.notes()
+    n_acc = sum(1 for c in calls if c.cpu_ops)
+    if n_acc:
+        trace.notes.append(f"{n_acc} gradient accumulation(s): append_backward's add_n is "
+                           "recorded as the `add` kernels Paddle runs on the NPU in dygraph "
+                           "(k - 1 adds for k gradients)")
     if skipped:
         trace.notes.append("program-only ops skipped: " + ", ".join(
             f"{k} x{v}" for k, v in sorted(skipped.items())))

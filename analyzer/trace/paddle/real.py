@@ -20,6 +20,11 @@ What comes from where:
   node's grad kernels to forward call n (its layer, source line and tensors).
 - layer path: `paddle.nn.Layer.__call__` is wrapped; the path is the attribute path from
   the model (`layer1.0.conv1`).
+- kernels with no launch event: an API scope (`add_n dygraph`) or grad-node scope
+  (`Global_EmbeddingGradNode`) with no launch inside names its kernel
+  (`unrecorded_kernel`); the NPU's gradient-accumulation `add`s, which CPU runs as BLAS
+  without a kernel, come from the recorded gradient fan-in (`accumulations`). See
+  docs/tracing-paddle.md.
 - phase: `Gradient Backward` / grad-node events -> backward; the optimizer's step
   (Paddle's `Optimization Step` event and opscan's own marker from
   `analyzer.trace.entry.optimizer_step_hooks`) -> optimizer; everything else -> forward.
