@@ -27,7 +27,8 @@ from analyzer.trace.paddle.tracer import trace_paddle  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ["examples/paddle_resnet50.py", "examples/paddle_mobilenetv3.py",
-          "examples/paddle_crnn.py", "tests/fixtures/models/paddle_embedding_fanout.py"]
+          "examples/paddle_crnn.py", "tests/fixtures/models/paddle_embedding_fanout.py",
+          "tests/fixtures/models/paddle_buffers.py", "tests/fixtures/models/paddle_db_loss.py"]
 
 
 def _split(trace):
