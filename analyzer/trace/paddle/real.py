@@ -59,6 +59,7 @@ class ApiCall:
     source: str
     outputs: list[TensorMeta] = field(default_factory=list)
     grads: list[TensorMeta] = field(default_factory=list)  # grads of outputs, from hooks
+    targets: list[tuple] = field(default_factory=list)  # grad targets of needs_grad
 
 
 def _walk_tensors(obj: Any, tensor_type: type, out: list, depth: int = 0) -> list:
@@ -84,10 +85,11 @@ class Recorder:
         self._event = RecordEvent
         self._tensor = paddle.Tensor
         self.calls: list[ApiCall] = []
-        # gradient fan-in: tensor id -> (its metadata, the calls whose grad nodes send it
-        # a gradient); see `accumulations()`
-        self.grad_uses: dict[int, tuple[TensorMeta, list[int]]] = {}
-        self.producer: dict[int, int] = {}  # tensor id -> the call that made it
+        # gradient fan-in since the last backward: grad target (`_grad_target`) -> (its
+        # metadata, the calls whose grad nodes send it a gradient); see `accumulations()`
+        self.grad_uses: dict[tuple, tuple[TensorMeta, list[int]]] = {}
+        self.producer: dict[tuple, int] = {}  # grad target -> the call that made it
+        self.fan_in: list[Accumulation] = []  # closed at each backward
         self.create_graph = False  # paddle.grad(create_graph=True) ran
         # id(tensor) -> (tensor id, weakref): a strong reference here kept every
         # activation of the run alive (2.7x the plain step's peak RSS on PP-OCRv4)
@@ -186,14 +188,16 @@ class Recorder:
 
     def _begin(self, name: str, args: tuple, kwargs: dict) -> ApiCall:
         tensors = _walk_tensors(list(args) + list(kwargs.values()), self._tensor, [])
-        inputs, needs = [], []
+        inputs, needs, targets = [], [], []
         for t in tensors:
             m = self.meta(t)
             inputs.append(m)
             if not t.stop_gradient:
                 needs.append(m)
+                targets.append(_grad_target(t, m))
         call = ApiCall(len(self.calls), name, inputs, needs,
                        self._layer_stack[-1] if self._layer_stack else "", user_source())
+        call.targets = targets
         self.calls.append(call)
         if self.on_calls is not None and len(self.calls) % 500 == 0:
             self.on_calls(len(self.calls))
@@ -202,14 +206,17 @@ class Recorder:
     def _end(self, call: ApiCall, out: Any) -> None:
         tensors = _walk_tensors(out, self._tensor, [])
         call.outputs = [self.meta(t, fresh=True) for t in tensors]
-        for m in call.outputs:
-            self.producer[m.id] = call.idx
         if not self._paddle.is_grad_enabled():
             return
-        if call.needs_grad and any(not t.stop_gradient for t in tensors):
+        made_node = False
+        for t, m in zip(tensors, call.outputs):
+            if not t.stop_gradient:
+                made_node = True
+                self.producer[_grad_target(t, m)] = call.idx
+        if call.needs_grad and made_node:
             # this call made a grad node: backward sends each of these inputs a gradient
-            for m in call.needs_grad:
-                self.grad_uses.setdefault(m.id, (m, []))[1].append(call.idx)
+            for m, key in zip(call.needs_grad, call.targets):
+                self.grad_uses.setdefault(key, (m, []))[1].append(call.idx)
         for t in tensors:
             if t.stop_gradient:
                 continue
@@ -228,6 +235,17 @@ class Recorder:
             return None
 
         return hook
+
+    def close_fan_in(self) -> None:
+        """A backward starts: the gradients of the calls recorded since the last one flow
+        now. Their fan-in becomes `Accumulation`s; the next window starts empty (a
+        parameter used once per step is not a fan-in across steps)."""
+        for key, (meta, uses) in self.grad_uses.items():
+            if len(uses) > 1:
+                self.fan_in.append(Accumulation(meta, tuple(uses),
+                                                self.producer.get(key, -1)))
+        self.grad_uses.clear()
+        self.producer.clear()
 
     # ------------------------------------------------------------ layers
 
@@ -291,11 +309,27 @@ class Recorder:
             def grad(*args, **kwargs):
                 if kwargs.get("create_graph") or (len(args) > 4 and args[4]):
                     self.create_graph = True
+                self.close_fan_in()
                 return grad_fn(*args, **kwargs)
 
             for mod in (self._paddle, self._paddle.autograd):
                 if getattr(mod, "grad", None) is grad_fn:
                     self._set(mod, "grad", grad, True)
+            backward_fn = self._paddle.autograd.backward
+
+            def backward(*args, **kwargs):
+                self.close_fan_in()
+                return backward_fn(*args, **kwargs)
+
+            self._set(self._paddle.autograd, "backward", backward,
+                      "backward" in vars(self._paddle.autograd))
+            tensor_backward = T.backward
+
+            def tensor_bw(t, *args, **kwargs):
+                self.close_fan_in()
+                return tensor_backward(t, *args, **kwargs)
+
+            self._set(T, "backward", tensor_bw, "backward" in vars(T))
             layer_cls = self._paddle.nn.Layer
             self._set(layer_cls, "__call__", self._wrap_layer_call(layer_cls.__call__),
                       "__call__" in vars(layer_cls))
@@ -515,11 +549,18 @@ def accumulations(rec: Recorder) -> list[Accumulation]:
     trace cannot show these kernels; they are counted here: every forward call that made
     a grad node sends one gradient to each of its inputs that needs one (an input used
     twice, `h * h`, gets two)."""
-    out = []
-    for tid, (meta, uses) in rec.grad_uses.items():
-        if len(uses) > 1:
-            out.append(Accumulation(meta, tuple(uses), rec.producer.get(tid, -1)))
-    return out
+    return list(rec.fan_in)
+
+
+def _grad_target(t: Any, m: TensorMeta) -> tuple:
+    """Where backward collects `t`'s gradients: its grad node (for a parameter, its
+    accumulation node) and, for a node with several outputs (`split`), the output's
+    storage and shape. Python identity is not enough: APIs hand kernels new Python
+    wrappers of the same tensor (`F.adaptive_avg_pool2d` passes `x._use_gpudnn(False)`)."""
+    try:
+        return (t.grad_fn.node_ptr(), t.data_ptr(), m.shape)
+    except Exception:  # noqa: BLE001 - no grad node (yet): the Python identity
+        return ("id", m.id)
 
 
 def _accumulation_calls(launches: list[Launch], accs: list[Accumulation],
