@@ -24,6 +24,8 @@ CASES = {
                                   "mean_all_grad"}),
     "paddle_db_loss.py": (set(), {"div_scale"}),
     "paddle_fanout.py": (set(), set()),
+    "paddle_tensor_index.py": ({"gather_nd", "gather_nd_grad", "stack", "unsqueeze"},
+                               {"index_elementwise_get", "index_elementwise_get_grad"}),
 }
 
 

@@ -52,6 +52,11 @@ STATIC_ONLY = {
     "mean": "F.cross_entropy(reduction='mean') reduces with paddle.mean in a program, "
             "with mean_all in dygraph",
     "mean_grad": "grad of the program-only mean above",
+    "gather_nd": "indexing with a tensor (`h[idx]`): a program stacks the indices and "
+                 "gathers with gather_nd, dygraph runs index_elementwise_get",
+    "gather_nd_grad": "grad of the program-only gather_nd above",
+    "stack": "the index stacking of the program-only gather_nd above",
+    "unsqueeze": "the index reshaping of the program-only gather_nd above",
 }
 DYGRAPH_ONLY = {
     "not_equal": "F.cross_entropy's dygraph branch builds a valid-label mask "
@@ -61,6 +66,9 @@ DYGRAPH_ONLY = {
     "mean_all": "F.cross_entropy(reduction='mean') reduces with mean_all in dygraph, "
                 "with mean in a program",
     "mean_all_grad": "grad of the dygraph-only mean_all above",
+    "index_elementwise_get": "indexing with a tensor (`h[idx]`) in dygraph; gather_nd in "
+                             "a program",
+    "index_elementwise_get_grad": "grad of the dygraph-only index_elementwise_get above",
     "div_scale": "Tensor / Python number: dygraph's divide runs div_scale, a program "
                  "multiplies by the reciprocal with scale",
 }

@@ -304,6 +304,12 @@ class Recorder:
                 if (attr.startswith("__") and attr != "__new__"
                         and type(val).__name__ == "method_descriptor"):
                     self._set(T, attr, self._wrap(attr, val), True)
+            # indexing is Python code calling C++ directly (no op function in between):
+            # wrapped so its kernels get tensors and its input counts as a consumer
+            for attr in ("__getitem__", "__setitem__"):
+                val = getattr(T, attr, None)
+                if callable(val) and not hasattr(val, "__opscan_wrapped__"):
+                    self._set(T, attr, self._wrap(attr, val), attr in vars(T))
             grad_fn = self._paddle.grad
 
             def grad(*args, **kwargs):
