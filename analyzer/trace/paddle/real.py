@@ -41,7 +41,7 @@ from typing import Any, Callable
 
 from analyzer.trace.entry import optimizer_step_hooks, user_source
 from analyzer.model import SETUP, OpCall, TensorMeta
-from analyzer.trace.paddle.names import aliases_for, is_registered, kernel_for, registered_kernels
+from analyzer.trace.paddle.names import aliases_for, kernel_for, registered_kernels
 
 MARK = "opscan|"
 LAUNCH = " kernel launch"
@@ -59,7 +59,7 @@ class ApiCall:
     source: str
     outputs: list[TensorMeta] = field(default_factory=list)
     grads: list[TensorMeta] = field(default_factory=list)  # grads of outputs, from hooks
-    targets: list[tuple] = field(default_factory=list)  # grad targets of needs_grad
+    pending: list = field(default_factory=list, repr=False)  # needs_grad tensors, until _end
 
 
 def _walk_tensors(obj: Any, tensor_type: type, out: list, depth: int = 0) -> list:
@@ -188,16 +188,16 @@ class Recorder:
 
     def _begin(self, name: str, args: tuple, kwargs: dict) -> ApiCall:
         tensors = _walk_tensors(list(args) + list(kwargs.values()), self._tensor, [])
-        inputs, needs, targets = [], [], []
+        inputs, needs, pending = [], [], []
         for t in tensors:
             m = self.meta(t)
             inputs.append(m)
             if not t.stop_gradient:
                 needs.append(m)
-                targets.append(_grad_target(t, m))
+                pending.append(t)
         call = ApiCall(len(self.calls), name, inputs, needs,
                        self._layer_stack[-1] if self._layer_stack else "", user_source())
-        call.targets = targets
+        call.pending = pending
         self.calls.append(call)
         if self.on_calls is not None and len(self.calls) % 500 == 0:
             self.on_calls(len(self.calls))
@@ -206,6 +206,7 @@ class Recorder:
     def _end(self, call: ApiCall, out: Any) -> None:
         tensors = _walk_tensors(out, self._tensor, [])
         call.outputs = [self.meta(t, fresh=True) for t in tensors]
+        pending, call.pending = call.pending, []
         if not self._paddle.is_grad_enabled():
             return
         made_node = False
@@ -213,10 +214,11 @@ class Recorder:
             if not t.stop_gradient:
                 made_node = True
                 self.producer[_grad_target(t, m)] = call.idx
-        if call.needs_grad and made_node:
+        if pending and made_node:
             # this call made a grad node: backward sends each of these inputs a gradient
-            for m, key in zip(call.needs_grad, call.targets):
-                self.grad_uses.setdefault(key, (m, []))[1].append(call.idx)
+            # (targets read after the call: a leaf gets its accumulation node on first use)
+            for t, m in zip(pending, call.needs_grad):
+                self.grad_uses.setdefault(_grad_target(t, m), (m, []))[1].append(call.idx)
         for t in tensors:
             if t.stop_gradient:
                 continue
@@ -441,7 +443,7 @@ def unrecorded_kernel(scope: str) -> str:
         name = kernel_for(_snake(op) + "_grad") if op else ""
     else:
         return ""
-    return name if name and is_registered(name) and registered_kernels() else ""
+    return name if name in registered_kernels() else ""
 
 
 def _is_grad_node(node: Any, T: Any) -> bool:
@@ -571,7 +573,7 @@ def _grad_target(t: Any, m: TensorMeta) -> tuple:
 
 def _accumulation_calls(launches: list[Launch], accs: list[Accumulation],
                         rec: Recorder) -> dict[int, list[OpCall]]:
-    """launch position -> accumulation OpCalls to put after it (-1: at the end)."""
+    """launch position -> accumulation OpCalls to put after it (-1: before the first)."""
     by_grad: dict[int, list[int]] = {}
     last_backward = -1
     for i, la in enumerate(launches):
