@@ -5,8 +5,10 @@ Layout (one stage of the pipeline trace -> graph -> classify -> report):
     partial.py      the one partial-trace finisher every tracer ends with
     memory.py       --mode auto's memory estimate from a meta trace; the real-mode watchdog
     torch/          emulated `npu` device (npu_emulation.py) and the torch tracer (tracer.py)
-    paddle/         real-mode profiler trace (real.py), meta-mode static program (meta.py),
-                    phi kernel names (names.py, names_data.py) and the paddle tracer (tracer.py)
+    paddle/         real-mode profiler trace (real.py), meta-mode static program (meta.py)
+                    and its shims for real model code (meta_values.py), phi kernel names
+                    (names.py, names_data.py), Paddle's GLOG kernel log (kernel_log.py) and
+                    the paddle tracer (tracer.py)
 
 The tracer contract: every framework package exposes
 

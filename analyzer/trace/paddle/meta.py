@@ -15,6 +15,11 @@ skipped. Op functions are wrapped as in real mode to give each op its layer path
 source line; grad ops take the layer of the forward op they differentiate, found
 through the values they share.
 
+Real model code that needs dygraph (`register_buffer`, `set_value`, reading a value with
+`int(t)`) is handled by `analyzer.trace.paddle.meta_values` and noted in the trace.
+append_backward's gradient-accumulation `add_n` is recorded as the `add` kernels the NPU
+runs in dygraph (`_accumulation_adds`).
+
 Known differences from real (dygraph) mode come from the static branches of Paddle's
 own Python API code; they are not papered over in the trace: `STATIC_VS_DYGRAPH` (same
 role, other kernel name; `dygraph_equivalent()` applies it when a caller compares) and
@@ -29,6 +34,7 @@ from typing import Any, Callable
 from analyzer.errors import ModelError
 from analyzer.model import OpCall, TensorMeta, Trace
 from analyzer.trace.entry import load_entry, user_error, user_source
+from analyzer.trace.paddle.meta_values import ValueShims
 from analyzer.trace.paddle.names import NON_KERNEL_PROGRAM_OPS, aliases_for, kernel_for
 from analyzer.trace.partial import finish
 from analyzer.trace.paddle.real import op_function_slots
@@ -43,12 +49,14 @@ STATIC_VS_DYGRAPH = {
 # Differences that are not renames: Paddle's Python API takes a different branch (or
 # C++ does the work without a kernel launch) in dygraph. kernel -> why.
 STATIC_ONLY = {
-    "add_n": "append_backward sums the gradients of a value used by several ops with "
-             "add_n; dygraph accumulates them in the grad node's holder without a "
-             "kernel launch",
     "mean": "F.cross_entropy(reduction='mean') reduces with paddle.mean in a program, "
             "with mean_all in dygraph",
     "mean_grad": "grad of the program-only mean above",
+    "gather_nd": "indexing with a tensor (`h[idx]`): a program stacks the indices and "
+                 "gathers with gather_nd, dygraph runs index_elementwise_get",
+    "gather_nd_grad": "grad of the program-only gather_nd above",
+    "stack": "the index stacking of the program-only gather_nd above",
+    "unsqueeze": "the index reshaping of the program-only gather_nd above",
 }
 DYGRAPH_ONLY = {
     "not_equal": "F.cross_entropy's dygraph branch builds a valid-label mask "
@@ -58,6 +66,11 @@ DYGRAPH_ONLY = {
     "mean_all": "F.cross_entropy(reduction='mean') reduces with mean_all in dygraph, "
                 "with mean in a program",
     "mean_all_grad": "grad of the dygraph-only mean_all above",
+    "index_elementwise_get": "indexing with a tensor (`h[idx]`) in dygraph; gather_nd in "
+                             "a program",
+    "index_elementwise_get_grad": "grad of the dygraph-only index_elementwise_get above",
+    "div_scale": "Tensor / Python number: dygraph's divide runs div_scale, a program "
+                 "multiplies by the reciprocal with scale",
 }
 
 
@@ -235,9 +248,41 @@ def program_calls(state: _State, first_op: int) -> tuple[list[OpCall], dict[str,
                 if hit is not None:
                     c.module, c.source = calls[hit].module, calls[hit].source
                     break
+        if phase == "backward" and kernel == "add_n":
+            calls.extend(_accumulation_adds(c, operands, ids, len(calls)))
+            continue
         calls.append(c)
         step_of.append(step)
     return calls, skipped
+
+
+def _accumulation_adds(c: OpCall, operands: list, ids: dict, index: int) -> list[OpCall]:
+    """append_backward sums the k gradients of a value used by several ops with one
+    `add_n`; Paddle's dygraph backward on the NPU adds them pairwise with k - 1 `add`
+    kernels (`analyzer.trace.paddle.real.accumulations`). The trace follows the NPU."""
+    from analyzer.trace.paddle.real import CPU_ACCUMULATE
+
+    parts = []
+    for v in operands:
+        op = v.get_defining_op()
+        if op is not None and op.name() == "builtin.combine":
+            parts += [x for x in op.operands_source() if x is not None]
+        else:
+            parts.append(v)
+    out = []
+    for k in range(max(1, len(parts) - 1)):
+        a = OpCall(index=index + k, op="add", overload="", phase="backward", step=c.step,
+                   module=c.module, source=c.source, aliases=aliases_for("add"),
+                   cpu_ops=[CPU_ACCUMULATE])
+        a.inputs = [_meta(v, ids) for v in parts[k: k + 2]] if k == 0 else \
+            [out[-1].outputs[0], _meta(parts[k + 1], ids)]
+        if k >= len(parts) - 2 or not c.outputs:
+            a.outputs = list(c.outputs)
+        else:  # a partial sum: a fresh tensor id
+            tid = ids[f"partial-sum|{len(ids)}"] = len(ids) + 1
+            a.outputs = [TensorMeta(tid, c.outputs[0].dtype, c.outputs[0].shape)]
+        out.append(a)
+    return out
 
 
 def _key(v: Any) -> str:
@@ -267,8 +312,9 @@ def trace_meta(path: Path, *, steps: int = 1, progress: Callable[[str], None] | 
     error: ModelError | None = None
     was_dynamic = paddle.in_dynamic_mode()
     paddle.enable_static()
+    shims = ValueShims(main)
     try:
-        with paddle.static.program_guard(main, startup):
+        with paddle.static.program_guard(main, startup), shims.installed():
             if progress:
                 progress(f"building {path} as a static program")
             entry = load_entry(path, "paddle")
@@ -286,8 +332,9 @@ def trace_meta(path: Path, *, steps: int = 1, progress: Callable[[str], None] | 
                         entry.run_step()
                     except Exception as e:  # noqa: BLE001 - any user failure
                         error = user_error(e, path, f"step {k} (meta mode)",
-                                           "meta mode cannot read tensor values; use "
-                                           "mode real if the step needs them")
+                                           "the step ran as a static program (see the "
+                                           "meta-mode notes); use mode real if it needs "
+                                           "dygraph-only features")
                         break
             calls, skipped = program_calls(state, first)
     finally:
@@ -296,6 +343,12 @@ def trace_meta(path: Path, *, steps: int = 1, progress: Callable[[str], None] | 
     trace.calls = calls
     trace.notes.append("kernel names: PIR program ops mapped through the installed phi "
                        "kernel registry and Paddle's op YAML")
+    trace.notes += shims.notes()
+    n_acc = sum(1 for c in calls if c.cpu_ops)
+    if n_acc:
+        trace.notes.append(f"{n_acc} gradient accumulation(s): append_backward's add_n is "
+                           "recorded as the `add` kernels Paddle runs on the NPU in dygraph "
+                           "(k - 1 adds for k gradients)")
     if skipped:
         trace.notes.append("program-only ops skipped: " + ", ".join(
             f"{k} x{v}" for k, v in sorted(skipped.items())))

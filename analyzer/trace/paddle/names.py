@@ -24,11 +24,12 @@ from pathlib import Path
 
 from analyzer.trace.paddle import names_data as _data
 
-# Program ops that are no kernel call in a dygraph step: graph plumbing, feeds,
-# parameters, and int-array materialisation (dygraph passes int arrays as attributes).
+# `pd_op.*` program ops that are no kernel call in a dygraph step: feeds, fetches and
+# int-array materialisation (dygraph passes int arrays as attributes). Graph plumbing
+# (`builtin.combine`, `builtin.slice`, `builtin.split`, `builtin.parameter`, ...) is in
+# another dialect and skipped as such; `pd_op.slice` and `pd_op.split` are kernels.
 NON_KERNEL_PROGRAM_OPS = frozenset({
-    "data", "feed", "fetch", "parameter", "set_parameter", "shadow_output",
-    "full_int_array", "combine", "split", "slice", "constant", "yield", "shadow_feed",
+    "data", "feed", "fetch", "full_int_array", "shadow_feed", "shadow_output",
 })
 
 

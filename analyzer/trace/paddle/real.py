@@ -20,6 +20,11 @@ What comes from where:
   node's grad kernels to forward call n (its layer, source line and tensors).
 - layer path: `paddle.nn.Layer.__call__` is wrapped; the path is the attribute path from
   the model (`layer1.0.conv1`).
+- kernels with no launch event: an API scope (`add_n dygraph`) or grad-node scope
+  (`Global_EmbeddingGradNode`) with no launch inside names its kernel
+  (`unrecorded_kernel`); the NPU's gradient-accumulation `add`s, which CPU runs as BLAS
+  without a kernel, come from the recorded gradient fan-in (`accumulations`). See
+  docs/tracing-paddle.md.
 - phase: `Gradient Backward` / grad-node events -> backward; the optimizer's step
   (Paddle's `Optimization Step` event and opscan's own marker from
   `analyzer.trace.entry.optimizer_step_hooks`) -> optimizer; everything else -> forward.
@@ -28,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
 import sys
 import weakref
 from dataclasses import dataclass, field, replace
@@ -35,7 +41,7 @@ from typing import Any, Callable
 
 from analyzer.trace.entry import optimizer_step_hooks, user_source
 from analyzer.model import SETUP, OpCall, TensorMeta
-from analyzer.trace.paddle.names import aliases_for, kernel_for
+from analyzer.trace.paddle.names import aliases_for, kernel_for, registered_kernels
 
 MARK = "opscan|"
 LAUNCH = " kernel launch"
@@ -53,6 +59,7 @@ class ApiCall:
     source: str
     outputs: list[TensorMeta] = field(default_factory=list)
     grads: list[TensorMeta] = field(default_factory=list)  # grads of outputs, from hooks
+    pending: list = field(default_factory=list, repr=False)  # needs_grad tensors, until _end
 
 
 def _walk_tensors(obj: Any, tensor_type: type, out: list, depth: int = 0) -> list:
@@ -78,6 +85,12 @@ class Recorder:
         self._event = RecordEvent
         self._tensor = paddle.Tensor
         self.calls: list[ApiCall] = []
+        # gradient fan-in since the last backward: grad target (`_grad_target`) -> (its
+        # metadata, the calls whose grad nodes send it a gradient); see `accumulations()`
+        self.grad_uses: dict[tuple, tuple[TensorMeta, list[int]]] = {}
+        self.producer: dict[tuple, int] = {}  # grad target -> the call that made it
+        self.fan_in: list[Accumulation] = []  # closed at each backward
+        self.create_graph = False  # paddle.grad(create_graph=True) ran
         # id(tensor) -> (tensor id, weakref): a strong reference here kept every
         # activation of the run alive (2.7x the plain step's peak RSS on PP-OCRv4)
         self._ids: dict[int, tuple[int, Any]] = {}
@@ -175,14 +188,16 @@ class Recorder:
 
     def _begin(self, name: str, args: tuple, kwargs: dict) -> ApiCall:
         tensors = _walk_tensors(list(args) + list(kwargs.values()), self._tensor, [])
-        inputs, needs = [], []
+        inputs, needs, pending = [], [], []
         for t in tensors:
             m = self.meta(t)
             inputs.append(m)
             if not t.stop_gradient:
                 needs.append(m)
+                pending.append(t)
         call = ApiCall(len(self.calls), name, inputs, needs,
                        self._layer_stack[-1] if self._layer_stack else "", user_source())
+        call.pending = pending
         self.calls.append(call)
         if self.on_calls is not None and len(self.calls) % 500 == 0:
             self.on_calls(len(self.calls))
@@ -191,8 +206,19 @@ class Recorder:
     def _end(self, call: ApiCall, out: Any) -> None:
         tensors = _walk_tensors(out, self._tensor, [])
         call.outputs = [self.meta(t, fresh=True) for t in tensors]
+        pending, call.pending = call.pending, []
         if not self._paddle.is_grad_enabled():
             return
+        made_node = False
+        for t, m in zip(tensors, call.outputs):
+            if not t.stop_gradient:
+                made_node = True
+                self.producer[_grad_target(t, m)] = call.idx
+        if pending and made_node:
+            # this call made a grad node: backward sends each of these inputs a gradient
+            # (targets read after the call: a leaf gets its accumulation node on first use)
+            for t, m in zip(pending, call.needs_grad):
+                self.grad_uses.setdefault(_grad_target(t, m), (m, []))[1].append(call.idx)
         for t in tensors:
             if t.stop_gradient:
                 continue
@@ -211,6 +237,17 @@ class Recorder:
             return None
 
         return hook
+
+    def close_fan_in(self) -> None:
+        """A backward starts: the gradients of the calls recorded since the last one flow
+        now. Their fan-in becomes `Accumulation`s; the next window starts empty (a
+        parameter used once per step is not a fan-in across steps)."""
+        for key, (meta, uses) in self.grad_uses.items():
+            if len(uses) > 1:
+                self.fan_in.append(Accumulation(meta, tuple(uses),
+                                                self.producer.get(key, -1)))
+        self.grad_uses.clear()
+        self.producer.clear()
 
     # ------------------------------------------------------------ layers
 
@@ -269,6 +306,38 @@ class Recorder:
                 if (attr.startswith("__") and attr != "__new__"
                         and type(val).__name__ == "method_descriptor"):
                     self._set(T, attr, self._wrap(attr, val), True)
+            # indexing is Python code calling C++ directly (no op function in between):
+            # wrapped so its kernels get tensors and its input counts as a consumer
+            for attr in ("__getitem__", "__setitem__"):
+                val = getattr(T, attr, None)
+                if callable(val) and not hasattr(val, "__opscan_wrapped__"):
+                    self._set(T, attr, self._wrap(attr, val), attr in vars(T))
+            grad_fn = self._paddle.grad
+
+            def grad(*args, **kwargs):
+                if kwargs.get("create_graph") or (len(args) > 4 and args[4]):
+                    self.create_graph = True
+                self.close_fan_in()
+                return grad_fn(*args, **kwargs)
+
+            for mod in (self._paddle, self._paddle.autograd):
+                if getattr(mod, "grad", None) is grad_fn:
+                    self._set(mod, "grad", grad, True)
+            backward_fn = self._paddle.autograd.backward
+
+            def backward(*args, **kwargs):
+                self.close_fan_in()
+                return backward_fn(*args, **kwargs)
+
+            self._set(self._paddle.autograd, "backward", backward,
+                      "backward" in vars(self._paddle.autograd))
+            tensor_backward = T.backward
+
+            def tensor_bw(t, *args, **kwargs):
+                self.close_fan_in()
+                return tensor_backward(t, *args, **kwargs)
+
+            self._set(T, "backward", tensor_bw, "backward" in vars(T))
             layer_cls = self._paddle.nn.Layer
             self._set(layer_cls, "__call__", self._wrap_layer_call(layer_cls.__call__),
                       "__call__" in vars(layer_cls))
@@ -339,8 +408,48 @@ class _Ctx:
 
 @dataclass
 class Launch:
+    """One kernel the step ran. `unrecorded`: the profiler had the API's or grad node's
+    scope but no kernel-launch event inside it; the kernel is named from that scope
+    (`unrecorded_kernel`)."""
+
     kernel: str
     ctx: _Ctx
+    unrecorded: bool = False
+
+
+API_SCOPE = " dygraph"  # the `Operator` event every dygraph API function opens
+
+
+def _snake(camel: str) -> str:
+    """`EmbeddingGrad` -> `embedding_grad`, `AddN` -> `add_n`, `Conv2d` -> `conv2d`."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", camel).lower()
+
+
+def unrecorded_kernel(scope: str) -> str:
+    """The phi kernel a profiler scope without a kernel-launch event ran, or "".
+
+    Paddle 3.3.1 opens `RecordEvent("<kernel> kernel launch")` only in the generated API
+    code for single-kernel ops. Hand-written APIs (`api_custom_impl.cc`: `embedding_grad`)
+    and ops dispatching over several kernels by input type (`add_n`: dense, selected
+    rows, tensor array) select and run their kernel without one, inside the API's
+    `<api> dygraph` scope or the grad node's `Global_<Op>GradNode` scope, which the
+    profiler does record. The kernel is the scope's API name (`add_n`), or the grad
+    node's op (`Global_EmbeddingGradNode` -> `embedding_grad`), when the installed
+    registry has it; "" otherwise (nothing is invented)."""
+    if scope.endswith(API_SCOPE):
+        name = kernel_for(scope[: -len(API_SCOPE)])
+    elif scope.startswith("Global_") and "GradNode" in scope:
+        op = scope[len("Global_"):].split("GradNode", 1)[0]
+        name = kernel_for(_snake(op) + "_grad") if op else ""
+    else:
+        return ""
+    return name if name in registered_kernels() else ""
+
+
+def _is_grad_node(node: Any, T: Any) -> bool:
+    name = node.name
+    return node.type == T.Operator and name.startswith("Global_") and name.endswith(
+        ("GradNode", "GradNodeFinal", "GradNodeCompat"))
 
 
 def _grad_marker(node: Any) -> int:
@@ -391,8 +500,7 @@ def collect_launches(result: Any, setup: bool = False) -> list[Launch]:
             ctx = replace(ctx, phase="backward")
         elif node.type == T.Optimization:
             ctx = replace(ctx, phase="optimizer")
-        elif node.type == T.Operator and name.startswith("Global_") and name.endswith(
-                ("GradNode", "GradNodeFinal", "GradNodeCompat")):
+        elif _is_grad_node(node, T):
             ctx = replace(ctx, phase="backward", in_grad_node=True, api=-1,
                           grad_of=_grad_marker(node))
         elif node.type == T.DygraphKernelLaunch and name.endswith(LAUNCH):
@@ -404,8 +512,17 @@ def collect_launches(result: Any, setup: bool = False) -> list[Launch]:
                     in_setup[0] = False
                     launches.append(Launch(name[: -len(LAUNCH)], replace(ctx, step=step[0])))
             return
+        before = len(launches)
         for child in sorted(node.children_node, key=lambda c: (c.start_ns, -c.end_ns)):
             walk(child, ctx)
+        if len(launches) == before and inside[0] and node.type == T.Operator and (
+                name.endswith(API_SCOPE) or _is_grad_node(node, T)):
+            kernel = unrecorded_kernel(name)
+            if kernel:
+                launch_ctx = replace(ctx, step=step[0])
+                if in_setup[0] and ctx.phase == "forward" and not ctx.in_grad_node:
+                    launch_ctx = replace(ctx, step=0, phase=SETUP)
+                launches.append(Launch(kernel, launch_ctx, unrecorded=True))
 
     for root in roots:
         walk(root, _Ctx())
@@ -413,6 +530,77 @@ def collect_launches(result: Any, setup: bool = False) -> list[Launch]:
         launches = [Launch(la.kernel, replace(la.ctx, step=1, phase="forward"))
                     if la.ctx.phase == SETUP else la for la in launches]
     return launches
+
+
+# What the CPU runs instead of the NPU's accumulation `add` kernel (OpCall.cpu_ops).
+CPU_ACCUMULATE = "imperative::TensorAdd (BLAS axpy, no kernel)"
+
+
+@dataclass(frozen=True)
+class Accumulation:
+    """A tensor that receives gradients from several grad nodes: on a custom device
+    (the NPU) backward sums them with `uses - 1` calls of the `add` kernel."""
+
+    tensor: TensorMeta
+    uses: tuple[int, ...]  # forward call indices whose grad nodes send it a gradient
+    producer: int  # forward call that made the tensor, -1 for a leaf (parameter, input)
+
+
+def accumulations(rec: Recorder) -> list[Accumulation]:
+    """Gradient fan-in from the recorded forward calls.
+
+    Paddle's backward (`egr::RunBackward`) collects the gradients a grad node receives in
+    its `GradTensorHolder`; a second and later gradient for the same tensor is added in
+    `GradTensorHolder::add`, which in Paddle 3.3.1 calls `add_ad_func` (the `add` kernel)
+    when the tensor is on a custom device (or create_graph is set) and
+    `imperative::TensorAdd` (BLAS axpy, no kernel, no profiler event) on CPU. So the CPU
+    trace cannot show these kernels; they are counted here: every forward call that made
+    a grad node sends one gradient to each of its inputs that needs one (an input used
+    twice, `h * h`, gets two)."""
+    return list(rec.fan_in)
+
+
+def _grad_target(t: Any, m: TensorMeta) -> tuple:
+    """Where backward collects `t`'s gradients: its grad node (for a parameter, its
+    accumulation node) and, for a node with several outputs (`split`), the output's
+    storage and shape. Python identity is not enough: APIs hand kernels new Python
+    wrappers of the same tensor (`F.adaptive_avg_pool2d` passes `x._use_gpudnn(False)`)."""
+    try:
+        return (t.grad_fn.node_ptr(), t.data_ptr(), m.shape)
+    except Exception:  # noqa: BLE001 - no grad node (yet): the Python identity
+        return ("id", m.id)
+
+
+def _accumulation_calls(launches: list[Launch], accs: list[Accumulation],
+                        rec: Recorder) -> dict[int, list[OpCall]]:
+    """launch position -> accumulation OpCalls to put after it (-1: before the first)."""
+    by_grad: dict[int, list[int]] = {}
+    last_backward = -1
+    for i, la in enumerate(launches):
+        if la.ctx.grad_of >= 0:
+            by_grad.setdefault(la.ctx.grad_of, []).append(i)
+        if la.ctx.phase == "backward":
+            last_backward = i
+    out: dict[int, list[OpCall]] = {}
+    for acc in accs:
+        after = [i for u in acc.uses for i in by_grad.get(u, ())]
+        before = by_grad.get(acc.producer, [])
+        if after:
+            pos = max(after)
+        elif before:
+            pos = min(before) - 1
+        else:
+            pos = last_backward
+        step = launches[pos].ctx.step if pos >= 0 else 1
+        owner = rec.calls[acc.producer] if acc.producer >= 0 else rec.calls[acc.uses[0]]
+        for _ in acc.uses[1:]:
+            c = OpCall(index=0, op="add", overload="", phase="backward", step=step,
+                       module=owner.module, source=owner.source, aliases=aliases_for("add"),
+                       cpu_ops=[CPU_ACCUMULATE])
+            c.inputs = [rec.fresh_like(acc.tensor), rec.fresh_like(acc.tensor)]
+            c.outputs = [rec.fresh_like(acc.tensor)]
+            out.setdefault(pos, []).append(c)
+    return out
 
 
 def build_calls(launches: list[Launch], rec: Recorder) -> tuple[list[OpCall], list[str]]:
@@ -447,6 +635,13 @@ def build_calls(launches: list[Launch], rec: Recorder) -> tuple[list[OpCall], li
                 role[i] = "composite"
     calls: list[OpCall] = []
     bare = composite = 0
+    # paddle.grad(create_graph=True) runs the accumulation kernels on CPU too (they are
+    # in the launches already): not counted twice
+    accs = [] if rec.create_graph else accumulations(rec)
+    extra = _accumulation_calls(launches, accs, rec)
+    for c in extra.get(-1, []):
+        c.index = len(calls)
+        calls.append(c)
     for i, la in enumerate(launches):
         ctx = la.ctx
         kernel = la.kernel
@@ -481,7 +676,24 @@ def build_calls(launches: list[Launch], rec: Recorder) -> tuple[list[OpCall], li
             c.aliases = aliases_for(kernel)
             bare += 1
         calls.append(c)
+        for a in extra.get(i, []):
+            a.index = len(calls)
+            calls.append(a)
     notes = []
+    unrecorded: dict[str, int] = {}
+    for la in launches:
+        if la.unrecorded:
+            unrecorded[la.kernel] = unrecorded.get(la.kernel, 0) + 1
+    n_acc = sum(len(a.uses) - 1 for a in accs)
+    if n_acc:
+        notes.append(f"{n_acc} gradient accumulation(s) added as `add` kernel calls: on the NPU "
+                     f"Paddle sums the gradients of the {len(accs)} tensor(s) used by several "
+                     "ops with the add kernel (GradTensorHolder::add -> add_ad_func); on CPU "
+                     "with BLAS axpy, which no CPU trace shows")
+    if unrecorded:
+        notes.append("kernels the profiler records no launch event for, named from their API "
+                     "or grad-node scope: " + ", ".join(
+                         f"{k} x{n}" for k, n in sorted(unrecorded.items())))
     if bare:
         notes.append(f"{bare} kernel call(s) ran as helpers inside another call or were "
                      "launched from C++ (scalar-to-tensor `full`, gradient seeds); they carry "
