@@ -156,6 +156,7 @@ class PaddleRecorder:
 
     def install(self) -> "PaddleRecorder":
         root = self.model
+        self._param_owner = {}  # a parameter shared by two layers is hooked once
         for path, mod in root.named_sublayers():
             cls = type(mod).__name__
             self._handles.append(mod.register_forward_pre_hook(self._pre(path, cls)))
@@ -163,7 +164,7 @@ class PaddleRecorder:
             for pname, p in mod.named_parameters(include_sublayers=False):
                 if not p.stop_gradient and id(p) not in self._param_owner:
                     self._param_owner[id(p)] = (path, cls, pname)
-                    p.register_hook(self._param_hook(path, cls, pname))
+                    self._handles.append(p.register_hook(self._param_hook(path, cls, pname)))
         return self
 
     def remove(self) -> None:

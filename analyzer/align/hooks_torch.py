@@ -17,8 +17,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from analyzer.align.fault import Fault
 from analyzer.align.layout import StepDump
-from analyzer.align.stats import finite_or_str, scalar_record
-from analyzer.align.stacks import user_stack
+from analyzer.align.stacks import StackSites
+from analyzer.align.stats import StepStats, pending_record, scalar_record
 
 # ops that return a view or metadata of their input: same numbers as their input
 _SKIP_OPS = {"detach", "alias", "lift_fresh", "_unsafe_view", "view", "t", "transpose",
@@ -27,24 +27,42 @@ _SKIP_OPS = {"detach", "alias", "lift_fresh", "_unsafe_view", "view", "t", "tran
              "full", "empty_like", "zeros_like", "ones_like", "_to_copy_noop"}
 
 
-def tensor_stats(t: torch.Tensor) -> dict:
-    rec = {"type": "torch.Tensor", "dtype": str(t.dtype), "shape": list(t.shape)}
+def _to_floats(vals: list) -> list:
+    """One stack and one host transfer for a whole group of device scalars."""
+    return torch.stack(vals).tolist()
+
+
+def queue_stats(t: torch.Tensor, batch: StepStats) -> tuple[dict, list | None]:
+    """Reduce `t` on its device (aminmax, one sum, one L2 norm, in float32 or float64) and
+    queue the values in `batch`; -> (the record, filled by batch.flush(); its slot).
+    NaN/Inf counts: on the CPU (no sync to avoid) counted at once when the norm is not
+    finite (a finite L2 norm means no NaN and no Inf); on a device reduced along with the
+    other statistics, so no tensor needs a host sync."""
+    rec = pending_record("torch.Tensor", str(t.dtype), list(t.shape))
     x = t.detach()
-    if x.numel() == 0:
-        rec.update(Max=None, Min=None, Mean=None, Norm=None, NanCount=0, InfCount=0)
+    n = x.numel()
+    if n == 0:
+        return rec, None
+    if x.is_complex():
+        x = x.abs()
+    xf = x if x.dtype == torch.float64 or x.dtype == torch.float32 else x.to(torch.float32)
+    mn, mx = torch.aminmax(xf)
+    norm = torch.linalg.vector_norm(xf)
+    values = [mx, mn, xf.sum(), norm]
+    if xf.device.type == "cpu":
+        if not math.isfinite(norm.item()):
+            rec["NanCount"], rec["InfCount"] = int(torch.isnan(xf).sum()), int(torch.isinf(xf).sum())
     else:
-        if x.is_complex():
-            x = x.abs()
-        xf = x if x.dtype == torch.float64 else x.float()
-        mn, mx = torch.aminmax(xf)
-        mx, mn, mean, norm = torch.stack([mx, mn, xf.mean(), torch.linalg.vector_norm(xf)]).tolist()
-        nans = infs = 0
-        if not math.isfinite(norm):  # a finite L2 norm means no NaN and no Inf: count only then
-            nans, infs = int(torch.isnan(xf).sum()), int(torch.isinf(xf).sum())
-        single = xf.dtype != torch.float64
-        rec.update(Max=finite_or_str(mx, single), Min=finite_or_str(mn, single),
-                   Mean=finite_or_str(mean, single), Norm=finite_or_str(norm, single),
-                   NanCount=int(nans), InfCount=int(infs))
+        values += [torch.isnan(xf).sum().to(xf.dtype), torch.isinf(xf).sum().to(xf.dtype)]
+    slot = batch.add((xf.device, xf.dtype), values, rec, n, xf.dtype != torch.float64)
+    return rec, slot
+
+
+def tensor_stats(t: torch.Tensor) -> dict:
+    """One tensor's record, filled now (tests, one-off use; the recorder batches per step)."""
+    batch = StepStats(_to_floats)
+    rec, _ = queue_stats(t, batch)
+    batch.flush()
     rec["requires_grad"] = bool(t.requires_grad)
     return rec
 
@@ -95,6 +113,7 @@ class TorchRecorder:
     # ------------------------------------------------------------ setup
     def install(self) -> "TorchRecorder":
         root = self.model
+        self._param_owner = {}  # a parameter shared by two modules is hooked once
         for path, mod in root.named_modules():
             if mod is root:
                 continue
@@ -115,8 +134,8 @@ class TorchRecorder:
     def _reset(self):
         self.data: dict = {}
         self.construct: dict = {}
-        self.stack_map: dict = {}
         self._calls: dict = {}
+        self._batch = StepStats(_to_floats)
         self._op_calls: dict = {}
         self._op_in_parent: dict = {}
         self._fault_seen = 0
@@ -124,9 +143,9 @@ class TorchRecorder:
         self._cache: dict = {}
         if not hasattr(self, "_param_owner"):
             self._param_owner: dict = {}
-        self._seen_paths: set = set()
-        if not hasattr(self, "_stacks"):
-            self._stacks: dict = {}  # module path -> its call site lines (computed once)
+        if not hasattr(self, "_sites"):
+            self._sites = StackSites()  # module path -> its call site (captured once per run)
+        self._sites.begin_step()
 
     def begin_step(self, step: int) -> None:
         self._reset()
@@ -140,29 +159,34 @@ class TorchRecorder:
         if self._mode is not None:
             self._mode.__exit__(None, None, None)
             self._mode = None
-        stack = {}
-        for i, (lines, keys) in enumerate(self.stack_map.values()):
-            stack[str(i)] = [keys, lines]
+        with torch._C.DisableTorchFunction():
+            self._batch.flush()
         d = StepDump(step=self.step, rank=0, framework="pytorch",
                      level="mix" if self.level == "op" else "L0",
-                     data=self.data, construct=self.construct, stack=stack)
+                     data=self.data, construct=self.construct, stack=self._sites.stack_json())
         self._cache = {}
         return d
 
     # ------------------------------------------------------------ statistics
     def _stats(self, obj) -> dict:
+        """obj's record; a tensor's numbers arrive at end_step (one conversion per step)."""
         if not isinstance(obj, torch.Tensor):
             return scalar_record(obj)
         hit = self._cache.get(id(obj))
         if hit is not None and hit[0]() is obj and hit[1] == obj._version:
-            return dict(hit[2], requires_grad=bool(obj.requires_grad))
+            rec = dict(hit[2], requires_grad=bool(obj.requires_grad))
+            if hit[3] is not None:
+                StepStats.alias(hit[3], rec)
+            return rec
         self._busy = True
         try:
-            rec = tensor_stats(obj)
+            with torch._C.DisableTorchFunction():  # the user's TorchFunctionModes see none of our ops
+                rec, slot = queue_stats(obj, self._batch)
         finally:
             self._busy = False
+        rec["requires_grad"] = bool(obj.requires_grad)
         try:
-            self._cache[id(obj)] = (weakref.ref(obj), obj._version, rec)
+            self._cache[id(obj)] = (weakref.ref(obj), obj._version, rec, slot)
         except TypeError:
             pass
         return rec
@@ -191,17 +215,13 @@ class TorchRecorder:
                    "input_kwargs": {k: self._stats(v) for k, v in (kwargs or {}).items()
                                     if not isinstance(v, (tuple, list, dict))}}
             self.data[key] = rec  # placed at the call; msprobe orders by completion, see _post
-            if path not in self._seen_paths:
-                self._seen_paths.add(path)
-                lines = self._stacks.get(path)
-                if lines is None:
-                    lines = self._stacks[path] = user_stack()
-                self.stack_map.setdefault(tuple(lines), (lines, []))[1].append(key)
+            self._sites.seen(path, key)
             bkey = f"Module.{path}.{cls}.backward.{n}"
             grads = [t for t in flat if isinstance(t, torch.Tensor) and t.requires_grad]
             if torch.is_grad_enabled() and grads:
-                for i, t in enumerate(grads):
-                    t.register_hook(self._grad_hook(bkey, "output", i, len(grads)))
+                with torch._C.DisableTorchFunction():  # no user TorchFunctionMode per hook
+                    for i, t in enumerate(grads):
+                        t.register_hook(self._grad_hook(bkey, "output", i, len(grads)))
         return hook
 
     def _post(self, path: str, cls: str):
@@ -217,8 +237,9 @@ class TorchRecorder:
             self.construct[bkey] = parent.replace(".forward.", ".backward.") if parent else None
             if torch.is_grad_enabled():
                 outs = [t for t in flat if isinstance(t, torch.Tensor) and t.requires_grad]
-                for i, t in enumerate(outs):
-                    t.register_hook(self._grad_hook(bkey, "input", i, len(outs)))
+                with torch._C.DisableTorchFunction():
+                    for i, t in enumerate(outs):
+                        t.register_hook(self._grad_hook(bkey, "input", i, len(outs)))
             return None
         return hook
 

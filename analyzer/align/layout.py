@@ -30,18 +30,19 @@ def dumps_json(obj) -> bytes:
     return (json.dumps(obj, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
 
 
+# one encoder for every record (json.dumps with options builds a new encoder per call)
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def dumps_dump_json(head: dict, data: dict) -> bytes:
     """dump.json with one call record per line: msprobe reads any JSON, people grep lines,
     and it is a third of msprobe's indented size."""
+    enc = _COMPACT
     lines = ["{"]
     for k, v in head.items():
         lines.append(f" {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)},")
     lines.append(' "data": {')
-    items = list(data.items())
-    for i, (k, v) in enumerate(items):
-        sep = "," if i < len(items) - 1 else ""
-        lines.append(f"  {json.dumps(k, ensure_ascii=False)}: "
-                     f"{json.dumps(v, ensure_ascii=False, separators=(',', ':'))}{sep}")
+    lines.append(",\n".join(f"  {enc(k)}: {enc(v)}" for k, v in data.items()))
     lines += [" }", "}"]
     return ("\n".join(lines) + "\n").encode("utf-8")
 

@@ -5,6 +5,11 @@ A record is a plain dict so it serialises straight into dump.json:
      "Mean": .., "Norm": .., "NanCount": 0, "InfCount": 0, "requires_grad": true}
 Statistics are computed in float32, or float64 for float64 tensors, whatever the tensor dtype.
 Non-tensor arguments become {"type": "int", "value": 3} like msprobe writes them.
+
+`StepStats` is the framework-neutral half of a step's statistics: each framework's recorder
+reduces a tensor on its own device as the tensor comes by (Max, Min, Sum, Norm as device
+scalars, no host sync) and hands them here; `flush()` converts every value of the step to
+Python numbers at once and fills the records.
 """
 from __future__ import annotations
 
@@ -41,10 +46,9 @@ def finite_or_str(x: float, single: bool = False):
     """NaN/Inf stay floats: Python's json writes NaN/Infinity tokens, as msprobe's dumps do
     (a string "-inf" trips msprobe compare's formula-injection check). single: the value was
     computed in float32; keep its shortest float32 spelling (9 digits, not 17)."""
-    x = float(x)
-    if single and math.isfinite(x):
+    if single and x - x == 0:  # finite (inf - inf and nan - nan are nan)
         return float("%.9g" % x)  # 9 significant digits round-trip every float32
-    return x
+    return float(x)
 
 
 def numel(rec: dict) -> int:
@@ -64,3 +68,52 @@ def as_float(v) -> float:
         return float(v)
     except (TypeError, ValueError):
         return math.nan
+
+
+class StepStats:
+    """The statistics records of one step, filled once per step.
+
+    `add(group, values, rec, numel, single)` queues one tensor's reduced values (Max, Min,
+    Sum, Norm, and optionally NanCount, InfCount) under a group key (the values' device and
+    dtype: one group converts in one call); `alias(slot, rec)` makes another record share a
+    queued tensor's numbers (the same tensor seen twice); `flush()` converts each group with
+    `to_floats(values) -> list[float]` and fills Max/Min/Mean/Norm (Mean = Sum / numel) and,
+    when they were queued, the NaN/Inf counts."""
+
+    def __init__(self, to_floats):
+        self._to_floats = to_floats
+        self._groups: dict = {}  # key -> ([values], [slots])
+
+    def add(self, group, values, rec: dict, numel: int, single: bool) -> list:
+        vals, slots = self._groups.setdefault(group, ([], []))
+        slot = [len(vals), len(values), numel, single, rec]
+        vals.extend(values)
+        slots.append(slot)
+        return slot
+
+    @staticmethod
+    def alias(slot: list, rec: dict) -> None:
+        slot.append(rec)
+
+    def __len__(self) -> int:
+        return sum(len(s) for _, s in self._groups.values())
+
+    def flush(self) -> None:
+        groups, self._groups = self._groups, {}
+        for vals, slots in groups.values():
+            nums = self._to_floats(vals)
+            for off, width, n, single, *recs in slots:
+                mx, mn, total, norm = nums[off:off + 4]
+                stats = {"Max": finite_or_str(mx, single), "Min": finite_or_str(mn, single),
+                         "Mean": finite_or_str(total / n if n else math.nan, single),
+                         "Norm": finite_or_str(norm, single)}
+                if width == 6:
+                    stats["NanCount"], stats["InfCount"] = int(nums[off + 4]), int(nums[off + 5])
+                for rec in recs:
+                    rec.update(stats)
+
+
+def pending_record(type_: str, dtype: str, shape: list) -> dict:
+    """A tensor's record with its statistics to come (key order as msprobe writes them)."""
+    return {"type": type_, "dtype": dtype, "shape": shape, "Max": None, "Min": None,
+            "Mean": None, "Norm": None, "NanCount": 0, "InfCount": 0}
