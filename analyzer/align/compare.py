@@ -64,6 +64,9 @@ class Suspect:
     threshold: float | None
     verdict: dict = field(default_factory=dict)  # opscan classification for the target
     rank: int = 0
+    # Paddle: the CUSTOM_DEVICE_BLACK_LIST trial as `opscan blacklist` judged it:
+    # {"status": "trial"|"refused"|"unchecked", "export": ..., "reason": ...}; {} for torch
+    blacklist: dict = field(default_factory=dict)
 
 
 @dataclass
