@@ -1,19 +1,20 @@
 """Cost of `opscan align dump --level module`: step time against an undumped step of the
 same process, and bytes of dump.json per module call.
 
-Per model: one recorder (as `opscan align dump` makes one per run), one warm-up step of
-each kind (the dumped warm-up captures the call sites, once per run), then `--repeat`
-undumped steps interleaved with as many dumped steps, so the machine's load hits both.
-A dumped step is begin_step + the step with hooks and statistics + end_step (one
-conversion of the step's statistics) + writing step{N}/rank0/; installing and removing
-the hooks around it (once per run in a real dump) is timed apart. Each step is timed in
-wall time and in CPU time of this process (user+sys from getrusage: what the step itself
-costs when other processes load the machine).
-Ratio = median dumped / median undumped; the fastest-step ratio is printed too.
+Per model: one recorder (as `opscan align dump` makes one per run); rounds of a block of
+undumped steps followed by a block of dumped steps, so the machine's load hits both (a
+first round of each kind is a warm-up: the dumped one captures the call sites, once per
+run). A dumped block is what `opscan align dump` does per step: begin_step, the step with
+hooks and statistics, end_step (one conversion of the step's statistics), the step handed
+to the background writer; the block's time includes waiting for the writer to finish its
+last step. Installing and removing the hooks (once per run in a real dump) is timed apart.
+Each block is timed in wall time and in CPU time of this process, all threads (user+sys
+from getrusage: what the dump costs whatever else loads the machine).
+Ratio = median dumped step / median undumped step; the fastest-block ratio is printed too.
 Criterion (issue 15): <= 1.5x and <= 2 KB per module call (forward + backward record +
 parameter gradients).
 
-    python benchmarks/align_overhead.py [--models fw:path,...] [--repeat N] [--threads N]
+    python benchmarks/align_overhead.py [--models fw:path,...] [--rounds N] [--block N] [--threads N]
 """
 from __future__ import annotations
 
@@ -49,7 +50,8 @@ class _Clock:
         self.wall, self.cpu = time.perf_counter() - self.w, _cpu() - self.c
 
 
-def measure(framework: str, model: str, work: Path, repeat: int) -> dict:
+def measure(framework: str, model: str, work: Path, rounds: int, block: int) -> dict:
+    from analyzer.align.layout import StepWriter
     from analyzer.align.loader import load_model
     from analyzer.align.runner import _seed, _session
 
@@ -58,35 +60,40 @@ def measure(framework: str, model: str, work: Path, repeat: int) -> dict:
     s = _session(entry, framework, "cpu")
     s.disable_dropout()
     out = work / Path(model).stem
-    plain, dumped, hooks, sizes, calls = [], [], [], [], 0
+    plain, dumped, hooks, calls, last = [], [], [], 0, None
     rec = s.recorder("module", (), None)
     rec.remove()
+    step = 0
     try:
         with s.step_context(None):
             entry.run_step()  # warm-up
-        for i in range(-1, repeat):  # step -1: dumped warm-up (call sites captured once)
+        for r in range(-1, rounds):  # round -1: warm-up of both kinds (call sites captured once)
             with _Clock() as c:
-                with s.step_context(None):
-                    entry.run_step()
-            if i >= 0:
-                plain.append((c.wall, c.cpu))
+                for _ in range(block):
+                    with s.step_context(None):
+                        entry.run_step()
+            if r >= 0:
+                plain.append((c.wall / block, c.cpu / block))
             with _Clock() as h1:
                 rec.install()
             with _Clock() as c:
-                rec.begin_step(max(i, 0))
-                with s.step_context(None):
-                    entry.run_step()
-                d = rec.end_step()
-                path = d.write(out)
+                with StepWriter(out) as writer:
+                    for _ in range(block):
+                        rec.begin_step(step)
+                        with s.step_context(None):
+                            entry.run_step()
+                        d = rec.end_step()
+                        last = writer.submit(d)
+                        step += 1
             with _Clock() as h2:
                 rec.remove()
-            if i >= 0:
-                dumped.append((c.wall, c.cpu))
+            if r >= 0:
+                dumped.append((c.wall / block, c.cpu / block))
                 hooks.append(h1.wall + h2.wall)
             calls = sum(1 for k in d.data if k.startswith("Module.") and ".forward." in k)
-            sizes.append((path / "dump.json").stat().st_size)
     finally:
         s.close()
+    size = (last / "dump.json").stat().st_size
     med = lambda xs, k: statistics.median(x[k] for x in xs)  # noqa: E731
     low = lambda xs, k: min(x[k] for x in xs)  # noqa: E731
     return {"model": Path(model).name, "framework": framework, "module_calls": calls,
@@ -96,15 +103,16 @@ def measure(framework: str, model: str, work: Path, repeat: int) -> dict:
             "ratio_cpu": round(med(dumped, 1) / med(plain, 1), 2),
             "ratio_fastest_wall": round(low(dumped, 0) / low(plain, 0), 2),
             "install_remove_s": round(statistics.median(hooks), 4),
-            "dump_json_bytes": sizes[-1], "bytes_per_call": round(sizes[-1] / max(calls, 1)),
-            "undumped_all": [[round(w, 4), round(c, 4)] for w, c in plain],
-            "dumped_all": [[round(w, 4), round(c, 4)] for w, c in dumped]}
+            "dump_json_bytes": size, "bytes_per_call": round(size / max(calls, 1)),
+            "undumped_per_step": [[round(w, 4), round(c, 4)] for w, c in plain],
+            "dumped_per_step": [[round(w, 4), round(c, 4)] for w, c in dumped]}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=None, help="fw:path,... (default: the bundled examples)")
-    ap.add_argument("--repeat", type=int, default=15, help="steps of each kind per model (default 15)")
+    ap.add_argument("--rounds", type=int, default=5, help="rounds of (undumped block, dumped block) per model")
+    ap.add_argument("--block", type=int, default=4, help="steps per block (default 4)")
     ap.add_argument("--threads", type=int, default=1,
                     help="torch intra-op threads (default 1: steadier timings on a shared machine)")
     ap.add_argument("--json", default=None, help="also write the rows to this file")
@@ -116,7 +124,7 @@ def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for fw, model in models:
-            r = measure(fw, model, Path(tmp), args.repeat)
+            r = measure(fw, model, Path(tmp), args.rounds, args.block)
             rows.append(r)
             print(f"{r['model']:26s} {fw:6s} {r['module_calls']:4d} calls  undumped {r['undumped_wall_s']:.4f}s "
                   f"(cpu {r['undumped_cpu_s']:.4f}s)  dumped {r['dumped_wall_s']:.4f}s (cpu {r['dumped_cpu_s']:.4f}s)  "

@@ -18,7 +18,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from analyzer.align.fault import Fault
 from analyzer.align.layout import StepDump
 from analyzer.align.stacks import StackSites
-from analyzer.align.stats import StepStats, pending_record, scalar_record
+from analyzer.align.stats import HOST, StepStats, scalar_record
 
 # ops that return a view or metadata of their input: same numbers as their input
 _SKIP_OPS = {"detach", "alias", "lift_fresh", "_unsafe_view", "view", "t", "transpose",
@@ -32,29 +32,41 @@ def _to_floats(vals: list) -> list:
     return torch.stack(vals).tolist()
 
 
+_DTYPE_NAMES: dict = {}
+_F32, _F64 = torch.float32, torch.float64
+
+
 def queue_stats(t: torch.Tensor, batch: StepStats) -> tuple[dict, list | None]:
-    """Reduce `t` on its device (aminmax, one sum, one L2 norm, in float32 or float64) and
+    """Reduce `t` where it lives (aminmax, one sum, one L2 norm, in float32 or float64) and
     queue the values in `batch`; -> (the record, filled by batch.flush(); its slot).
-    NaN/Inf counts: on the CPU (no sync to avoid) counted at once when the norm is not
-    finite (a finite L2 norm means no NaN and no Inf); on a device reduced along with the
-    other statistics, so no tensor needs a host sync."""
-    rec = pending_record("torch.Tensor", str(t.dtype), list(t.shape))
+    CPU tensors: the four values read at once (no sync to avoid), NaN/Inf counted only when
+    the norm is not finite (a finite L2 norm means no NaN and no Inf). Device tensors: the
+    values and the NaN/Inf counts stay on the device until the step's one conversion."""
+    dt = t.dtype
+    name = _DTYPE_NAMES.get(dt)
+    if name is None:
+        name = _DTYPE_NAMES[dt] = str(dt)
+    rec = {"type": "torch.Tensor", "dtype": name, "shape": list(t.shape), "Max": None, "Min": None,
+           "Mean": None, "Norm": None, "NanCount": 0, "InfCount": 0}
     x = t.detach()
     n = x.numel()
     if n == 0:
         return rec, None
-    if x.is_complex():
-        x = x.abs()
-    xf = x if x.dtype == torch.float64 or x.dtype == torch.float32 else x.to(torch.float32)
-    mn, mx = torch.aminmax(xf)
-    norm = torch.linalg.vector_norm(xf)
-    values = [mx, mn, xf.sum(), norm]
-    if xf.device.type == "cpu":
-        if not math.isfinite(norm.item()):
-            rec["NanCount"], rec["InfCount"] = int(torch.isnan(xf).sum()), int(torch.isinf(xf).sum())
+    if dt is not _F32 and dt is not _F64:
+        if x.is_complex():
+            x = x.abs()
+        if x.dtype is not _F64:
+            x = x.to(_F32)
+    mn, mx = torch.aminmax(x)
+    norm = torch.linalg.vector_norm(x)
+    if x.is_cpu:  # read at once: no sync on the CPU
+        nv = norm.item()
+        if not math.isfinite(nv):
+            rec["NanCount"], rec["InfCount"] = int(torch.isnan(x).sum()), int(torch.isinf(x).sum())
+        slot = batch.add(HOST, (mx.item(), mn.item(), x.sum().item(), nv), rec, n, x.dtype is not _F64)
     else:
-        values += [torch.isnan(xf).sum().to(xf.dtype), torch.isinf(xf).sum().to(xf.dtype)]
-    slot = batch.add((xf.device, xf.dtype), values, rec, n, xf.dtype != torch.float64)
+        slot = batch.add((x.device, x.dtype), (mx, mn, x.sum(), norm, torch.isnan(x).sum().to(x.dtype),
+                                               torch.isinf(x).sum().to(x.dtype)), rec, n, x.dtype is not _F64)
     return rec, slot
 
 
@@ -79,6 +91,18 @@ def flatten(obj, out: list) -> list:
     else:
         out.append(obj)
     return out
+
+
+def _quiet(hook):
+    """Run a hook with torch-function handling off: every tensor attribute read
+    (`requires_grad`, `_version`) and every statistics op would otherwise go through the
+    user's TorchFunctionModes (and the dump's own dropout interceptor) in Python."""
+    disabled = torch._C.DisableTorchFunction
+
+    def run(*args):
+        with disabled():
+            return hook(*args)
+    return run
 
 
 class _Mode(TorchDispatchMode):
@@ -118,12 +142,13 @@ class TorchRecorder:
             if mod is root:
                 continue
             cls = type(mod).__name__
-            self._handles.append(mod.register_forward_pre_hook(self._pre(path, cls), with_kwargs=True))
-            self._handles.append(mod.register_forward_hook(self._post(path, cls), with_kwargs=True))
+            self._handles.append(mod.register_forward_pre_hook(_quiet(self._pre(path, cls)), with_kwargs=True))
+            self._handles.append(mod.register_forward_hook(_quiet(self._post(path, cls)), with_kwargs=True))
             for pname, p in mod.named_parameters(recurse=False):
                 if p.requires_grad and id(p) not in self._param_owner:
                     self._param_owner[id(p)] = (path, cls, pname)
-                    self._handles.append(p.register_post_accumulate_grad_hook(self._param_hook(path, cls, pname)))
+                    self._handles.append(p.register_post_accumulate_grad_hook(
+                        _quiet(self._param_hook(path, cls, pname))))
         return self
 
     def remove(self) -> None:
@@ -141,6 +166,7 @@ class TorchRecorder:
         self._fault_seen = 0
         self._stack: list[str] = []
         self._cache: dict = {}
+        self._grad_targets: dict = {}  # id(tensor) -> (weakref, version, [targets])
         if not hasattr(self, "_param_owner"):
             self._param_owner: dict = {}
         if not hasattr(self, "_sites"):
@@ -165,6 +191,7 @@ class TorchRecorder:
                      level="mix" if self.level == "op" else "L0",
                      data=self.data, construct=self.construct, stack=self._sites.stack_json())
         self._cache = {}
+        self._grad_targets = {}
         return d
 
     # ------------------------------------------------------------ statistics
@@ -180,8 +207,7 @@ class TorchRecorder:
             return rec
         self._busy = True
         try:
-            with torch._C.DisableTorchFunction():  # the user's TorchFunctionModes see none of our ops
-                rec, slot = queue_stats(obj, self._batch)
+            rec, slot = queue_stats(obj, self._batch)
         finally:
             self._busy = False
         rec["requires_grad"] = bool(obj.requires_grad)
@@ -219,9 +245,8 @@ class TorchRecorder:
             bkey = f"Module.{path}.{cls}.backward.{n}"
             grads = [t for t in flat if isinstance(t, torch.Tensor) and t.requires_grad]
             if torch.is_grad_enabled() and grads:
-                with torch._C.DisableTorchFunction():  # no user TorchFunctionMode per hook
-                    for i, t in enumerate(grads):
-                        t.register_hook(self._grad_hook(bkey, "output", i, len(grads)))
+                for i, t in enumerate(grads):
+                    self._watch_grad(t, (bkey, "output", i, len(grads)))
         return hook
 
     def _post(self, path: str, cls: str):
@@ -237,21 +262,34 @@ class TorchRecorder:
             self.construct[bkey] = parent.replace(".forward.", ".backward.") if parent else None
             if torch.is_grad_enabled():
                 outs = [t for t in flat if isinstance(t, torch.Tensor) and t.requires_grad]
-                with torch._C.DisableTorchFunction():
-                    for i, t in enumerate(outs):
-                        t.register_hook(self._grad_hook(bkey, "input", i, len(outs)))
+                for i, t in enumerate(outs):
+                    self._watch_grad(t, (bkey, "input", i, len(outs)))
             return None
         return hook
 
-    def _grad_hook(self, bkey: str, side: str, i: int, n: int):
+    def _watch_grad(self, t: torch.Tensor, target: tuple) -> None:
+        """Record t's gradient into target (backward key, side, index, count). A module's
+        input is often the previous module's output: one tensor hook serves both records
+        (as long as the tensor was not modified in place in between)."""
+        hit = self._grad_targets.get(id(t))
+        if hit is not None and hit[0]() is t and hit[1] == t._version:
+            hit[2].append(target)
+            return
+        targets = [target]
+        t.register_hook(_quiet(self._grad_hook(targets)))
+        self._grad_targets[id(t)] = (weakref.ref(t), t._version, targets)
+
+    def _grad_hook(self, targets: list):
         def hook(g):
-            rec = self.data.get(bkey)
-            if rec is None:
-                rec = self.data[bkey] = {"input": [], "output": []}
-            lst = rec[side]
-            if len(lst) < n:
-                lst.extend([None] * (n - len(lst)))
-            lst[i] = self._grad_stats(g)
+            rec_g = self._grad_stats(g)
+            for bkey, side, i, n in targets:
+                rec = self.data.get(bkey)
+                if rec is None:
+                    rec = self.data[bkey] = {"input": [], "output": []}
+                lst = rec[side]
+                if len(lst) < n:
+                    lst.extend([None] * (n - len(lst)))
+                lst[i] = rec_g
             return None
         return hook
 

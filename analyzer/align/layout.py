@@ -80,20 +80,24 @@ class StepDump:
     construct: dict = field(default_factory=dict)
     stack: dict = field(default_factory=dict)
 
-    def write(self, root: Path) -> Path:
+    def encode(self) -> dict[str, bytes]:
+        """The three files' bytes."""
+        return {"dump.json": dumps_dump_json({"task": "statistics", "level": self.level,
+                                              "framework": self.framework,
+                                              "dump_data_dir": None}, self.data),
+                "construct.json": dumps_json(self.construct), "stack.json": dumps_json(self.stack)}
+
+    def write(self, root: Path, files: dict[str, bytes] | None = None) -> Path:
         """The three files go into a hidden folder renamed onto step{N}/rank{R} at once (one
         rename per step: renames are the slow part of a dump on overlay filesystems)."""
         import shutil
 
+        files = self.encode() if files is None else files
         d = Path(root) / f"step{self.step}" / f"rank{self.rank}"
         tmp = d.parent / f".rank{self.rank}.tmp"
         if tmp.exists():
             shutil.rmtree(tmp)
         tmp.mkdir(parents=True)
-        files = {"dump.json": dumps_dump_json({"task": "statistics", "level": self.level,
-                                               "framework": self.framework,
-                                               "dump_data_dir": None}, self.data),
-                 "construct.json": dumps_json(self.construct), "stack.json": dumps_json(self.stack)}
         for name, data in files.items():
             with open(tmp / name, "wb") as f:
                 f.write(data)
@@ -101,6 +105,53 @@ class StepDump:
             shutil.rmtree(d)
         os.rename(tmp, d)
         return d
+
+
+class StepWriter:
+    """Writes each step's files on one background thread, so the file system's latency
+    (mkdir, open, rename: hundreds of microseconds each on an overlay filesystem) overlaps
+    the next step. The JSON is encoded on the caller's thread: encoding holds the GIL, and a
+    thread holding it while the step runs would stall every framework op that hands the GIL
+    back and forth. Steps are written in order; nothing reads a dump before `close()`; the
+    first error is raised by the next `submit` or by `close`."""
+
+    def __init__(self, root: Path):
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.root = Path(root)
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="opscan-align-write")
+        self._futures: list = []
+
+    def submit(self, dump: StepDump) -> Path:
+        """Queue `dump`; returns the folder it will be in (step{N}/rank{R})."""
+        self._check()
+        self._futures.append(self._pool.submit(dump.write, self.root, dump.encode()))
+        return self.root / f"step{dump.step}" / f"rank{dump.rank}"
+
+    def _check(self) -> None:
+        done = [f for f in self._futures if f.done()]
+        for f in done:
+            self._futures.remove(f)
+            f.result()  # re-raises the writer's error here
+
+    def close(self, quiet: bool = False) -> None:
+        """Wait for every queued step; raise the first error (quiet: an error is already
+        on its way up; wait, raise nothing)."""
+        try:
+            for f in self._futures:
+                if quiet:
+                    f.exception()
+                else:
+                    f.result()
+        finally:
+            self._futures.clear()
+            self._pool.shutdown(wait=True)
+
+    def __enter__(self) -> "StepWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def _num(name: str, prefix: str) -> int:

@@ -7,9 +7,11 @@ Statistics are computed in float32, or float64 for float64 tensors, whatever the
 Non-tensor arguments become {"type": "int", "value": 3} like msprobe writes them.
 
 `StepStats` is the framework-neutral half of a step's statistics: each framework's recorder
-reduces a tensor on its own device as the tensor comes by (Max, Min, Sum, Norm as device
-scalars, no host sync) and hands them here; `flush()` converts every value of the step to
-Python numbers at once and fills the records.
+reduces a tensor as the tensor comes by (Max, Min, Sum, Norm) and hands the values here;
+`flush()` fills the records once per step. On an accelerator the values stay device
+scalars until then (no host sync per tensor; one conversion per step). On the CPU there is
+nothing to sync: the values are read at once as Python floats (`HOST`), which costs less
+than keeping four small tensors alive per tensor until the end of the step.
 """
 from __future__ import annotations
 
@@ -70,6 +72,9 @@ def as_float(v) -> float:
         return math.nan
 
 
+HOST = "host"  # the group of values already read as Python numbers
+
+
 class StepStats:
     """The statistics records of one step, filled once per step.
 
@@ -77,7 +82,7 @@ class StepStats:
     Sum, Norm, and optionally NanCount, InfCount) under a group key (the values' device and
     dtype: one group converts in one call); `alias(slot, rec)` makes another record share a
     queued tensor's numbers (the same tensor seen twice); `flush()` converts each group with
-    `to_floats(values) -> list[float]` and fills Max/Min/Mean/Norm (Mean = Sum / numel) and,
+    `to_floats(values) -> list[float]` (the HOST group holds floats already) and fills Max/Min/Mean/Norm (Mean = Sum / numel) and,
     when they were queued, the NaN/Inf counts."""
 
     def __init__(self, to_floats):
@@ -101,12 +106,14 @@ class StepStats:
     def flush(self) -> None:
         groups, self._groups = self._groups, {}
         for vals, slots in groups.values():
-            nums = self._to_floats(vals)
+            nums = vals if vals and isinstance(vals[0], float) else self._to_floats(vals)
             for off, width, n, single, *recs in slots:
                 mx, mn, total, norm = nums[off:off + 4]
-                stats = {"Max": finite_or_str(mx, single), "Min": finite_or_str(mn, single),
-                         "Mean": finite_or_str(total / n if n else math.nan, single),
-                         "Norm": finite_or_str(norm, single)}
+                mean = total / n
+                if single:  # 9 significant digits round-trip every float32; nan/inf stay floats
+                    mx, mn, mean, norm = [float("%.9g" % v) if v - v == 0 else v
+                                          for v in (mx, mn, mean, norm)]
+                stats = {"Max": mx, "Min": mn, "Mean": mean, "Norm": norm}
                 if width == 6:
                     stats["NanCount"], stats["InfCount"] = int(nums[off + 4]), int(nums[off + 5])
                 for rec in recs:
