@@ -36,12 +36,13 @@ _DTYPE_NAMES: dict = {}
 _F32, _F64 = torch.float32, torch.float64
 
 
-def queue_stats(t: torch.Tensor, batch: StepStats) -> tuple[dict, list | None]:
+def queue_stats(t: torch.Tensor, batch: StepStats, on_device: bool | None = None) -> tuple[dict, list | None]:
     """Reduce `t` where it lives (aminmax, one sum, one L2 norm, in float32 or float64) and
     queue the values in `batch`; -> (the record, filled by batch.flush(); its slot).
     CPU tensors: the four values read at once (no sync to avoid), NaN/Inf counted only when
     the norm is not finite (a finite L2 norm means no NaN and no Inf). Device tensors: the
-    values and the NaN/Inf counts stay on the device until the step's one conversion."""
+    values and the NaN/Inf counts stay on the device until the step's one conversion.
+    on_device: force one path (tests run the device path on CPU tensors)."""
     dt = t.dtype
     name = _DTYPE_NAMES.get(dt)
     if name is None:
@@ -59,7 +60,7 @@ def queue_stats(t: torch.Tensor, batch: StepStats) -> tuple[dict, list | None]:
             x = x.to(_F32)
     mn, mx = torch.aminmax(x)
     norm = torch.linalg.vector_norm(x)
-    if x.is_cpu:  # read at once: no sync on the CPU
+    if not (on_device if on_device is not None else not x.is_cpu):  # CPU: read at once, no sync
         nv = norm.item()
         if not math.isfinite(nv):
             rec["NanCount"], rec["InfCount"] = int(torch.isnan(x).sum()), int(torch.isinf(x).sum())

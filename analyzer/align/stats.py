@@ -16,6 +16,7 @@ than keeping four small tensors alive per tensor until the end of the step.
 from __future__ import annotations
 
 import math
+import struct
 
 STAT_KEYS = ("Max", "Min", "Mean", "Norm")
 
@@ -72,28 +73,35 @@ def as_float(v) -> float:
         return math.nan
 
 
+_F32 = struct.Struct("f")
 HOST = "host"  # the group of values already read as Python numbers
 
 
 class StepStats:
     """The statistics records of one step, filled once per step.
 
-    `add(group, values, rec, numel, single)` queues one tensor's reduced values (Max, Min,
-    Sum, Norm, and optionally NanCount, InfCount) under a group key (the values' device and
-    dtype: one group converts in one call); `alias(slot, rec)` makes another record share a
-    queued tensor's numbers (the same tensor seen twice); `flush()` converts each group with
-    `to_floats(values) -> list[float]` (the HOST group holds floats already) and fills Max/Min/Mean/Norm (Mean = Sum / numel) and,
-    when they were queued, the NaN/Inf counts."""
+    `add(group, values, rec, numel, single, width)` queues one tensor's reduced values
+    (Max, Min, Sum, Norm and optionally NanCount, InfCount: `width` numbers, carried as
+    Python floats for the HOST group, or as device scalars or one device vector per tensor)
+    under a group key (the values' device and dtype: one group converts in one call);
+    `alias(slot, rec)` makes another record share a queued tensor's numbers (the same
+    tensor seen twice); `flush()` converts each group with `to_floats(values) -> list[float]`
+    (the HOST group holds floats already) and fills Max/Min/Mean/Norm (Mean = Sum / numel)
+    and, when they were queued, the NaN/Inf counts."""
 
     def __init__(self, to_floats):
         self._to_floats = to_floats
-        self._groups: dict = {}  # key -> ([values], [slots])
+        self._groups: dict = {}  # key -> [[values], [slots], count of numbers]
 
-    def add(self, group, values, rec: dict, numel: int, single: bool) -> list:
-        vals, slots = self._groups.setdefault(group, ([], []))
-        slot = [len(vals), len(values), numel, single, rec]
-        vals.extend(values)
-        slots.append(slot)
+    def add(self, group, values, rec: dict, numel: int, single: bool, width: int | None = None) -> list:
+        g = self._groups.get(group)
+        if g is None:
+            g = self._groups[group] = [[], [], 0]
+        width = len(values) if width is None else width
+        slot = [g[2], width, numel, single, rec]
+        g[0].extend(values)
+        g[1].append(slot)
+        g[2] += width
         return slot
 
     @staticmethod
@@ -101,16 +109,17 @@ class StepStats:
         slot.append(rec)
 
     def __len__(self) -> int:
-        return sum(len(s) for _, s in self._groups.values())
+        return sum(len(g[1]) for g in self._groups.values())
 
     def flush(self) -> None:
         groups, self._groups = self._groups, {}
-        for vals, slots in groups.values():
-            nums = vals if vals and isinstance(vals[0], float) else self._to_floats(vals)
+        for group, (vals, slots, _) in groups.items():
+            nums = vals if group == HOST else self._to_floats(vals)
             for off, width, n, single, *recs in slots:
                 mx, mn, total, norm = nums[off:off + 4]
                 mean = total / n
-                if single:  # 9 significant digits round-trip every float32; nan/inf stay floats
+                if single:
+                    mean = _F32.unpack(_F32.pack(mean))[0] if mean - mean == 0 else mean  # a float32 mean  # 9 significant digits round-trip every float32; nan/inf stay floats
                     mx, mn, mean, norm = [float("%.9g" % v) if v - v == 0 else v
                                           for v in (mx, mn, mean, norm)]
                 stats = {"Max": mx, "Min": mn, "Mean": mean, "Norm": norm}
