@@ -19,6 +19,7 @@ parameter gradients).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import resource
 import statistics
@@ -50,14 +51,15 @@ class _Clock:
         self.wall, self.cpu = time.perf_counter() - self.w, _cpu() - self.c
 
 
-def measure(framework: str, model: str, work: Path, rounds: int, block: int) -> dict:
+def measure(framework: str, model: str, work: Path, rounds: int, block: int, device: str = "cpu") -> dict:
     from analyzer.align.layout import StepWriter
     from analyzer.align.loader import load_model
     from analyzer.align.runner import _seed, _session
 
     _seed(framework, 0)
     entry = load_model(ROOT / model, framework)
-    s = _session(entry, framework, "cpu")
+    s = _session(entry, framework, device)
+    s.to_device()
     s.disable_dropout()
     out = work / Path(model).stem
     plain, dumped, hooks, calls, last = [], [], [], 0, None
@@ -72,6 +74,7 @@ def measure(framework: str, model: str, work: Path, rounds: int, block: int) -> 
                 for _ in range(block):
                     with s.step_context(None):
                         entry.run_step()
+                s.sync()
             if r >= 0:
                 plain.append((c.wall / block, c.cpu / block))
             with _Clock() as h1:
@@ -82,7 +85,7 @@ def measure(framework: str, model: str, work: Path, rounds: int, block: int) -> 
                         rec.begin_step(step)
                         with s.step_context(None):
                             entry.run_step()
-                        d = rec.end_step()
+                        d = rec.end_step()  # one host conversion of the step's statistics
                         last = writer.submit(d)
                         step += 1
             with _Clock() as h2:
@@ -96,7 +99,7 @@ def measure(framework: str, model: str, work: Path, rounds: int, block: int) -> 
     size = (last / "dump.json").stat().st_size
     med = lambda xs, k: statistics.median(x[k] for x in xs)  # noqa: E731
     low = lambda xs, k: min(x[k] for x in xs)  # noqa: E731
-    return {"model": Path(model).name, "framework": framework, "module_calls": calls,
+    return {"model": Path(model).name, "framework": framework, "device": device, "module_calls": calls,
             "undumped_wall_s": round(med(plain, 0), 4), "dumped_wall_s": round(med(dumped, 0), 4),
             "undumped_cpu_s": round(med(plain, 1), 4), "dumped_cpu_s": round(med(dumped, 1), 4),
             "ratio_wall": round(med(dumped, 0) / med(plain, 0), 2),
@@ -108,6 +111,22 @@ def measure(framework: str, model: str, work: Path, rounds: int, block: int) -> 
             "dumped_per_step": [[round(w, 4), round(c, 4)] for w, c in dumped]}
 
 
+def device_skip(framework: str, device: str) -> str | None:
+    """Why `device` cannot run here (None: it can)."""
+    if device == "gpu":
+        if framework == "torch":
+            import torch
+            return None if torch.cuda.is_available() else "no CUDA device (torch.cuda.is_available() is False)"
+        import paddle
+        return None if paddle.device.is_compiled_with_cuda() and paddle.device.cuda.device_count() else \
+            "no CUDA device (this Paddle build has no CUDA or sees no GPU)"
+    if device == "npu":
+        import os
+        if not os.environ.get("ASCEND_HOME_PATH"):
+            return "no Ascend NPU (ASCEND_HOME_PATH unset: CANN not installed)"
+    return None
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=None, help="fw:path,... (default: the bundled examples)")
@@ -115,6 +134,8 @@ def main() -> int:
     ap.add_argument("--block", type=int, default=4, help="steps per block (default 4)")
     ap.add_argument("--threads", type=int, default=1,
                     help="torch intra-op threads (default 1: steadier timings on a shared machine)")
+    ap.add_argument("--devices", default="cpu,gpu,npu",
+                    help="devices to measure (default cpu,gpu,npu; one without hardware is skipped with the reason)")
     ap.add_argument("--json", default=None, help="also write the rows to this file")
     args = ap.parse_args()
     if args.threads:
@@ -122,17 +143,26 @@ def main() -> int:
         torch.set_num_threads(args.threads)
     models = MODELS if not args.models else [tuple(m.split(":", 1)) for m in args.models.split(",")]
     rows = []
+    devices = [d for d in args.devices.split(",") if d]
     with tempfile.TemporaryDirectory() as tmp:
-        for fw, model in models:
-            r = measure(fw, model, Path(tmp), args.rounds, args.block)
+        for (fw, model), device in itertools.product(models, devices):
+            why = device_skip(fw, device)
+            if why:
+                print(f"{Path(model).name:26s} {fw:6s} {device}: skipped: {why}", flush=True)
+                continue
+            r = measure(fw, model, Path(tmp), args.rounds, args.block, device)
             rows.append(r)
-            print(f"{r['model']:26s} {fw:6s} {r['module_calls']:4d} calls  undumped {r['undumped_wall_s']:.4f}s "
+            print(f"{r['model']:26s} {fw:6s} {device} {r['module_calls']:4d} calls  undumped {r['undumped_wall_s']:.4f}s "
                   f"(cpu {r['undumped_cpu_s']:.4f}s)  dumped {r['dumped_wall_s']:.4f}s (cpu {r['dumped_cpu_s']:.4f}s)  "
                   f"ratio {r['ratio_wall']:.2f}x wall, {r['ratio_cpu']:.2f}x cpu, {r['ratio_fastest_wall']:.2f}x fastest"
                   f"  {r['bytes_per_call']} B/call", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
-    ok = all(min(r["ratio_wall"], r["ratio_cpu"]) <= 1.5 and r["bytes_per_call"] <= 2048 for r in rows)
+    # CPU runs are judged on CPU time (what the dump costs, whatever else loads the machine;
+    # on a quiet machine wall and CPU agree); device runs on wall time (the device's work is
+    # not CPU time)
+    ok = all((r["ratio_cpu"] if r["device"] == "cpu" else r["ratio_wall"]) <= 1.5
+             and r["bytes_per_call"] <= 2048 for r in rows)
     print("criterion (<= 1.5x, <= 2 KB per module call):", "met" if ok else "NOT met")
     return 0 if ok else 1
 

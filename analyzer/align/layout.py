@@ -34,6 +34,14 @@ def dumps_json(obj) -> bytes:
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
+def dumps_lines(obj: dict) -> bytes:
+    """A JSON object with one entry per line, through the C encoder (indent= would take
+    Python's own, ten times slower, on every step)."""
+    enc = _COMPACT
+    body = ",\n".join(f" {enc(k)}: {enc(v)}" for k, v in obj.items())
+    return ("{\n" + body + "\n}\n").encode("utf-8") if obj else b"{}\n"
+
+
 def dumps_dump_json(head: dict, data: dict) -> bytes:
     """dump.json with one call record per line: msprobe reads any JSON, people grep lines,
     and it is a third of msprobe's indented size."""
@@ -85,7 +93,7 @@ class StepDump:
         return {"dump.json": dumps_dump_json({"task": "statistics", "level": self.level,
                                               "framework": self.framework,
                                               "dump_data_dir": None}, self.data),
-                "construct.json": dumps_json(self.construct), "stack.json": dumps_json(self.stack)}
+                "construct.json": dumps_lines(self.construct), "stack.json": dumps_lines(self.stack)}
 
     def write(self, root: Path, files: dict[str, bytes] | None = None) -> Path:
         """The three files go into a hidden folder renamed onto step{N}/rank{R} at once (one
