@@ -238,9 +238,8 @@ class PaddleRecorder:
                 StepStats.alias(hit[3], rec)
             return rec
         self._busy = True
-        try:
-            with paddle.no_grad():
-                rec, slot = queue_stats(obj, self._batch)
+        try:  # on a detached tensor: no autograd graph to keep out
+            rec, slot = queue_stats(obj, self._batch)
         finally:
             self._busy = False
         rec["requires_grad"] = rg
