@@ -45,7 +45,7 @@ def _classify(op, dtypes):
     return {"category": "supported", "action": ""}
 
 
-def test_compare_offers_the_checked_trial(align_dumps, ctx):
+def test_compare_offers_the_checked_trial(align_dumps, ctx, tmp_path):
     rep, hit = _planted(align_dumps, "softmax", 1)
     out = suspects(rep, "paddle", classify=_classify,
                    blacklist=lambda k, d: blacklist_trial(ctx, k, d))
@@ -54,6 +54,14 @@ def test_compare_offers_the_checked_trial(align_dumps, ctx):
     assert len(trial) == 1
     assert 'export CUSTOM_DEVICE_BLACK_LIST="softmax"' in trial[0]
     assert "checked by opscan blacklist; softmax: dygraph + static/PIR" in trial[0]
+    # the md report's suspect table carries the trial
+    import json
+
+    from analyzer.align.report import write_reports
+
+    rep.suspects = out
+    write_reports(json.loads(json.dumps(rep.to_json(), default=str)), tmp_path, "md", False)
+    assert '| export CUSTOM_DEVICE_BLACK_LIST="softmax" |' in (tmp_path / "align.md").read_text()
 
 
 def test_refused_suspect_gets_no_trial_and_says_why(align_dumps, ctx):
