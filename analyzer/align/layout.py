@@ -95,18 +95,29 @@ class StepDump:
                                               "dump_data_dir": None}, self.data),
                 "construct.json": dumps_lines(self.construct), "stack.json": dumps_lines(self.stack)}
 
-    def write(self, root: Path, files: dict[str, bytes] | None = None) -> Path:
+    def write(self, root: Path, files: dict[str, bytes] | None = None,
+              same_as: dict[str, Path] | None = None) -> Path:
         """The three files go into a hidden folder renamed onto step{N}/rank{R} at once (one
-        rename per step: renames are the slow part of a dump on overlay filesystems)."""
+        rename per step: renames are the slow part of a dump on overlay filesystems).
+        same_as: file name -> an earlier step's file with the same bytes, hard-linked instead
+        of written (construct.json and stack.json rarely change between steps; a link costs
+        a tenth of creating and writing a file here); written when linking fails."""
         import shutil
 
         files = self.encode() if files is None else files
+        same_as = same_as or {}
         d = Path(root) / f"step{self.step}" / f"rank{self.rank}"
         tmp = d.parent / f".rank{self.rank}.tmp"
         if tmp.exists():
             shutil.rmtree(tmp)
         tmp.mkdir(parents=True)
         for name, data in files.items():
+            if name in same_as:
+                try:
+                    os.link(same_as[name], tmp / name)
+                    continue
+                except OSError:
+                    pass
             with open(tmp / name, "wb") as f:
                 f.write(data)
         if d.exists():
@@ -121,7 +132,8 @@ class StepWriter:
     the next step. The JSON is encoded on the caller's thread: encoding holds the GIL, and a
     thread holding it while the step runs would stall every framework op that hands the GIL
     back and forth. Steps are written in order; nothing reads a dump before `close()`; the
-    first error is raised by the next `submit` or by `close`."""
+    first error is raised by the next `submit` or by `close`. A construct.json or stack.json
+    identical to the previous step's is hard-linked to it."""
 
     def __init__(self, root: Path):
         from concurrent.futures import ThreadPoolExecutor
@@ -129,12 +141,17 @@ class StepWriter:
         self.root = Path(root)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="opscan-align-write")
         self._futures: list = []
+        self._last: dict = {}  # file name -> (bytes, path) of the step submitted last
 
     def submit(self, dump: StepDump) -> Path:
         """Queue `dump`; returns the folder it will be in (step{N}/rank{R})."""
         self._check()
-        self._futures.append(self._pool.submit(dump.write, self.root, dump.encode()))
-        return self.root / f"step{dump.step}" / f"rank{dump.rank}"
+        files = dump.encode()
+        d = self.root / f"step{dump.step}" / f"rank{dump.rank}"
+        same_as = {n: p for n, (b, p) in self._last.items() if n != "dump.json" and files.get(n) == b}
+        self._futures.append(self._pool.submit(dump.write, self.root, files, same_as))
+        self._last = {n: (b, d / n) for n, b in files.items()}
+        return d
 
     def _check(self) -> None:
         done = [f for f in self._futures if f.done()]
