@@ -207,6 +207,14 @@ def cpu_kernel_dtypes(kernel: str, registry: dict | None = None) -> set[str] | N
     return out
 
 
+def is_kernel(name: str, registry: dict | None = None) -> bool | None:
+    """True when `name` is a phi kernel of the installed Paddle on any backend (a name the
+    runtime can match), False for anything else (a composite API such as `linear`); None
+    when Paddle is not importable."""
+    reg = _registry() if registry is None else registry
+    return None if reg is None else name in reg
+
+
 # ---------------------------------------------------------------- drift severity
 
 @dataclass(frozen=True)

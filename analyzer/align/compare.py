@@ -64,6 +64,9 @@ class Suspect:
     threshold: float | None
     verdict: dict = field(default_factory=dict)  # opscan classification for the target
     rank: int = 0
+    # Paddle: the CUSTOM_DEVICE_BLACK_LIST trial as `opscan blacklist` judged it:
+    # {"status": "trial"|"refused"|"unchecked", "export": ..., "reason": ...}; {} for torch
+    blacklist: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -242,14 +245,18 @@ def load_mapping(path: str | None):
 
 # ---------------------------------------------------------------- errors
 
+def _finite(x) -> float:
+    return x if x is not None and math.isfinite(x) else 0.0
+
+
 def _parts(phase: str, rec: dict) -> tuple[list, list]:
     """(checked records, their inputs) of one call record."""
     if not isinstance(rec, dict):
         return [], []
     if phase == "backward":
         return rec.get("output") or [], rec.get("input") or []
-    if phase == "parameters_grad":
-        return [x for v in rec.values() for x in (v if isinstance(v, list) else [v])], []
+    if phase == "parameters_grad":  # by parameter name: the order grads accumulate in varies
+        return [x for _, v in sorted(rec.items()) for x in (v if isinstance(v, list) else [v])], []
     ins = list(rec.get("input_args") or [])
     kw = rec.get("input_kwargs") or {}
     if isinstance(kw, dict):
@@ -375,12 +382,13 @@ def compare_dumps(a: str | Path, b: str | Path, reference: str | None = None,
         k, eps = metrics.K.get(dt, 2.0), metrics.EPS.get(dt, metrics.EPS["float32"])
         if floor is not None:
             row.floor, row.floor_in = floor.of(ident, phase)
-        row.threshold = k * max(row.floor or 0.0, eps)
-        row.threshold_in = k * max(row.floor_in or 0.0, eps)
+        # a floor run that differs structurally (inf) sets no floor: the unit roundoff does
+        row.threshold = k * max(_finite(row.floor), eps)
+        row.threshold_in = k * max(_finite(row.floor_in), eps)
         if row.err is None:
             row.status = "not-compared"
-        else:
-            row.status = "fail" if row.err > row.threshold else "pass"
+        else:  # an infinite error (shape or NaN/Inf counts differ) never passes
+            row.status = "fail" if row.err > row.threshold or math.isinf(row.err) else "pass"
         rows.append(row)
     extra = set(ids_b) - set(ids_a)
     extra_mod = sum(1 for i in extra if isinstance(i, str))

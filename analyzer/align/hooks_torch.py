@@ -17,8 +17,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from analyzer.align.fault import Fault
 from analyzer.align.layout import StepDump
-from analyzer.align.stats import finite_or_str, scalar_record
-from analyzer.align.stacks import user_stack
+from analyzer.align.stacks import StackSites
+from analyzer.align.stats import HOST, StepStats, scalar_record
 
 # ops that return a view or metadata of their input: same numbers as their input
 _SKIP_OPS = {"detach", "alias", "lift_fresh", "_unsafe_view", "view", "t", "transpose",
@@ -27,24 +27,55 @@ _SKIP_OPS = {"detach", "alias", "lift_fresh", "_unsafe_view", "view", "t", "tran
              "full", "empty_like", "zeros_like", "ones_like", "_to_copy_noop"}
 
 
-def tensor_stats(t: torch.Tensor) -> dict:
-    rec = {"type": "torch.Tensor", "dtype": str(t.dtype), "shape": list(t.shape)}
+def _to_floats(vals: list) -> list:
+    """One stack and one host transfer for a whole group of device scalars."""
+    return torch.stack(vals).tolist()
+
+
+_DTYPE_NAMES: dict = {}
+_F32, _F64 = torch.float32, torch.float64
+
+
+def queue_stats(t: torch.Tensor, batch: StepStats, on_device: bool | None = None) -> tuple[dict, list | None]:
+    """Reduce `t` where it lives (aminmax, one sum, one L2 norm, in float32 or float64) and
+    queue the values in `batch`; -> (the record, filled by batch.flush(); its slot).
+    CPU tensors: the four values read at once (no sync to avoid), NaN/Inf counted only when
+    the norm is not finite (a finite L2 norm means no NaN and no Inf). Device tensors: the
+    values and the NaN/Inf counts stay on the device until the step's one conversion.
+    on_device: force one path (tests run the device path on CPU tensors)."""
+    dt = t.dtype
+    name = _DTYPE_NAMES.get(dt)
+    if name is None:
+        name = _DTYPE_NAMES[dt] = str(dt)
+    rec = {"type": "torch.Tensor", "dtype": name, "shape": list(t.shape), "Max": None, "Min": None,
+           "Mean": None, "Norm": None, "NanCount": 0, "InfCount": 0}
     x = t.detach()
-    if x.numel() == 0:
-        rec.update(Max=None, Min=None, Mean=None, Norm=None, NanCount=0, InfCount=0)
-    else:
+    n = x.numel()
+    if n == 0:
+        return rec, None
+    if dt is not _F32 and dt is not _F64:
         if x.is_complex():
             x = x.abs()
-        xf = x if x.dtype == torch.float64 else x.float()
-        mn, mx = torch.aminmax(xf)
-        mx, mn, mean, norm = torch.stack([mx, mn, xf.mean(), torch.linalg.vector_norm(xf)]).tolist()
-        nans = infs = 0
-        if not math.isfinite(norm):  # a finite L2 norm means no NaN and no Inf: count only then
-            nans, infs = int(torch.isnan(xf).sum()), int(torch.isinf(xf).sum())
-        single = xf.dtype != torch.float64
-        rec.update(Max=finite_or_str(mx, single), Min=finite_or_str(mn, single),
-                   Mean=finite_or_str(mean, single), Norm=finite_or_str(norm, single),
-                   NanCount=int(nans), InfCount=int(infs))
+        if x.dtype is not _F64:
+            x = x.to(_F32)
+    mn, mx = torch.aminmax(x)
+    norm = torch.linalg.vector_norm(x)
+    if not (on_device if on_device is not None else not x.is_cpu):  # CPU: read at once, no sync
+        nv = norm.item()
+        if not math.isfinite(nv):
+            rec["NanCount"], rec["InfCount"] = int(torch.isnan(x).sum()), int(torch.isinf(x).sum())
+        slot = batch.add(HOST, (mx.item(), mn.item(), x.sum().item(), nv), rec, n, x.dtype is not _F64)
+    else:
+        slot = batch.add((x.device, x.dtype), (mx, mn, x.sum(), norm, torch.isnan(x).sum().to(x.dtype),
+                                               torch.isinf(x).sum().to(x.dtype)), rec, n, x.dtype is not _F64)
+    return rec, slot
+
+
+def tensor_stats(t: torch.Tensor) -> dict:
+    """One tensor's record, filled now (tests, one-off use; the recorder batches per step)."""
+    batch = StepStats(_to_floats)
+    rec, _ = queue_stats(t, batch)
+    batch.flush()
     rec["requires_grad"] = bool(t.requires_grad)
     return rec
 
@@ -61,6 +92,18 @@ def flatten(obj, out: list) -> list:
     else:
         out.append(obj)
     return out
+
+
+def _quiet(hook):
+    """Run a hook with torch-function handling off: every tensor attribute read
+    (`requires_grad`, `_version`) and every statistics op would otherwise go through the
+    user's TorchFunctionModes (and the dump's own dropout interceptor) in Python."""
+    disabled = torch._C.DisableTorchFunction
+
+    def run(*args):
+        with disabled():
+            return hook(*args)
+    return run
 
 
 class _Mode(TorchDispatchMode):
@@ -95,16 +138,18 @@ class TorchRecorder:
     # ------------------------------------------------------------ setup
     def install(self) -> "TorchRecorder":
         root = self.model
+        self._param_owner = {}  # a parameter shared by two modules is hooked once
         for path, mod in root.named_modules():
             if mod is root:
                 continue
             cls = type(mod).__name__
-            self._handles.append(mod.register_forward_pre_hook(self._pre(path, cls), with_kwargs=True))
-            self._handles.append(mod.register_forward_hook(self._post(path, cls), with_kwargs=True))
+            self._handles.append(mod.register_forward_pre_hook(_quiet(self._pre(path, cls)), with_kwargs=True))
+            self._handles.append(mod.register_forward_hook(_quiet(self._post(path, cls)), with_kwargs=True))
             for pname, p in mod.named_parameters(recurse=False):
                 if p.requires_grad and id(p) not in self._param_owner:
                     self._param_owner[id(p)] = (path, cls, pname)
-                    self._handles.append(p.register_post_accumulate_grad_hook(self._param_hook(path, cls, pname)))
+                    self._handles.append(p.register_post_accumulate_grad_hook(
+                        _quiet(self._param_hook(path, cls, pname))))
         return self
 
     def remove(self) -> None:
@@ -115,18 +160,19 @@ class TorchRecorder:
     def _reset(self):
         self.data: dict = {}
         self.construct: dict = {}
-        self.stack_map: dict = {}
         self._calls: dict = {}
+        self._batch = StepStats(_to_floats)
         self._op_calls: dict = {}
         self._op_in_parent: dict = {}
         self._fault_seen = 0
         self._stack: list[str] = []
         self._cache: dict = {}
+        self._grad_targets: dict = {}  # id(tensor) -> (weakref, version, [targets])
         if not hasattr(self, "_param_owner"):
             self._param_owner: dict = {}
-        self._seen_paths: set = set()
-        if not hasattr(self, "_stacks"):
-            self._stacks: dict = {}  # module path -> its call site lines (computed once)
+        if not hasattr(self, "_sites"):
+            self._sites = StackSites()  # module path -> its call site (captured once per run)
+        self._sites.begin_step()
 
     def begin_step(self, step: int) -> None:
         self._reset()
@@ -140,29 +186,34 @@ class TorchRecorder:
         if self._mode is not None:
             self._mode.__exit__(None, None, None)
             self._mode = None
-        stack = {}
-        for i, (lines, keys) in enumerate(self.stack_map.values()):
-            stack[str(i)] = [keys, lines]
+        with torch._C.DisableTorchFunction():
+            self._batch.flush()
         d = StepDump(step=self.step, rank=0, framework="pytorch",
                      level="mix" if self.level == "op" else "L0",
-                     data=self.data, construct=self.construct, stack=stack)
+                     data=self.data, construct=self.construct, stack=self._sites.stack_json())
         self._cache = {}
+        self._grad_targets = {}
         return d
 
     # ------------------------------------------------------------ statistics
     def _stats(self, obj) -> dict:
+        """obj's record; a tensor's numbers arrive at end_step (one conversion per step)."""
         if not isinstance(obj, torch.Tensor):
             return scalar_record(obj)
         hit = self._cache.get(id(obj))
         if hit is not None and hit[0]() is obj and hit[1] == obj._version:
-            return dict(hit[2], requires_grad=bool(obj.requires_grad))
+            rec = dict(hit[2], requires_grad=bool(obj.requires_grad))
+            if hit[3] is not None:
+                StepStats.alias(hit[3], rec)
+            return rec
         self._busy = True
         try:
-            rec = tensor_stats(obj)
+            rec, slot = queue_stats(obj, self._batch)
         finally:
             self._busy = False
+        rec["requires_grad"] = bool(obj.requires_grad)
         try:
-            self._cache[id(obj)] = (weakref.ref(obj), obj._version, rec)
+            self._cache[id(obj)] = (weakref.ref(obj), obj._version, rec, slot)
         except TypeError:
             pass
         return rec
@@ -191,17 +242,12 @@ class TorchRecorder:
                    "input_kwargs": {k: self._stats(v) for k, v in (kwargs or {}).items()
                                     if not isinstance(v, (tuple, list, dict))}}
             self.data[key] = rec  # placed at the call; msprobe orders by completion, see _post
-            if path not in self._seen_paths:
-                self._seen_paths.add(path)
-                lines = self._stacks.get(path)
-                if lines is None:
-                    lines = self._stacks[path] = user_stack()
-                self.stack_map.setdefault(tuple(lines), (lines, []))[1].append(key)
+            self._sites.seen(path, key)
             bkey = f"Module.{path}.{cls}.backward.{n}"
             grads = [t for t in flat if isinstance(t, torch.Tensor) and t.requires_grad]
             if torch.is_grad_enabled() and grads:
                 for i, t in enumerate(grads):
-                    t.register_hook(self._grad_hook(bkey, "output", i, len(grads)))
+                    self._watch_grad(t, (bkey, "output", i, len(grads)))
         return hook
 
     def _post(self, path: str, cls: str):
@@ -218,19 +264,33 @@ class TorchRecorder:
             if torch.is_grad_enabled():
                 outs = [t for t in flat if isinstance(t, torch.Tensor) and t.requires_grad]
                 for i, t in enumerate(outs):
-                    t.register_hook(self._grad_hook(bkey, "input", i, len(outs)))
+                    self._watch_grad(t, (bkey, "input", i, len(outs)))
             return None
         return hook
 
-    def _grad_hook(self, bkey: str, side: str, i: int, n: int):
+    def _watch_grad(self, t: torch.Tensor, target: tuple) -> None:
+        """Record t's gradient into target (backward key, side, index, count). A module's
+        input is often the previous module's output: one tensor hook serves both records
+        (as long as the tensor was not modified in place in between)."""
+        hit = self._grad_targets.get(id(t))
+        if hit is not None and hit[0]() is t and hit[1] == t._version:
+            hit[2].append(target)
+            return
+        targets = [target]
+        t.register_hook(_quiet(self._grad_hook(targets)))
+        self._grad_targets[id(t)] = (weakref.ref(t), t._version, targets)
+
+    def _grad_hook(self, targets: list):
         def hook(g):
-            rec = self.data.get(bkey)
-            if rec is None:
-                rec = self.data[bkey] = {"input": [], "output": []}
-            lst = rec[side]
-            if len(lst) < n:
-                lst.extend([None] * (n - len(lst)))
-            lst[i] = self._grad_stats(g)
+            rec_g = self._grad_stats(g)
+            for bkey, side, i, n in targets:
+                rec = self.data.get(bkey)
+                if rec is None:
+                    rec = self.data[bkey] = {"input": [], "output": []}
+                lst = rec[side]
+                if len(lst) < n:
+                    lst.extend([None] * (n - len(lst)))
+                lst[i] = rec_g
             return None
         return hook
 

@@ -30,18 +30,27 @@ def dumps_json(obj) -> bytes:
     return (json.dumps(obj, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
 
 
+# one encoder for every record (json.dumps with options builds a new encoder per call)
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def dumps_lines(obj: dict) -> bytes:
+    """A JSON object with one entry per line, through the C encoder (indent= would take
+    Python's own, ten times slower, on every step)."""
+    enc = _COMPACT
+    body = ",\n".join(f" {enc(k)}: {enc(v)}" for k, v in obj.items())
+    return ("{\n" + body + "\n}\n").encode("utf-8") if obj else b"{}\n"
+
+
 def dumps_dump_json(head: dict, data: dict) -> bytes:
     """dump.json with one call record per line: msprobe reads any JSON, people grep lines,
     and it is a third of msprobe's indented size."""
+    enc = _COMPACT
     lines = ["{"]
     for k, v in head.items():
         lines.append(f" {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)},")
     lines.append(' "data": {')
-    items = list(data.items())
-    for i, (k, v) in enumerate(items):
-        sep = "," if i < len(items) - 1 else ""
-        lines.append(f"  {json.dumps(k, ensure_ascii=False)}: "
-                     f"{json.dumps(v, ensure_ascii=False, separators=(',', ':'))}{sep}")
+    lines.append(",\n".join(f"  {enc(k)}: {enc(v)}" for k, v in data.items()))
     lines += [" }", "}"]
     return ("\n".join(lines) + "\n").encode("utf-8")
 
@@ -79,27 +88,95 @@ class StepDump:
     construct: dict = field(default_factory=dict)
     stack: dict = field(default_factory=dict)
 
-    def write(self, root: Path) -> Path:
+    def encode(self) -> dict[str, bytes]:
+        """The three files' bytes."""
+        return {"dump.json": dumps_dump_json({"task": "statistics", "level": self.level,
+                                              "framework": self.framework,
+                                              "dump_data_dir": None}, self.data),
+                "construct.json": dumps_lines(self.construct), "stack.json": dumps_lines(self.stack)}
+
+    def write(self, root: Path, files: dict[str, bytes] | None = None,
+              same_as: dict[str, Path] | None = None) -> Path:
         """The three files go into a hidden folder renamed onto step{N}/rank{R} at once (one
-        rename per step: renames are the slow part of a dump on overlay filesystems)."""
+        rename per step: renames are the slow part of a dump on overlay filesystems).
+        same_as: file name -> an earlier step's file with the same bytes, hard-linked instead
+        of written (construct.json and stack.json rarely change between steps; a link costs
+        a tenth of creating and writing a file here); written when linking fails."""
         import shutil
 
+        files = self.encode() if files is None else files
+        same_as = same_as or {}
         d = Path(root) / f"step{self.step}" / f"rank{self.rank}"
         tmp = d.parent / f".rank{self.rank}.tmp"
         if tmp.exists():
             shutil.rmtree(tmp)
         tmp.mkdir(parents=True)
-        files = {"dump.json": dumps_dump_json({"task": "statistics", "level": self.level,
-                                               "framework": self.framework,
-                                               "dump_data_dir": None}, self.data),
-                 "construct.json": dumps_json(self.construct), "stack.json": dumps_json(self.stack)}
         for name, data in files.items():
+            if name in same_as:
+                try:
+                    os.link(same_as[name], tmp / name)
+                    continue
+                except OSError:
+                    pass
             with open(tmp / name, "wb") as f:
                 f.write(data)
         if d.exists():
             shutil.rmtree(d)
         os.rename(tmp, d)
         return d
+
+
+class StepWriter:
+    """Writes each step's files on one background thread, so the file system's latency
+    (mkdir, open, rename: hundreds of microseconds each on an overlay filesystem) overlaps
+    the next step. The JSON is encoded on the caller's thread: encoding holds the GIL, and a
+    thread holding it while the step runs would stall every framework op that hands the GIL
+    back and forth. Steps are written in order; nothing reads a dump before `close()`; the
+    first error is raised by the next `submit` or by `close`. A construct.json or stack.json
+    identical to the previous step's is hard-linked to it."""
+
+    def __init__(self, root: Path):
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.root = Path(root)
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="opscan-align-write")
+        self._futures: list = []
+        self._last: dict = {}  # file name -> (bytes, path) of the step submitted last
+
+    def submit(self, dump: StepDump) -> Path:
+        """Queue `dump`; returns the folder it will be in (step{N}/rank{R})."""
+        self._check()
+        files = dump.encode()
+        d = self.root / f"step{dump.step}" / f"rank{dump.rank}"
+        same_as = {n: p for n, (b, p) in self._last.items() if n != "dump.json" and files.get(n) == b}
+        self._futures.append(self._pool.submit(dump.write, self.root, files, same_as))
+        self._last = {n: (b, d / n) for n, b in files.items()}
+        return d
+
+    def _check(self) -> None:
+        done = [f for f in self._futures if f.done()]
+        for f in done:
+            self._futures.remove(f)
+            f.result()  # re-raises the writer's error here
+
+    def close(self, quiet: bool = False) -> None:
+        """Wait for every queued step; raise the first error (quiet: an error is already
+        on its way up; wait, raise nothing)."""
+        try:
+            for f in self._futures:
+                if quiet:
+                    f.exception()
+                else:
+                    f.result()
+        finally:
+            self._futures.clear()
+            self._pool.shutdown(wait=True)
+
+    def __enter__(self) -> "StepWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def _num(name: str, prefix: str) -> int:

@@ -71,6 +71,16 @@ def render_csv(rep: dict) -> bytes:
     return buf.getvalue().encode("utf-8")
 
 
+def _trial(s: dict) -> str:
+    """A suspect's CUSTOM_DEVICE_BLACK_LIST trial as opscan blacklist judged it ("" for torch)."""
+    bl = s.get("blacklist") or {}
+    if not bl:
+        return ""
+    if bl.get("status") == "trial":
+        return bl.get("export", "")
+    return f"{bl.get('status')}: {bl.get('reason', '')}"
+
+
 def _md_table(headers, rows) -> list[str]:
     esc = lambda s: str(s).replace("|", "\\|")  # noqa: E731
     out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
@@ -88,9 +98,9 @@ def render_md(rep: dict) -> bytes:
         L += ["## Where the runs part ways", ""] + [f"{i}. {d}" for i, d in enumerate(rep["descent"], 1)] + [""]
     if rep["suspects"]:
         L += ["## Suspect ops", ""]
-        L += _md_table(("rank", "op", "call", "error", "threshold", "opscan verdict", "action"),
+        L += _md_table(("rank", "op", "call", "error", "threshold", "opscan verdict", "action", "blacklist trial"),
                        [(s["rank"], s["op"], s["key"], _g(s["err"]), _g(s["threshold"]),
-                         s["verdict"].get("category", ""), s["verdict"].get("action", ""))
+                         s["verdict"].get("category", ""), s["verdict"].get("action", ""), _trial(s))
                         for s in rep["suspects"]]) + [""]
     if rep.get("repro"):
         L += [f"Single-op repro: `{rep['repro']}`", ""]
@@ -175,9 +185,10 @@ def render_html(rep: dict) -> bytes:
                      "".join(f"<li>{e(d)}</li>" for d in rep["descent"]) + "</ol>")
     if rep["suspects"]:
         parts.append("<h2>Suspect ops</h2><table><tr><th>rank</th><th>op</th><th>call</th><th>error</th>"
-                     "<th>opscan verdict</th><th>action</th></tr>")
+                     "<th>opscan verdict</th><th>action</th><th>blacklist trial</th></tr>")
         parts += [f"<tr><td>{s['rank']}</td><td>{e(s['op'])}</td><td>{e(s['key'])}</td><td>{_g(s['err'])}</td>"
-                  f"<td>{e(s['verdict'].get('category', ''))}</td><td>{e(s['verdict'].get('action', ''))}</td></tr>"
+                  f"<td>{e(s['verdict'].get('category', ''))}</td><td>{e(s['verdict'].get('action', ''))}</td>"
+                  f"<td>{e(_trial(s))}</td></tr>"
                   for s in rep["suspects"]]
         parts.append("</table>")
     png = loss_png(rep)

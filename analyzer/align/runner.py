@@ -131,23 +131,29 @@ def run_dump(o: DumpOptions, progress=None) -> DumpResult:
         result = DumpResult(out)
         times = []
         calls = 0
-        for step in range(o.steps):
-            rec.begin_step(step)
-            t0 = time.perf_counter()
-            try:
-                with s.step_context(o.amp):
-                    loss = entry.run_step()
-                s.sync()
-            except Exception as e:  # the user's code failed: one line with their frames
-                rec.end_step()
-                raise user_error(e, o.model, f"step {step}") from None
-            dump = rec.end_step()
-            calls = len(dump.data)
-            result.steps.append(dump.write(out))
-            times.append(time.perf_counter() - t0)  # hooks + statistics + writing the step
-            result.losses.append(s.loss_value(loss))
-            if progress:
-                progress(f"step {step}: loss {result.losses[-1]}")
+        writer = layout.StepWriter(out)  # step N is written while step N+1 runs
+        try:
+            for step in range(o.steps):
+                rec.begin_step(step)
+                t0 = time.perf_counter()
+                try:
+                    with s.step_context(o.amp):
+                        loss = entry.run_step()
+                    s.sync()
+                except Exception as e:  # the user's code failed: one line with their frames
+                    rec.end_step()
+                    raise user_error(e, o.model, f"step {step}") from None
+                dump = rec.end_step()
+                calls = len(dump.data)
+                result.steps.append(writer.submit(dump))
+                times.append(time.perf_counter() - t0)  # hooks + statistics (+ waiting for the writer)
+                result.losses.append(s.loss_value(loss))
+                if progress:
+                    progress(f"step {step}: loss {result.losses[-1]}")
+        except BaseException:
+            writer.close(quiet=True)  # the steps before the failure stay written
+            raise
+        writer.close()
     finally:
         s.close()
     if o.fault is not None and rec.fault_hit is None:

@@ -5,10 +5,18 @@ A record is a plain dict so it serialises straight into dump.json:
      "Mean": .., "Norm": .., "NanCount": 0, "InfCount": 0, "requires_grad": true}
 Statistics are computed in float32, or float64 for float64 tensors, whatever the tensor dtype.
 Non-tensor arguments become {"type": "int", "value": 3} like msprobe writes them.
+
+`StepStats` is the framework-neutral half of a step's statistics: each framework's recorder
+reduces a tensor as the tensor comes by (Max, Min, Sum, Norm) and hands the values here;
+`flush()` fills the records once per step. On an accelerator the values stay device
+scalars until then (no host sync per tensor; one conversion per step). On the CPU there is
+nothing to sync: the values are read at once as Python floats (`HOST`), which costs less
+than keeping four small tensors alive per tensor until the end of the step.
 """
 from __future__ import annotations
 
 import math
+import struct
 
 STAT_KEYS = ("Max", "Min", "Mean", "Norm")
 
@@ -41,10 +49,9 @@ def finite_or_str(x: float, single: bool = False):
     """NaN/Inf stay floats: Python's json writes NaN/Infinity tokens, as msprobe's dumps do
     (a string "-inf" trips msprobe compare's formula-injection check). single: the value was
     computed in float32; keep its shortest float32 spelling (9 digits, not 17)."""
-    x = float(x)
-    if single and math.isfinite(x):
+    if single and x - x == 0:  # finite (inf - inf and nan - nan are nan)
         return float("%.9g" % x)  # 9 significant digits round-trip every float32
-    return x
+    return float(x)
 
 
 def numel(rec: dict) -> int:
@@ -64,3 +71,65 @@ def as_float(v) -> float:
         return float(v)
     except (TypeError, ValueError):
         return math.nan
+
+
+_F32 = struct.Struct("f")
+HOST = "host"  # the group of values already read as Python numbers
+
+
+class StepStats:
+    """The statistics records of one step, filled once per step.
+
+    `add(group, values, rec, numel, single, width)` queues one tensor's reduced values
+    (Max, Min, Sum, Norm and optionally NanCount, InfCount: `width` numbers, carried as
+    Python floats for the HOST group, or as device scalars or one device vector per tensor)
+    under a group key (the values' device and dtype: one group converts in one call);
+    `alias(slot, rec)` makes another record share a queued tensor's numbers (the same
+    tensor seen twice); `flush()` converts each group with `to_floats(values) -> list[float]`
+    (the HOST group holds floats already) and fills Max/Min/Mean/Norm (Mean = Sum / numel)
+    and, when they were queued, the NaN/Inf counts."""
+
+    def __init__(self, to_floats):
+        self._to_floats = to_floats
+        self._groups: dict = {}  # key -> [[values], [slots], count of numbers]
+
+    def add(self, group, values, rec: dict, numel: int, single: bool, width: int | None = None) -> list:
+        g = self._groups.get(group)
+        if g is None:
+            g = self._groups[group] = [[], [], 0]
+        width = len(values) if width is None else width
+        slot = [g[2], width, numel, single, rec]
+        g[0].extend(values)
+        g[1].append(slot)
+        g[2] += width
+        return slot
+
+    @staticmethod
+    def alias(slot: list, rec: dict) -> None:
+        slot.append(rec)
+
+    def __len__(self) -> int:
+        return sum(len(g[1]) for g in self._groups.values())
+
+    def flush(self) -> None:
+        groups, self._groups = self._groups, {}
+        for group, (vals, slots, _) in groups.items():
+            nums = vals if group == HOST else self._to_floats(vals)
+            for off, width, n, single, *recs in slots:
+                mx, mn, total, norm = nums[off:off + 4]
+                mean = total / n
+                if single:
+                    mean = _F32.unpack(_F32.pack(mean))[0] if mean - mean == 0 else mean  # a float32 mean  # 9 significant digits round-trip every float32; nan/inf stay floats
+                    mx, mn, mean, norm = [float("%.9g" % v) if v - v == 0 else v
+                                          for v in (mx, mn, mean, norm)]
+                stats = {"Max": mx, "Min": mn, "Mean": mean, "Norm": norm}
+                if width == 6:
+                    stats["NanCount"], stats["InfCount"] = int(nums[off + 4]), int(nums[off + 5])
+                for rec in recs:
+                    rec.update(stats)
+
+
+def pending_record(type_: str, dtype: str, shape: list) -> dict:
+    """A tensor's record with its statistics to come (key order as msprobe writes them)."""
+    return {"type": type_, "dtype": dtype, "shape": shape, "Max": None, "Min": None,
+            "Mean": None, "Norm": None, "NanCount": 0, "InfCount": 0}

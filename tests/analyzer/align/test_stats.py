@@ -1,0 +1,55 @@
+"""Statistics records: the CPU path (values read at once) and the device path (values kept
+on the device, one conversion per step) give the same numbers, NaN/Inf are counted on
+both, and a tensor seen twice shares one queued reduction."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from analyzer.align.stats import StepStats
+
+
+def _frameworks():
+    import paddle
+    import torch
+
+    from analyzer.align import hooks_paddle as hp, hooks_torch as ht
+    return [("torch", ht, lambda v: torch.tensor(v, dtype=torch.float32)),
+            ("paddle", hp, lambda v: paddle.to_tensor(v, dtype="float32"))]
+
+
+@pytest.mark.parametrize("i", [0, 1], ids=["torch", "paddle"])
+def test_host_and_device_paths_agree(i):
+    _, hooks, make = _frameworks()[i]
+    values = [[1.5, -2.0, 3.25], [0.0], [1.0, float("nan"), float("inf"), float("-inf")]]
+    got = {}
+    for on_device in (False, True):
+        batch = StepStats(hooks._to_floats)
+        recs = [hooks.queue_stats(make(v), batch, on_device=on_device)[0] for v in values]
+        assert recs[0]["Max"] is None  # filled only at flush
+        batch.flush()
+        got[on_device] = recs
+    for host, dev in zip(got[False], got[True]):
+        for k in ("Max", "Min", "Mean", "Norm"):
+            assert host[k] == pytest.approx(dev[k], rel=1e-6, nan_ok=True)
+        assert (host["NanCount"], host["InfCount"]) == (dev["NanCount"], dev["InfCount"])
+    first, zero, bad = got[False]
+    assert (first["Max"], first["Min"], first["Mean"]) == (3.25, -2.0, 0.916666687)
+    assert first["Norm"] == pytest.approx(math.sqrt(1.5 ** 2 + 4 + 3.25 ** 2), rel=1e-7)
+    assert zero["Norm"] == 0.0 and zero["NanCount"] == 0
+    assert (bad["NanCount"], bad["InfCount"]) == (1, 2) and math.isnan(bad["Max"])
+    assert first["dtype"] == "torch.float32" and first["shape"] == [3]
+
+
+def test_alias_shares_the_queued_numbers():
+    import torch
+
+    from analyzer.align import hooks_torch as ht
+
+    batch = StepStats(ht._to_floats)
+    rec, slot = ht.queue_stats(torch.tensor([2.0, 4.0]), batch)
+    twin = dict(rec, requires_grad=True)
+    StepStats.alias(slot, twin)
+    batch.flush()
+    assert rec["Mean"] == twin["Mean"] == 3.0 and twin["requires_grad"] is True
