@@ -264,9 +264,9 @@ class Emulator:
         """A profiler range named `name` while profiling, else nothing."""
         if not self.profiling:
             return contextlib.nullcontext()
-        import torch
+        from torch._C._profiler import _RecordFunctionFast
 
-        return torch.autograd.profiler.record_function(name)
+        return _RecordFunctionFast(name)
 
     def _unwrap(self, args, kwargs):
         import torch
