@@ -72,7 +72,6 @@ class OpDB:
     def __init__(self, con: sqlite3.Connection, snapshot_sha256: str):
         self.con = con
         self.snapshot_sha256 = snapshot_sha256
-        self._targets: dict[str, list[Target]] = {}  # framework -> targets() (read-only db)
 
     @classmethod
     def open(cls, snapshot_dir: Path | None = None, overlay: Path | None | bool = True) -> "OpDB":
@@ -159,8 +158,6 @@ class OpDB:
         """Provider releases for `framework`, newest first (torch by version,
         paddle by commit date)."""
         _check_framework(framework)
-        if framework in self._targets:  # a scan asks once per op: the GROUP BY scans the table
-            return list(self._targets[framework])
         rows = self._rows(
             "SELECT provider, version, max(date) AS d FROM adapters WHERE framework=? "
             "GROUP BY provider, version", (framework,))
@@ -173,8 +170,7 @@ class OpDB:
             found.sort(key=lambda t: (t.version == "develop" or not t.version.startswith("release"),
                                       _version_key(t.version), dates[(t.provider, t.version)]),
                        reverse=True)
-        self._targets[framework] = found
-        return list(found)
+        return found
 
     def default_target(self, framework: str) -> Target:
         """The release paired with the installed framework (opdb.pairing), not the newest."""
