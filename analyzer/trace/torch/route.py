@@ -118,7 +118,7 @@ class RouteFolder:
         self._memo: dict = {}  # (name, ctx) -> (row or None, inner ctx)
 
     def fold(self, thread_records) -> None:
-        counts, memo = self.counts, self._memo
+        counts, memo, hidden = self.counts, self._memo, _HIDDEN
         for records in thread_records:
             stack: list = []  # (handle, context of the enclosing range)
             ctx = _TOP
@@ -127,7 +127,7 @@ class RouteFolder:
                 kind = r.kind()
                 if kind == "push":
                     name = r.name()
-                    if name in _HIDDEN or name == last:
+                    if name == last or name in hidden:
                         # a redispatch logs the op twice in a row: one event (as kineto)
                         continue
                     last = name
@@ -143,7 +143,10 @@ class RouteFolder:
                 last = ""
                 if kind == "pop" and stack:
                     h = r.handle()
-                    for i in range(len(stack) - 1, -1, -1):
+                    if stack[-1][0] == h:
+                        ctx = stack.pop()[1]
+                        continue
+                    for i in range(len(stack) - 2, -1, -1):  # a range left open inside
                         if stack[i][0] == h:
                             ctx = stack[i][1]
                             del stack[i:]
