@@ -9,7 +9,8 @@ and prints scan/plain ratios for N = 1..4, also of CPU time (user + system), whi
 machine shared with other jobs distorts far less than wall time. Goals (issue 16): peak
 RSS <= 1.3x plain and flat across N; wall <= 1.2x plain.
 
-Models: the bundled examples of both frameworks (build() contract) and
+Models: the bundled examples of both frameworks (build() contract; torch_decoder_7b is
+meta-only) and
 benchmarks/models/paddle_det_train.py, a PP-OCR-det-like training script (argparse,
 `--script` mode) whose plain step needs >= 2 GiB.
 
@@ -44,6 +45,8 @@ MODELS = [
     Model("torch_shufflenetv2", ROOT / "examples/torch_shufflenetv2.py", "torch"),
     Model("torch_transformer", ROOT / "examples/torch_transformer.py", "torch"),
     Model("torch_lstm_attention", ROOT / "examples/torch_lstm_attention.py", "torch"),
+    Model("hf_convnext", ROOT / "examples/hf_convnext.py", "torch"),
+    Model("hf_llama_decoder", ROOT / "examples/hf_llama_decoder.py", "torch"),
     Model("paddle_resnet50", ROOT / "examples/paddle_resnet50.py", "paddle"),
     Model("paddle_mobilenetv3", ROOT / "examples/paddle_mobilenetv3.py", "paddle"),
     Model("paddle_crnn", ROOT / "examples/paddle_crnn.py", "paddle"),

@@ -100,3 +100,61 @@ def test_meta_mode_rows_come_from_dispatched_kernels():
     rows = {(r.op, r.reason, r.under) for r in trace.cpu_route}
     assert ("aten::mm", "inside-adapted-op", "aten::matmul") in rows
     assert ("aten::add_", "foreach", "aten::_foreach_add_.List") in rows
+
+
+class _Rec:
+    """A legacy-profiler record: push (name, handle) or pop (handle)."""
+
+    def __init__(self, kind, name, handle):
+        self._k, self._n, self._h = kind, name, handle
+
+    def kind(self):
+        return self._k
+
+    def name(self):
+        return self._n
+
+    def handle(self):
+        return self._h
+
+
+def _records(tree, out=None, ids=None):
+    """Nested (name, [children]) -> push/pop records."""
+    out = [] if out is None else out
+    ids = ids if ids is not None else [0]
+    for name, children in tree:
+        ids[0] += 1
+        h = ids[0]
+        out.append(_Rec("push", name, h))
+        _records(children, out, ids)
+        out.append(_Rec("pop", "", h))
+    return out
+
+
+def test_route_folder_reads_nesting_from_push_pop_records():
+    from analyzer.trace.torch.route import RouteFolder
+
+    step = [
+        ("aten::linear", [("aten::t", [("aten::transpose", [])]),  # composite above the NPU
+                          ("opscan::kernel::aten::addmm", [
+                              ("aten::empty", []),  # the emulator's bookkeeping: no row
+                              ("opscan::cpu", [("aten::addmm", [("aten::addmm", [])]),
+                                               ("aten::_mkldnn_foo", [])])])]),
+        ("opscan::fallback::aten::erfinv", [("opscan::cpu", [("aten::erfinv", [
+            ("aten::is_leaf", []), ("aten::copy_", [("aten::copy_", [])])])])]),
+        ("opscan::kernel::aten::matmul (backward)", [("opscan::cpu", [("aten::mm", [])])]),
+    ]
+    records = _records(step)
+    records.insert(0, _Rec("pop", "", 999))  # a range opened before the session began
+    folder = RouteFolder()
+    folder.fold([records])
+    folder.fold([_records(step)])  # the next step: counts add up
+    assert dict(folder.counts) == {
+        ("aten::linear", "composite", ""): 2,
+        ("aten::t", "view", "aten::linear"): 2,
+        ("aten::transpose", "view", "aten::t"): 2,
+        ("aten::_mkldnn_foo", "cpu-only", "aten::addmm"): 2,
+        # a redispatch logs copy_ twice in a row: one event; is_leaf is hidden
+        ("aten::copy_", "inside-cpu-fallback", "aten::erfinv"): 2,
+        ("aten::mm", "inside-adapted-op", "aten::matmul (backward)"): 2,
+    }

@@ -214,6 +214,46 @@ class _CpuCapture:
         self.mode = _capture_mode_class()(self.names)
 
 
+class _Range:
+    """A RecordFunction range `name`; inside it, RecordFunction is on (`record_inside`)
+    or off, thread-locally, until the range ends (the state is kept in `tls.recording`)."""
+
+    __slots__ = ("rf", "inside", "tls", "before")
+
+    def __init__(self, name: str, record_inside: bool, tls):
+        from torch._C._profiler import _RecordFunctionFast
+
+        self.rf = _RecordFunctionFast(name)
+        self.inside = record_inside
+        self.tls = tls
+
+    def _set(self, on: bool) -> None:
+        if getattr(self.tls, "recording", True) != on:
+            import torch
+
+            torch._C._autograd._enable_record_function(on)
+            self.tls.recording = on
+
+    def __enter__(self):
+        self.before = getattr(self.tls, "recording", True)
+        if self.inside:  # on first, so that the range itself is recorded
+            self._set(True)
+            self.rf.__enter__()
+        else:
+            self.rf.__enter__()
+            self._set(False)
+        return self
+
+    def __exit__(self, *exc):
+        if self.inside:
+            self.rf.__exit__(*exc)
+            self._set(self.before)
+        else:
+            self._set(self.before)
+            self.rf.__exit__(*exc)
+        return False
+
+
 class Emulator:
     """Kernels for the `npu` device mirroring one target's adapted op set.
 
@@ -261,12 +301,13 @@ class Emulator:
             self._tls.depth -= 1
 
     def _mark(self, name: str):
-        """A profiler range named `name` while profiling, else nothing."""
+        """A profiler range named `name` while profiling, else nothing. Inside a kernel's
+        range only its CPU computation (the `opscan::cpu` range) is recorded: the
+        emulator's unwrapping and wrapping around it gives no route row, and every event
+        recorded costs time to record and to fold."""
         if not self.profiling:
             return contextlib.nullcontext()
-        import torch
-
-        return torch.autograd.profiler.record_function(name)
+        return _Range(name, name == "opscan::cpu", self._tls)
 
     def _unwrap(self, args, kwargs):
         import torch

@@ -5,9 +5,9 @@ ops the report does not list. Most are right to be missing, because the NPU take
 another route; this module says which route, per op (`analyzer.model.RouteDiff`):
 
 - inside-adapted-op: a CPU kernel that ran inside an NPU kernel. In real mode this is
-  measured, not guessed: the step runs under the torch profiler and every emulated
-  kernel marks itself (`opscan::kernel::<op>` around the kernel, `opscan::cpu` around
-  its CPU computation), so the profiler's nesting says what ran inside what;
+  measured, not guessed: the step runs under torch's RecordFunction profiler and every
+  emulated kernel marks itself (`opscan::kernel::<op>` around the kernel, `opscan::cpu`
+  around its CPU computation), so the profiler's nesting says what ran inside what;
 - inside-cpu-fallback: the same inside an op the NPU lacks (it runs on the CPU whole);
 - cpu-only: the same, for CPU-specific kernels (`_scaled_dot_product_flash_attention_for_cpu`);
 - view: an op whose every overload returns an alias of an input (no kernel on the NPU);
@@ -63,48 +63,94 @@ def _is_cpu_only(name: str) -> bool:
     return is_cpu_only_kernel(name)
 
 
-def route_from_events(events: Iterable, recorded: set[str]) -> Counter:
-    """(op, reason, under) -> count from profiler FunctionEvents of an emulated step.
+# Utility ops every profiler hides (torch.autograd.profiler_util._filter_name).
+_HIDDEN = frozenset({"[memory]", "[OutOfMemory]", "profiler::_record_function_enter",
+                     "profiler::_record_function_enter_new", "profiler::_record_function_exit",
+                     "aten::is_leaf", "aten::output_nr", "aten::_version"})
 
-    recorded: base names of the ops the trace recorded (they need no row)."""
-    rows: Counter = Counter()
-    for e in events:
-        name = e.name
-        if not name.startswith("aten::"):
-            continue
-        kernel = None
-        fallback = False
-        in_cpu = False
-        parent_op = ""
-        p = e.cpu_parent
-        while p is not None:
-            pn = p.name
-            if pn == CPU_MARK and kernel is None:
-                in_cpu = True
-            elif pn.startswith(KERNEL_MARK):
-                kernel = pn[len(KERNEL_MARK):]
-                break
-            elif pn.startswith(FALLBACK_MARK):
-                kernel = pn[len(FALLBACK_MARK):]
-                fallback = True
-                break
-            elif pn.startswith("aten::") and not parent_op and not in_cpu:
-                parent_op = pn
-            p = p.cpu_parent
-        if kernel is not None:
-            if not in_cpu:
-                continue  # the emulator's own bookkeeping (unwrapping storages)
-            under = kernel
-            if base(name) == base(under.replace(" (backward)", "")):
-                continue
-            reason = ("cpu-only" if _is_cpu_only(name) else
-                      "inside-cpu-fallback" if fallback else "inside-adapted-op")
-            rows[(name, reason, under)] += 1
-            continue
-        if base(name) in recorded:
-            continue
-        rows[(name, "view" if is_view_op(name) else "composite", parent_op)] += 1
-    return rows
+# What an event sees above it: (kernel or fallback op it runs inside, is it a fallback,
+# does an `opscan::cpu` range lie between the event and that kernel, nearest aten op
+# above the event when no `opscan::cpu` range is nearer).
+_Context = tuple  # (str | None, bool, bool, str)
+_TOP: _Context = (None, False, False, "")
+
+
+def _row(name: str, ctx: _Context):
+    """The route row of an `aten::` event under ctx, or None (no row)."""
+    kernel, fallback, in_cpu, parent_op = ctx
+    if kernel is not None:
+        if not in_cpu:
+            return None  # the emulator's own bookkeeping (unwrapping storages)
+        if base(name) == base(kernel.replace(" (backward)", "")):
+            return None
+        reason = ("cpu-only" if _is_cpu_only(name) else
+                  "inside-cpu-fallback" if fallback else "inside-adapted-op")
+        return (name, reason, kernel)
+    return (name, "view" if is_view_op(name) else "composite", parent_op)
+
+
+def _inner(name: str, ctx: _Context) -> _Context:
+    """The context events nested inside a range `name` (itself under ctx) see."""
+    if name.startswith("aten::"):
+        return (ctx[0], ctx[1], ctx[2], name)
+    if name == CPU_MARK:
+        return (ctx[0], ctx[1], True, "")
+    if name.startswith(KERNEL_MARK):
+        return (name[len(KERNEL_MARK):], False, False, "")
+    if name.startswith(FALLBACK_MARK):
+        return (name[len(FALLBACK_MARK):], True, False, "")
+    return ctx
+
+
+class RouteFolder:
+    """Folds profiler records into route rows, (op, reason, under) -> count.
+
+    Records are RecordFunction push/pop events per thread, in order (the legacy
+    profiler's `torch.autograd._disable_profiler_legacy()`); nesting is the push/pop
+    stack, so no event tree is built and nothing of a step is kept once folded. A
+    row for an `aten::` event: inside a kernel mark, the kernel it ran inside when an
+    `opscan::cpu` range lies between (else the emulator's own bookkeeping: no row);
+    outside every kernel, a view or composite row under the nearest aten op above it.
+    The trace later drops composite/view rows of ops it recorded as kernels."""
+
+    def __init__(self):
+        self.counts: Counter = Counter()
+        self._memo: dict = {}  # (name, ctx) -> (row or None, inner ctx)
+
+    def fold(self, thread_records) -> None:
+        counts, memo, hidden = self.counts, self._memo, _HIDDEN
+        for records in thread_records:
+            stack: list = []  # (handle, context of the enclosing range)
+            ctx = _TOP
+            last = ""  # the name of the previous record when it was a push
+            for r in records:
+                kind = r.kind()
+                if kind == "push":
+                    name = r.name()
+                    if name == last or name in hidden:
+                        # a redispatch logs the op twice in a row: one event (as kineto)
+                        continue
+                    last = name
+                    hit = memo.get((name, ctx))
+                    if hit is None:
+                        row = _row(name, ctx) if name.startswith("aten::") else None
+                        hit = memo[(name, ctx)] = (row, _inner(name, ctx))
+                    if hit[0] is not None:
+                        counts[hit[0]] += 1
+                    stack.append((r.handle(), ctx))
+                    ctx = hit[1]
+                    continue
+                last = ""
+                if kind == "pop" and stack:
+                    h = r.handle()
+                    if stack[-1][0] == h:
+                        ctx = stack.pop()[1]
+                        continue
+                    for i in range(len(stack) - 2, -1, -1):  # a range left open inside
+                        if stack[i][0] == h:
+                            ctx = stack[i][1]
+                            del stack[i:]
+                            break
 
 
 def route_from_cpu_ops(calls: Iterable[OpCall]) -> Counter:

@@ -242,62 +242,50 @@ def _hooks(rec: _Recorder):
         del torch
 
 
-@contextlib.contextmanager
-def _quiet_stderr():
-    """File descriptor 2 to /dev/null for a moment (C++ logging bypasses sys.stderr)."""
-    import os
-    import sys
-
-    try:
-        sys.stderr.flush()
-        saved = os.dup(2)
-    except (OSError, ValueError):
-        yield
-        return
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 2)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(devnull)
-
-
 class _StepProfiler:
-    """Real mode: the torch profiler around the traced steps, with the emulator's kernels
-    marking themselves, so `route.route_from_events` reads what ran inside what."""
+    """Real mode: torch's RecordFunction profiler around the traced steps, with the
+    emulator's kernels marking themselves, so `route.RouteFolder` reads what ran inside
+    what. One session per step, folded into route rows at the step's end: nothing of a
+    finished step is kept (peak RSS flat across --steps).
+
+    The legacy (non-kineto) profiler: it records push/pop events only, and stopping and
+    restarting it per step is safe. The kineto profiler (torch.profiler) was not: one
+    session for the whole trace grew the peak RSS with every step (shufflenet 2.3x the
+    plain run at --steps 4) and restarting it per step crashed the process (SIGSEGV while
+    parsing its results)."""
 
     def __init__(self, emu, enabled: bool):
+        from analyzer.trace.torch.route import RouteFolder
+
         self.emu = emu
         self.enabled = enabled
-        self.counts = Counter()  # route rows of the steps folded so far (see flush)
-        self._prof = None
+        self.folder = RouteFolder()
+        self._on = False
+
+    @property
+    def counts(self) -> Counter:
+        return self.folder.counts
 
     def _start(self) -> None:
         import torch
+        from torch.autograd.profiler_legacy import profile
 
-        self._prof = torch.autograd.profiler.profile(use_cpu=True)
-        with _quiet_stderr():  # kineto prints profiler_start/stop lines on fd 2
-            self._prof.__enter__()
+        torch.autograd._enable_profiler_legacy(profile(use_cuda=False).config())
+        self._on = True
         self.emu.profiling = True
 
     def _stop(self) -> None:
-        from analyzer.trace.torch import route
+        import torch
 
         self.emu.profiling = False
-        with _quiet_stderr():
-            self._prof.__exit__(None, None, None)
-        # fold the events into route rows now: a profile of the whole run grew the peak
-        # RSS with every step (shufflenet: 2.3x the plain run at --steps 4)
-        self.counts.update(route.route_from_events(self._prof.function_events, set()))
-        self._prof = None
+        self._on = False
+        self.folder.fold(torch.autograd._disable_profiler_legacy())
 
     def flush(self) -> None:
-        """At a step's end. The profiler is NOT restarted per step: stopping and starting
-        the kineto profiler once per step crashed the process (SIGSEGV while parsing the
-        results, test_trace_is_deterministic), so one session covers the traced steps and
-        is folded once, at the end (its events grow with --steps)."""
+        """At a step's end: fold the step's records, start afresh for the next step."""
+        if self._on:
+            self._stop()
+            self._start()
 
     def __enter__(self):
         if self.enabled:
@@ -305,7 +293,7 @@ class _StepProfiler:
         return self
 
     def __exit__(self, *exc):
-        if self._prof is not None:
+        if self._on:
             self._stop()
         return False
 
