@@ -389,13 +389,6 @@ class CppFunction:
     acl_op_called: set[tuple[str, int]] = field(default_factory=set)  # `acl_op::x(a)`: (x, 1)
 
 
-def _mask_cpp(text: str) -> tuple[str, list[str]]:
-    """Text with comments, string/char literal contents and preprocessor lines blanked
-    (newlines kept), plus the string literals found (opdb.ingest.cpplex)."""
-    lexed = lex(text)
-    return lexed.blank(comments=True, literals=True, preproc=True), lexed.string_texts()
-
-
 _PUNCT = re.compile(r"[;{}]")
 _HEADER_FUNC = re.compile(r"([A-Za-z_~]\w*)\s*\((.*)\)\s*(?:const\s*)?(?:noexcept\s*)?$", re.S)
 _KEYWORDS = {"if", "for", "while", "switch", "catch", "return", "sizeof", "decltype"}
@@ -528,7 +521,9 @@ def _overloads(funcs: list[CppFunction], nargs: int) -> list[CppFunction]:
 
 def parse_cpp_functions(text: str, path: str) -> list[CppFunction]:
     """Function definitions at namespace scope with their aclnn tokens (lexical)."""
-    masked, _ = _mask_cpp(text)
+    lexed = lex(text)
+    masked = lexed.blank(comments=True, literals=True, preproc=True)
+    visible = lexed.blank(comments=True, literals=False, preproc=True)  # literals, no comments
     lines = LineIndex(text)
     funcs: list[CppFunction] = []
     stack: list[tuple[str, str, int, CppFunction | None]] = []  # (kind, name, body_start, fn)
@@ -562,7 +557,7 @@ def parse_cpp_functions(text: str, path: str) -> list[CppFunction]:
                                  hint="the lexical reader needs balanced braces")
             kind, name, start, fn = stack.pop()
             if fn is not None:
-                body_raw = text[start:i]
+                body_raw = visible[start:i]  # a name in a comment is no call
                 body_masked = masked[start:i]
                 fn.executed = sorted(set(_EXEC.findall(body_masked)))
                 probed = {a for pair in _COMPAT.findall(body_masked) for a in pair if a}
