@@ -472,10 +472,11 @@ _TEMPLATE_ARGS = r"(?:<(?:[^<>;{}()]|<[^<>;{}()]*>)*>)?"
 _CALL = re.compile(r"(?<![\w:.>])([A-Za-z_]\w*)\s*" + _TEMPLATE_ARGS + r"\s*\(")
 _OP_API_CALL = re.compile(r"\bop_api::([A-Za-z_]\w*)\s*" + _TEMPLATE_ARGS + r"\s*\(")
 _ACL_OP_CALL = re.compile(r"\bacl_op::([A-Za-z_]\w*)\s*" + _TEMPLATE_ARGS + r"\s*\(")
-# `at::x(...)` (not `at::native::x`, `at::Tensor(...)`) and tensor methods `t.x(...)`: an
-# ATen op dispatched to the NPU kernel op_api::x registers, so it reaches x's APIs through
-# another op (aclnn_indirect)
-_AT_CALL = re.compile(r"(?:(?<![\w:])at::|(?<=[\w)\]])\s*\.)([a-z_]\w*)\s*" + _TEMPLATE_ARGS + r"\s*\(")
+# `at::x(...)` (not `at::native::x`, `at::Tensor(...)`), torch_npu's `custom_ops::x(...)` and
+# tensor methods `t.x(...)`: an op dispatched to the NPU kernel op_api::x registers, so it
+# reaches x's APIs through another op (aclnn_indirect)
+_AT_CALL = re.compile(r"(?:(?<![\w:])at::|\bcustom_ops::|(?<=[\w)\]])\s*\.)([a-z_]\w*)\s*"
+                      + _TEMPLATE_ARGS + r"\s*\(")
 _STR_API = re.compile(r"^(aclnn[A-Za-z0-9_]+?)(?:GetWorkspaceSize)?$")
 # legacy ACL graph ops: `cmd.Name("LeftShift")` on an OpCommand (the literal itself is read
 # from the unmasked text at the same offset)
@@ -854,10 +855,23 @@ def read_checkout(root: str | Path, commit: str | None = None,
     all_versions, entries = parse_functions_yaml(yaml_path, FUNCTIONS_YAML)
     op_api_funcs, _, n_opapi = _read_kernels(root, "opapi", "op_api", warnings)
     acl_op_funcs, _, n_aclops = _read_kernels(root, "aclops", "acl_op", warnings)
+    symint_names = {e.name for e in entries if e.section == "symint"}
+    by_name = {e.name: e for e in entries if e.section != "symint"}
+    # kernels generated from the yaml (gen_opapi) are op_api entry points too: other
+    # kernels reach their APIs through `at::x(...)` / `t.x(...)` (aclnn_indirect)
+    for e in entries:
+        if e.section != "symint" and e.gen_opapi is not None and "op_api" in e.versions:
+            apis = _gen_apis(e, by_name)
+            if apis:
+                parsed, _ = parse_schema(e.schema)
+                op_api_funcs[cpp_name(e, symint_names)].append(CppFunction(
+                    name=cpp_name(e, symint_names), path=FUNCTIONS_YAML, line=e.line,
+                    namespaces=("op_api",), n_params=len(parsed.params),
+                    param_kinds=tuple(schema_param_kind(p.ctype) for p in parsed.params),
+                    executed=apis))
     return CheckoutTree(
         root=root, commit=commit, yaml_sha256=_sha256(yaml_path), all_versions=all_versions,
-        entries=entries, symint_names={e.name for e in entries if e.section == "symint"},
-        by_name={e.name: e for e in entries if e.section != "symint"},
+        entries=entries, symint_names=symint_names, by_name=by_name,
         op_api_funcs=op_api_funcs, via_other_ops=indirect_apis(op_api_funcs),
         acl_op_funcs=acl_op_funcs, n_files=n_opapi + n_aclops)
 
