@@ -471,6 +471,8 @@ _COMPAT = re.compile(r"\bDO_\w*COMPATIBILITY\s*\(\s*(aclnn\w+)(?:\s*,\s*(aclnn\w
 _TEMPLATE_ARGS = r"(?:<(?:[^<>;{}()]|<[^<>;{}()]*>)*>)?"
 _CALL = re.compile(r"(?<![\w:.>])([A-Za-z_]\w*)\s*" + _TEMPLATE_ARGS + r"\s*\(")
 _OP_API_CALL = re.compile(r"\bop_api::([A-Za-z_]\w*)\s*" + _TEMPLATE_ARGS + r"\s*\(")
+# op_plugin's own helpers called by qualified name: `op_plugin::AdvanceIndex::npu_expand_tensors(...)`
+_HELPER_CALL = re.compile(r"\bop_plugin::(?:[A-Za-z_]\w*::)*([A-Za-z_]\w*)\s*" + _TEMPLATE_ARGS + r"\s*\(")
 _ACL_OP_CALL = re.compile(r"\bacl_op::([A-Za-z_]\w*)\s*" + _TEMPLATE_ARGS + r"\s*\(")
 # `at::x(...)` (not `at::native::x`, `at::Tensor(...)`), torch_npu's `custom_ops::x(...)` and
 # tensor methods `t.x(...)`: an op dispatched to the NPU kernel op_api::x registers, so it
@@ -567,7 +569,8 @@ def parse_cpp_functions(text: str, path: str) -> list[CppFunction]:
                 fn.probed = sorted(probed - set(fn.executed))
                 fn.legacy = _legacy_names(body_raw, body_masked)
                 fn.called = {c for c in _CALL.findall(body_masked) if c not in _KEYWORDS}
-                fn.called_args = {c for c in _op_api_calls(body_masked, _CALL) if c[0] not in _KEYWORDS}
+                fn.called_args = {c for c in _op_api_calls(body_masked, _CALL) if c[0] not in _KEYWORDS} \
+                    | _op_api_calls(body_masked, _HELPER_CALL)
                 fn.op_api_called = _op_api_calls(body_masked)
                 fn.at_called = _op_api_calls(body_masked, _AT_CALL)
                 fn.acl_op_called = _op_api_calls(body_masked, _ACL_OP_CALL)
