@@ -208,14 +208,6 @@ def op_plugin(root: Path, snap) -> list[Agreement]:
     return [ag]
 
 
-def _indirect(adapter) -> set[str]:
-    """The `aclnn_indirect=` note of an adapter row (APIs reached through other ops)."""
-    for note in adapter.notes:
-        if note.startswith("aclnn_indirect="):
-            return set(note.split("=", 1)[1].split(","))
-    return set()
-
-
 def run(root: Path, sources: tuple[str, ...] = ("cann", "paddle", "op-plugin")) -> list[Agreement]:
     from opdb import snapshot
 

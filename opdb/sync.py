@@ -3,7 +3,9 @@
 A sync runs the same derivation as `opdb build` (`opdb.pipeline`): a torch_npu wheel's
 adapters get op-plugin's aclnn APIs, legacy ops and C++ functions for the wheel's torch
 version, then the derived name / cross-framework mappings computed over everything opdb
-already knows. So a synced release has the same columns a shipped one has.
+already knows. So a synced release has the same columns a shipped one has. An op-plugin
+checkout replaces the committed op-plugin extraction in that same step, for the committed
+torch_npu releases it builds (`--release`), labelled with the checkout's commit.
 
 The shipped snapshot is never modified; re-syncing the same source and version
 replaces its earlier rows. A sync that would leave a release knowing less than opdb

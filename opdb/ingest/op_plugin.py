@@ -18,8 +18,13 @@ op-plugin (Ascend/op-plugin) holds the ATen adapters of torch_npu. Three readers
 (b) `load_unsupported_info(path)` reads op-plugin's `test/unsupported_ops_info_base.yaml`
     (OpInfo name -> test -> dtypes skipped on NPU) into `KnownFailure`s, keyed by the
     OpInfo name as written; `opinfo_names_for(aten_op)` gives OpInfo name candidates.
-(c) `scan_checkout(dir)` parses an op-plugin checkout itself: the yaml and the
-    `op_plugin/ops/opapi/*.cpp` kernels, with a lexical C++ reader (limits below).
+(c) `read_checkout(dir)` parses an op-plugin checkout itself: the yaml, the
+    `op_plugin/ops/opapi/*.cpp` kernels, the legacy `op_plugin/ops/aclops/*.cpp` kernels and
+    the `op_plugin/utils` helpers, with a lexical C++ reader (limits below).
+    `checkout_records` turns it into records of the jsonl's schema and `load_checkout_map`
+    attaches them to release adapters with the same `attach_records` as (a): that is
+    `opdb sync op-plugin`. `scan_checkout(dir)` gives one adapter per yaml op without a
+    wheel (for inspection and the parser agreement).
 
 Lexical C++ reader limits (scan_checkout): comments, string literals and preprocessor
 lines are masked, then functions are found as `name(...) [const] {` at namespace
@@ -27,7 +32,11 @@ scope inside `namespace op_api`; classes, structs and lambdas are not separate
 functions (their tokens count for the enclosing function). aclnn names are taken
 from `EXEC_*(aclnnX, ...)` (executed), `DO_*COMPATIBILITY(aclnnX[, aclnnY], ...)`
 (probed) and string literals `"aclnnX"` (`check_aclnn_kernel_available`,
-`GetOpApiFuncAddr`), plus those of same-file helpers called by name (transitively).
+`GetOpApiFuncAddr`), plus those of helpers called by name (transitively; the same file first,
+else `op_plugin/utils/*.cpp` and `op_plugin/utils/custom_functions/<opapi|aclops>/*.cpp`; also
+`op_plugin::...::x(...)`; the overloads taking as many parameters as the call passes). Legacy
+ACL op types: `.Name("X")` literals in the `acl_op` definition matched like op_api's, its
+helpers, and `acl_op::x(...)` calls into the same file (names built at run time are not seen).
 `#if VERSION_BETWEEN(...)` guards are ignored (all branches count). Overloads that
 share a C++ name are told apart by their full schema (the binding kind of every
 parameter: Tensor, Tensor?, Scalar, Scalar[], int[], ...; `match=signature`), else by
@@ -37,7 +46,8 @@ APIs count as the adapter's own, `aclnn`) and into other opapi files (`aclnn_ind
 as op-plugin's extraction records them); a call reaches the overloads of `x` taking as
 many parameters as it passes arguments (all when none does). `at::x(...)` calls and tensor
 methods `t.x(...)` dispatch to the NPU kernel op_api::x registers: their APIs are
-`aclnn_indirect` too. `acl_op::x` (the legacy path) is not followed. An entry not built
+`aclnn_indirect` too. `custom_ops::x(...)` calls and kernels generated from the yaml (`gen_opapi`) count as
+targets too. From op_api code, `acl_op::x` (the legacy path) is not followed. An entry not built
 through op_api for the chosen torch version has no C++ function name. Generated kernels (`gen_opapi`) take their API from the yaml (`exec`,
 `cpu_scalar_op`, `structured_inherit`).
 """
@@ -137,6 +147,37 @@ def read_aclnn_map(path: str | Path) -> list[tuple[int, dict]]:
     return records
 
 
+FIXES = "op_plugin_fixes.json"
+
+
+def apply_fixes(records: list[tuple[int, dict]], fixes_path: Path) -> list[tuple[int, dict]]:
+    """Records with the extraction's false `calls_ops` (op_plugin_fixes.json, each with its
+    evidence) removed, and the APIs only those calls gave dropped from `aclnn_indirect`
+    (an API the record also names itself stays). No fixes file: records unchanged."""
+    if not fixes_path.is_file():
+        return records
+    try:
+        doc = json.loads(fixes_path.read_text(encoding="utf-8"))
+        false = {}
+        for fix in doc["false_calls"]:
+            for e in fix["entries"]:
+                false.setdefault((e["op"], e["schema"]), []).append(
+                    (fix["call"], set(fix["drop_indirect"])))
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise ParseError(fixes_path, None, f"not an op-plugin fixes file: {exc}",
+                         hint="expected {false_calls: [{call, drop_indirect, evidence, entries}]}") from None
+    out = []
+    for lineno, rec in records:
+        fixes = false.get((rec["op"], rec["schema"]))
+        if fixes:
+            calls = {c for c, _ in fixes}
+            drop = set().union(*(d for _, d in fixes)) - set(rec["aclnn"])
+            rec = {**rec, "aclnn_indirect": [x for x in rec["aclnn_indirect"] if x not in drop],
+                   "calls_ops": [c for c in rec.get("calls_ops", ()) if c not in calls]}
+        out.append((lineno, rec))
+    return out
+
+
 def _builds(rec: dict, tag: str) -> bool:
     v = rec["versions"]
     return any(tag in v.get(k, ()) for k in ("acl_op", "op_api", "sparse"))
@@ -184,7 +225,7 @@ def load_aclnn_map(path: str | Path, release_versions: Iterable[str],
     (op, aclnn API), and a provenance record for the jsonl.
     """
     path = Path(path)
-    records = read_aclnn_map(path)
+    records = apply_fixes(read_aclnn_map(path), path.parent / FIXES)
     result = attach_records(
         records, release_versions, wheel, commit=SHARED_COMMIT, origin=path.name,
         target=SHARED_TARGET,
