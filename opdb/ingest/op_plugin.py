@@ -153,7 +153,8 @@ FIXES = "op_plugin_fixes.json"
 def apply_fixes(records: list[tuple[int, dict]], fixes_path: Path) -> list[tuple[int, dict]]:
     """Records with the extraction's false `calls_ops` (op_plugin_fixes.json, each with its
     evidence) removed, and the APIs only those calls gave dropped from `aclnn_indirect`
-    (an API the record also names itself stays). No fixes file: records unchanged."""
+    (an API the record also names itself stays); legacy op types the extraction missed
+    (`missing_aclop_kernels`) added to `aclop_kernels`. No fixes file: records unchanged."""
     if not fixes_path.is_file():
         return records
     try:
@@ -163,6 +164,9 @@ def apply_fixes(records: list[tuple[int, dict]], fixes_path: Path) -> list[tuple
             for e in fix["entries"]:
                 false.setdefault((e["op"], e["schema"]), []).append(
                     (fix["call"], set(fix["drop_indirect"])))
+        legacy = {}
+        for fix in doc.get("missing_aclop_kernels", ()):
+            legacy.setdefault((fix["op"], fix["schema"]), set()).update(fix["add"])
     except (json.JSONDecodeError, KeyError, TypeError) as exc:
         raise ParseError(fixes_path, None, f"not an op-plugin fixes file: {exc}",
                          hint="expected {false_calls: [{call, drop_indirect, evidence, entries}]}") from None
@@ -174,6 +178,9 @@ def apply_fixes(records: list[tuple[int, dict]], fixes_path: Path) -> list[tuple
             drop = set().union(*(d for _, d in fixes)) - set(rec["aclnn"])
             rec = {**rec, "aclnn_indirect": [x for x in rec["aclnn_indirect"] if x not in drop],
                    "calls_ops": [c for c in rec.get("calls_ops", ()) if c not in calls]}
+        add = legacy.get((rec["op"], rec["schema"]))
+        if add:
+            rec = {**rec, "aclop_kernels": sorted(set(rec["aclop_kernels"]) | add)}
         out.append((lineno, rec))
     return out
 

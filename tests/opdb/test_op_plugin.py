@@ -468,3 +468,13 @@ def test_committed_fixes_name_records_of_the_shared_extraction():
     for fix in doc["false_calls"]:
         assert fix["evidence"] and fix["drop_indirect"] and fix["entries"]
         assert {(e["op"], e["schema"]) for e in fix["entries"]} <= keys, fix["call"]
+
+
+def test_fixes_add_missed_legacy_op_types(tmp_path):
+    rec = {"op": "aten::mean", "schema": "mean(Tensor self) -> Tensor", "aclnn": [], "aclnn_indirect": [],
+           "aclop_kernels": ["Cast"]}
+    fixes = tmp_path / "fixes.json"
+    fixes.write_text(json.dumps({"false_calls": [], "missing_aclop_kernels": [
+        {"op": "aten::mean", "schema": rec["schema"], "add": ["ReduceMean"], "evidence": "helper"}]}))
+    [(_, fixed)] = opl.apply_fixes([(1, rec)], fixes)
+    assert fixed["aclop_kernels"] == ["Cast", "ReduceMean"] and rec["aclop_kernels"] == ["Cast"]
