@@ -41,9 +41,10 @@ helpers, and `acl_op::x(...)` calls into the same file (names built at run time 
 share a C++ name are told apart by their full schema (the binding kind of every
 parameter: Tensor, Tensor?, Scalar, Scalar[], int[], ...; `match=signature`), else by
 parameter count; when several remain, all are merged (`match=arity-ambiguous`).
-Calls through `op_api::x(...)` are followed, transitively: into the same file (their
-APIs count as the adapter's own, `aclnn`) and into other opapi files (`aclnn_indirect`,
-as op-plugin's extraction records them); a call reaches the overloads of `x` taking as
+Calls through `op_api::x(...)` are followed: into the same file, transitively (their
+APIs count as the adapter's own, `aclnn`), and into other opapi files one level
+(`aclnn_indirect`: the called kernel's own APIs, as op-plugin's extraction records them);
+a call reaches the overloads of `x` taking as
 many parameters as it passes arguments (all when none does). `at::x(...)` calls and tensor
 methods `t.x(...)` dispatch to the NPU kernel op_api::x registers: their APIs are
 `aclnn_indirect` too. `custom_ops::x(...)` calls and kernels generated from the yaml (`gen_opapi`) count as
@@ -649,6 +650,8 @@ def _closure(fn: CppFunction, same_file: dict[str, list[CppFunction]],
         for name, nargs in caller.op_api_called:
             if name in same_file:
                 todo.extend(_overloads(same_file[name], nargs))
+            elif helpers and name in helpers:  # `op_api::helper(...)` defined under op_plugin/utils
+                todo.extend(_overloads(helpers[name], nargs))
             else:
                 leaving.add((name, nargs))
         leaving.update(caller.at_called)
@@ -668,25 +671,22 @@ def _closure(fn: CppFunction, same_file: dict[str, list[CppFunction]],
 
 
 def indirect_apis(op_api_funcs: dict[str, list[CppFunction]]) -> dict[int, set[str]]:
-    """id(function) -> the APIs it reaches through `op_api::x(...)` calls into other opapi
-    files, transitively (op-plugin's `aclnn_indirect`). A call reaches the overloads of `x`
-    with as many parameters as it passes arguments (all of them when none has; argument
-    types are not resolved lexically)."""
-    funcs = [f for fs in op_api_funcs.values() for f in fs]
-    reach: dict[int, set[str]] = {id(f): set() for f in funcs}
-    changed = True
-    while changed:
-        changed = False
-        for f in funcs:
-            got = set(reach[id(f)])
+    """id(function) -> the APIs it reaches through calls to other entry points (`op_api::x`
+    into other files, `at::x`, `custom_ops::x`, `t.x()`), one level: the APIs the called
+    kernel names itself (with its same-file and utils helpers), not those it reaches through
+    further ops, as op-plugin's extraction defines `aclnn_indirect`. A call reaches the
+    overloads of `x` with as many parameters as it passes arguments (all of them when none
+    has; argument types are not resolved lexically)."""
+    reach: dict[int, set[str]] = {}
+    for fs in op_api_funcs.values():
+        for f in fs:
+            got: set[str] = set()
             for name, nargs in f.op_api_called:
                 for g in _overloads(op_api_funcs.get(name, []), nargs):
                     if g is not f:
-                        got |= set(g.executed) | set(g.probed) | reach[id(g)]
-            if got != reach[id(f)]:
-                reach[id(f)] = got
-                changed = True
-    return {id(f): reach[id(f)] - set(f.executed) - set(f.probed) for f in funcs}
+                        got |= set(g.executed) | set(g.probed)
+            reach[id(f)] = got - set(f.executed) - set(f.probed)
+    return reach
 
 
 @dataclass(frozen=True)
@@ -853,10 +853,12 @@ class CheckoutTree:
     n_files: int
 
 
-def _read_kernels(root: Path, subdir: str, namespace: str,
-                  warnings: list[str] | None) -> tuple[dict[str, list[CppFunction]], list, int]:
+def _read_kernels(root: Path, subdir: str, namespace: str, warnings: list[str] | None,
+                  entry_names: frozenset = frozenset()) -> tuple[dict[str, list[CppFunction]], list, int]:
     """name -> definitions in `namespace` of op_plugin/ops/<subdir>/*.cpp, each with its
-    same-file closure (executed, probed, calls leaving the file) applied."""
+    same-file closure (executed, probed, calls leaving the file) applied. op_plugin/utils
+    helpers count as the caller's own code unless named like an entry point
+    (`entry_names`: those are other ops, reached through them)."""
     funcs_by_name: dict[str, list[CppFunction]] = defaultdict(list)
     closure: list[tuple[CppFunction, tuple]] = []
     helpers: dict[str, list[CppFunction]] = defaultdict(list)  # op_plugin/utils helpers
@@ -865,7 +867,8 @@ def _read_kernels(root: Path, subdir: str, namespace: str,
         try:
             for f in parse_cpp_functions(cpp.read_text(encoding="utf-8", errors="replace"),
                                          cpp.relative_to(root).as_posix()):
-                helpers[f.name].append(f)
+                if f.name not in entry_names:
+                    helpers[f.name].append(f)
         except ParseError as err:
             if warnings is None:
                 raise
@@ -904,10 +907,11 @@ def read_checkout(root: str | Path, commit: str | None = None,
                           hint="point at the root of an op-plugin checkout (6.0.rc3 or newer layout)")
     commit = commit or _git_head(root) or "local"
     all_versions, entries = parse_functions_yaml(yaml_path, FUNCTIONS_YAML)
-    op_api_funcs, _, n_opapi = _read_kernels(root, "opapi", "op_api", warnings)
-    acl_op_funcs, _, n_aclops = _read_kernels(root, "aclops", "acl_op", warnings)
     symint_names = {e.name for e in entries if e.section == "symint"}
     by_name = {e.name: e for e in entries if e.section != "symint"}
+    entry_names = frozenset(cpp_name(e, symint_names) for e in by_name.values())
+    op_api_funcs, _, n_opapi = _read_kernels(root, "opapi", "op_api", warnings, entry_names)
+    acl_op_funcs, _, n_aclops = _read_kernels(root, "aclops", "acl_op", warnings, entry_names)
     # kernels generated from the yaml (gen_opapi) are op_api entry points too: other
     # kernels reach their APIs through `at::x(...)` / `t.x(...)` (aclnn_indirect)
     for e in entries:
