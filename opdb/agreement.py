@@ -14,10 +14,11 @@ Each source is read at the commit its provenance records, never at a branch tip:
   re-scanned with `scan_checkout` (the `opdb sync paddle-custom-device` parser) and
   compared with the snapshot's kernel rows column by column (dtypes, aclnn, legacy ops,
   signature, function, notes).
-- op-plugin: `scan_checkout` (the `opdb sync op-plugin` parser) at the op-plugin commit
-  of the shared map, for torch v2.13, against the snapshot's torch_npu 2.13.0 adapters:
-  a row agrees when its aclnn API set is equal (the `aclnn_indirect` sets and C++ function
-  names are counted in the detail column).
+- op-plugin: what `opdb sync op-plugin --release 2.13.0` writes for the checkout at the
+  op-plugin commit of the shared extraction (`read_checkout` + the build's attachment and
+  derivation) against the snapshot's torch_npu 2.13.0 rows: a row agrees when every column
+  does (aclnn with roles, legacy ops, C++ function, schema, notes incl. `aclnn_indirect`;
+  not the note naming the input file); per-column counts in the detail column.
 
 Output: one markdown table (source, commit, rows compared, rows equal, percent) and the
 first disagreements per source, or `--json`.
@@ -161,36 +162,50 @@ def paddle_custom_device(root: Path, snap) -> list[Agreement]:
     return out
 
 
-def op_plugin(root: Path, snapshot_adapters) -> list[Agreement]:
-    from opdb.ingest.op_plugin import SHARED_COMMIT, scan_checkout
+OP_PLUGIN_RELEASE = "2.13.0"
+
+
+def op_plugin(root: Path, snap) -> list[Agreement]:
+    """`opdb sync op-plugin --release 2.13.0` of the checkout at the shared extraction's
+    commit against the snapshot's torch_npu 2.13.0 rows, column by column (the notes'
+    `op-plugin@<commit> <file>:<line>` entry names the input and is left out)."""
+    from opdb.ingest.op_plugin import SHARED_COMMIT, read_checkout
+    from opdb.model import to_row
+    from opdb.sync import checkout_releases, derive
 
     gitdir = _mirror(root, "Ascend/op-plugin")
-    ag = Agreement("op-plugin aclnn sets (torch_npu 2.13.0, v2.13)", SHARED_COMMIT)
+    ag = Agreement(f"op-plugin sync (torch_npu {OP_PLUGIN_RELEASE}, v2.13)", SHARED_COMMIT)
+    warnings: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
-        _export(gitdir, SHARED_COMMIT, ["op_plugin/config", "op_plugin/ops/opapi"], Path(tmp))
-        scan = scan_checkout(tmp, torch_version="v2.13", commit=SHARED_COMMIT)
-    got = {a.op: a for a in scan.adapters}
-    want = {a.op: a for a in snapshot_adapters
-            if a.provider == "torch_npu" and a.version == "2.13.0" and a.op in got}
-    indirect_eq = function_eq = 0
-    for op in sorted(want):
+        _export(gitdir, SHARED_COMMIT, ["op_plugin/config", "op_plugin/ops", "op_plugin/utils"],
+                Path(tmp))
+        tree = read_checkout(tmp, commit=SHARED_COMMIT, warnings=warnings)
+    synced = derive("op-plugin", checkout_releases(tree, [OP_PLUGIN_RELEASE]), snap, tree)
+
+    def row(a) -> dict:
+        r = to_row(a)
+        r["notes"] = [n for n in r["notes"] if not n.startswith("op-plugin@")]
+        return r
+
+    got = {a.op: row(a) for a in synced.adapters}
+    want = {a.op: row(a) for a in snap.adapters
+            if a.provider == "torch_npu" and a.version == OP_PLUGIN_RELEASE}
+    columns: dict[str, int] = {}
+    for op in sorted(set(got) | set(want)):
         ag.compared += 1
-        indirect_eq += _indirect(got[op]) == _indirect(want[op])
-        function_eq += got[op].function == want[op].function
-        if set(got[op].aclnn) == set(want[op].aclnn):
+        w, g = want.get(op) or {}, got.get(op) or {}
+        diff = [c for c in (w or g) if w.get(c) != g.get(c)]
+        for c in (w or g):
+            columns[c] = columns.get(c, 0) + (c not in diff)
+        if not diff:
             ag.equal += 1
         elif len(ag.examples) < MAX_EXAMPLES:
-            ag.examples.append(f"{op}: snapshot {sorted(want[op].aclnn)} vs scan {sorted(got[op].aclnn)}")
-    ag.detail = {"aclnn_indirect sets equal": indirect_eq, "C++ function names equal": function_eq}
+            ag.examples.append(f"{op}: " + "; ".join(
+                f"{c} snapshot {w.get(c)} vs sync {g.get(c)}" for c in diff)[:300])
+    ag.detail = {f"{c} equal": n for c, n in columns.items()
+                 if c not in ("framework", "provider", "version", "op")}
+    ag.detail["files skipped with a warning"] = len(warnings)
     return [ag]
-
-
-def _indirect(adapter) -> set[str]:
-    """The `aclnn_indirect=` note of an adapter row (APIs reached through other ops)."""
-    for note in adapter.notes:
-        if note.startswith("aclnn_indirect="):
-            return set(note.split("=", 1)[1].split(","))
-    return set()
 
 
 def run(root: Path, sources: tuple[str, ...] = ("cann", "paddle", "op-plugin")) -> list[Agreement]:
@@ -203,7 +218,7 @@ def run(root: Path, sources: tuple[str, ...] = ("cann", "paddle", "op-plugin")) 
     if "paddle" in sources:
         out += paddle_custom_device(root, snap)
     if "op-plugin" in sources:
-        out += op_plugin(root, snap.adapters)
+        out += op_plugin(root, snap)
     return out
 
 

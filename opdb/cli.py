@@ -51,8 +51,11 @@ def _parser() -> argparse.ArgumentParser:
     g = x.add_mutually_exclusive_group(required=True)
     g.add_argument("--wheel", type=Path, help="torch_npu-*.whl")
     g.add_argument("--installed", type=Path, help="site-packages/torch_npu directory")
-    x = ss.add_parser("op-plugin", help="an op-plugin checkout")
+    x = ss.add_parser("op-plugin", help="an op-plugin checkout, into torch_npu releases")
     x.add_argument("--src", type=Path, required=True)
+    x.add_argument("--release", action="append", metavar="VERSION",
+                   help="torch_npu release to sync it into (repeatable; default: every committed "
+                        "release whose torch version the checkout's all_version lists)")
     x = ss.add_parser("paddle-custom-device", help="a PaddleCustomDevice checkout")
     x.add_argument("--src", type=Path, required=True)
     ss.add_parser("paddle-live", help="the live kernel registry (needs the NPU plugin loaded)")

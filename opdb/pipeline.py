@@ -32,14 +32,20 @@ def aclnn_map_path(sources: Path | None = None) -> Path:
     return (sources or sources_dir()) / "torch" / "op_plugin_aclnn_map.jsonl"
 
 
-def build_torch_npu(wheels: IngestResult, sources: Path | None = None) -> IngestResult:
+def build_torch_npu(wheels: IngestResult, sources: Path | None = None,
+                    checkout=None) -> IngestResult:
     """torch_npu release adapters with op-plugin's aclnn APIs, legacy ops and C++
     functions for each release's torch version; plus their adapter mappings and
-    provenance (the wheels' and the aclnn map's)."""
+    provenance (the wheels' and the aclnn map's). `checkout`: an op-plugin
+    `CheckoutTree` read by `opdb sync op-plugin`, whose records replace the committed
+    extraction's (the same attachment either way)."""
     from opdb.ingest import op_plugin
 
     versions = sorted({a.version for a in wheels.adapters})
-    enriched = op_plugin.load_aclnn_map(aclnn_map_path(sources), versions, wheel=wheels)
+    if checkout is not None:
+        enriched = op_plugin.load_checkout_map(checkout, versions, wheels)
+    else:
+        enriched = op_plugin.load_aclnn_map(aclnn_map_path(sources), versions, wheel=wheels)
     enriched.provenance = wheels.provenance + enriched.provenance
     enriched.framework_ops = wheels.framework_ops + enriched.framework_ops
     return enriched

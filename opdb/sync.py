@@ -3,7 +3,9 @@
 A sync runs the same derivation as `opdb build` (`opdb.pipeline`): a torch_npu wheel's
 adapters get op-plugin's aclnn APIs, legacy ops and C++ functions for the wheel's torch
 version, then the derived name / cross-framework mappings computed over everything opdb
-already knows. So a synced release has the same columns a shipped one has.
+already knows. So a synced release has the same columns a shipped one has. An op-plugin
+checkout replaces the committed op-plugin extraction in that same step, for the committed
+torch_npu releases it builds (`--release`), labelled with the checkout's commit.
 
 The shipped snapshot is never modified; re-syncing the same source and version
 replaces its earlier rows. A sync that would leave a release knowing less than opdb
@@ -33,9 +35,8 @@ def _ingest(what: str, opts: dict, warnings: list[str]) -> IngestResult:
         if opts.get("wheel"):
             return torch_npu_wheel.load_wheel(Path(opts["wheel"]))
         return torch_npu_wheel.load_installed(Path(opts["installed"]))
-    if what == "op-plugin":
-        from opdb.ingest.op_plugin import scan_checkout
-        return scan_checkout(Path(opts["src"]), warnings=warnings)
+    if what == "op-plugin":  # the releases' adapters; the checkout comes in at `derive`
+        return checkout_releases(opts["checkout"], opts.get("release"))
     if what == "paddle-custom-device":
         from opdb.ingest.paddle_custom_device import scan_checkout
         return scan_checkout(Path(opts["src"]))
@@ -43,6 +44,35 @@ def _ingest(what: str, opts: dict, warnings: list[str]) -> IngestResult:
         from opdb.ingest.paddle_live import read_live_registry
         return read_live_registry()
     raise OpscanError(f"unknown sync source {what!r}")
+
+
+def checkout_releases(tree, releases=None) -> IngestResult:
+    """The committed torch_npu release adapter lists an op-plugin checkout is synced into:
+    `releases` (each must be committed and its torch version in the checkout's
+    `all_version`), default every committed release whose torch version it lists."""
+    from opdb.ingest import op_plugin, torch_npu_wheel
+
+    base = torch_npu_wheel.default_sources_dir()
+    committed = sorted(p.name for p in base.iterdir()
+                       if (p / Path(torch_npu_wheel.CODEGEN_YAML).name).is_file())
+    if releases:
+        wanted = list(dict.fromkeys(releases))
+        for r in wanted:
+            if r not in committed:
+                raise OpscanError(f"no committed torch_npu release {r} to sync the op-plugin "
+                                  f"checkout into", hint=f"choose one of {', '.join(committed)}")
+            if op_plugin.torch_version_tag(r) not in tree.all_versions:
+                raise OpscanError(f"torch_npu {r} is built for torch "
+                                  f"{op_plugin.torch_version_tag(r)}, which this checkout's "
+                                  f"all_version does not list",
+                                  hint=f"all_version: {', '.join(tree.all_versions)}")
+    else:
+        wanted = [r for r in committed if op_plugin.torch_version_tag(r) in tree.all_versions]
+        if not wanted:
+            raise OpscanError("the op-plugin checkout builds for none of the committed torch_npu "
+                              f"releases (all_version: {', '.join(tree.all_versions)})",
+                              hint="check out an op-plugin branch that lists your torch version")
+    return torch_npu_wheel.load_committed_releases(wanted)
 
 
 def known_facts(overlay: Path | None = None, snapshot_dir: Path | None = None) -> IngestResult:
@@ -56,11 +86,13 @@ def known_facts(overlay: Path | None = None, snapshot_dir: Path | None = None) -
     return known
 
 
-def derive(what: str, raw: IngestResult, known: IngestResult) -> IngestResult:
-    """The rows a sync of `what` writes: `raw` run through the build's pipeline."""
+def derive(what: str, raw: IngestResult, known: IngestResult, checkout=None) -> IngestResult:
+    """The rows a sync of `what` writes: `raw` run through the build's pipeline.
+    `op-plugin`: `raw` holds the releases' wheel adapters, `checkout` the op-plugin tree
+    whose records replace the committed extraction's."""
     from opdb import pipeline
 
-    if what != "torch-npu":  # roles decided over what opdb knows plus this sync, as in build
+    if what not in ("torch-npu", "op-plugin"):  # roles decided over what opdb knows plus this sync, as in build
         from opdb.derive import apply_role_table, role_table
 
         whole = IngestResult()
@@ -68,7 +100,7 @@ def derive(what: str, raw: IngestResult, known: IngestResult) -> IngestResult:
         whole.extend(raw)
         return apply_role_table(raw, role_table(whole))
     releases = {(a.provider, a.version) for a in raw.adapters}
-    part = pipeline.build_torch_npu(raw)
+    part = pipeline.build_torch_npu(raw, checkout=checkout)
     context = IngestResult(**{f: list(getattr(known, f)) for f in (
         "apis", "framework_ops", "mappings", "known_failures", "provenance")})
     context.adapters = [a for a in known.adapters if (a.provider, a.version) not in releases]
@@ -127,7 +159,8 @@ def _replace_keys(what: str, result: IngestResult) -> set[tuple[str, str]]:
     """(source, version) pairs whose earlier overlay rows this sync replaces: the synced
     source's own, never those of shared inputs (op-plugin's map, derived rows) that
     other synced releases' rows also carry."""
-    shared = {"op-plugin", "opdb-derive", "curated"} if what == "torch-npu" else set()
+    shared = {"op-plugin", "opdb-derive", "curated"} if what == "torch-npu" else \
+        {"opdb-derive", "curated"} if what == "op-plugin" else set()
     keys = {(r.source.source, r.source.version) for r in result.records()
             if hasattr(r, "source") and not isinstance(r.source, str)}
     keys |= {(p.source, p.version) for p in result.provenance}
@@ -140,11 +173,16 @@ def run_sync(what: str, opts: dict, overlay: Path | None = None, force: bool = F
     overlay; returns (overlay path, row counts). `warn` gets one line per skipped odd
     declaration and per release whose adapters got no aclnn API at all."""
     warnings: list[str] = []
+    checkout = None
+    if what == "op-plugin":
+        from opdb.ingest.op_plugin import read_checkout
+        checkout = read_checkout(Path(opts["src"]), warnings=warnings)
+        opts = {**opts, "checkout": checkout}
     raw = _ingest(what, opts, warnings)
     for line in warnings:
         warn(line)
     known = known_facts(overlay)
-    result = derive(what, raw, known)
+    result = derive(what, raw, known, checkout)
     lost = losses(result, known)
     if lost and not force:
         raise SyncRefused("refusing to sync: " + "; ".join(x.reason() for x in lost),

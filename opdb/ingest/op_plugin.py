@@ -18,8 +18,13 @@ op-plugin (Ascend/op-plugin) holds the ATen adapters of torch_npu. Three readers
 (b) `load_unsupported_info(path)` reads op-plugin's `test/unsupported_ops_info_base.yaml`
     (OpInfo name -> test -> dtypes skipped on NPU) into `KnownFailure`s, keyed by the
     OpInfo name as written; `opinfo_names_for(aten_op)` gives OpInfo name candidates.
-(c) `scan_checkout(dir)` parses an op-plugin checkout itself: the yaml and the
-    `op_plugin/ops/opapi/*.cpp` kernels, with a lexical C++ reader (limits below).
+(c) `read_checkout(dir)` parses an op-plugin checkout itself: the yaml, the
+    `op_plugin/ops/opapi/*.cpp` kernels, the legacy `op_plugin/ops/aclops/*.cpp` kernels and
+    the `op_plugin/utils` helpers, with a lexical C++ reader (limits below).
+    `checkout_records` turns it into records of the jsonl's schema and `load_checkout_map`
+    attaches them to release adapters with the same `attach_records` as (a): that is
+    `opdb sync op-plugin`. `scan_checkout(dir)` gives one adapter per yaml op without a
+    wheel (for inspection and the parser agreement).
 
 Lexical C++ reader limits (scan_checkout): comments, string literals and preprocessor
 lines are masked, then functions are found as `name(...) [const] {` at namespace
@@ -27,17 +32,23 @@ scope inside `namespace op_api`; classes, structs and lambdas are not separate
 functions (their tokens count for the enclosing function). aclnn names are taken
 from `EXEC_*(aclnnX, ...)` (executed), `DO_*COMPATIBILITY(aclnnX[, aclnnY], ...)`
 (probed) and string literals `"aclnnX"` (`check_aclnn_kernel_available`,
-`GetOpApiFuncAddr`), plus those of same-file helpers called by name (transitively).
+`GetOpApiFuncAddr`), plus those of helpers called by name (transitively; the same file first,
+else `op_plugin/utils/*.cpp` and `op_plugin/utils/custom_functions/<opapi|aclops>/*.cpp`; also
+`op_plugin::...::x(...)`; the overloads taking as many parameters as the call passes). Legacy
+ACL op types: `.Name("X")` literals in the `acl_op` definition matched like op_api's, its
+helpers, and `acl_op::x(...)` calls into the same file (names built at run time are not seen).
 `#if VERSION_BETWEEN(...)` guards are ignored (all branches count). Overloads that
 share a C++ name are told apart by their full schema (the binding kind of every
 parameter: Tensor, Tensor?, Scalar, Scalar[], int[], ...; `match=signature`), else by
 parameter count; when several remain, all are merged (`match=arity-ambiguous`).
-Calls through `op_api::x(...)` are followed, transitively: into the same file (their
-APIs count as the adapter's own, `aclnn`) and into other opapi files (`aclnn_indirect`,
-as op-plugin's extraction records them); a call reaches the overloads of `x` taking as
+Calls through `op_api::x(...)` are followed: into the same file, transitively (their
+APIs count as the adapter's own, `aclnn`), and into other opapi files one level
+(`aclnn_indirect`: the called kernel's own APIs, as op-plugin's extraction records them);
+a call reaches the overloads of `x` taking as
 many parameters as it passes arguments (all when none does). `at::x(...)` calls and tensor
 methods `t.x(...)` dispatch to the NPU kernel op_api::x registers: their APIs are
-`aclnn_indirect` too. `acl_op::x` (the legacy path) is not followed. An entry not built
+`aclnn_indirect` too. `custom_ops::x(...)` calls and kernels generated from the yaml (`gen_opapi`) count as
+targets too. From op_api code, `acl_op::x` (the legacy path) is not followed. An entry not built
 through op_api for the chosen torch version has no C++ function name. Generated kernels (`gen_opapi`) take their API from the yaml (`exec`,
 `cpu_scalar_op`, `structured_inherit`).
 """
@@ -137,6 +148,44 @@ def read_aclnn_map(path: str | Path) -> list[tuple[int, dict]]:
     return records
 
 
+FIXES = "op_plugin_fixes.json"
+
+
+def apply_fixes(records: list[tuple[int, dict]], fixes_path: Path) -> list[tuple[int, dict]]:
+    """Records with the extraction's false `calls_ops` (op_plugin_fixes.json, each with its
+    evidence) removed, and the APIs only those calls gave dropped from `aclnn_indirect`
+    (an API the record also names itself stays); legacy op types the extraction missed
+    (`missing_aclop_kernels`) added to `aclop_kernels`. No fixes file: records unchanged."""
+    if not fixes_path.is_file():
+        return records
+    try:
+        doc = json.loads(fixes_path.read_text(encoding="utf-8"))
+        false = {}
+        for fix in doc["false_calls"]:
+            for e in fix["entries"]:
+                false.setdefault((e["op"], e["schema"]), []).append(
+                    (fix["call"], set(fix["drop_indirect"])))
+        legacy = {}
+        for fix in doc.get("missing_aclop_kernels", ()):
+            legacy.setdefault((fix["op"], fix["schema"]), set()).update(fix["add"])
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise ParseError(fixes_path, None, f"not an op-plugin fixes file: {exc}",
+                         hint="expected {false_calls: [{call, drop_indirect, evidence, entries}]}") from None
+    out = []
+    for lineno, rec in records:
+        fixes = false.get((rec["op"], rec["schema"]))
+        if fixes:
+            calls = {c for c, _ in fixes}
+            drop = set().union(*(d for _, d in fixes)) - set(rec["aclnn"])
+            rec = {**rec, "aclnn_indirect": [x for x in rec["aclnn_indirect"] if x not in drop],
+                   "calls_ops": [c for c in rec.get("calls_ops", ()) if c not in calls]}
+        add = legacy.get((rec["op"], rec["schema"]))
+        if add:
+            rec = {**rec, "aclop_kernels": sorted(set(rec["aclop_kernels"]) | add)}
+        out.append((lineno, rec))
+    return out
+
+
 def _builds(rec: dict, tag: str) -> bool:
     v = rec["versions"]
     return any(tag in v.get(k, ()) for k in ("acl_op", "op_api", "sparse"))
@@ -154,14 +203,14 @@ def _yaml_func_lines(yaml_path: Path | None) -> dict[str, int]:
     return lines
 
 
-def _mapping_source(rec: dict, func_lines: dict[str, int]) -> Source:
+def _mapping_source(rec: dict, func_lines: dict[str, int], commit: str = SHARED_COMMIT) -> Source:
     for at in rec["op_api_source_lines"]:
         p, _, ln = at.rpartition(":")
         if p and ln.isdigit():
-            return Source(SOURCE_ID, SHARED_COMMIT, p, int(ln))
+            return Source(SOURCE_ID, commit, p, int(ln))
     path = rec["source_paths"][0] if rec["source_paths"] else FUNCTIONS_YAML
     line = func_lines.get(rec["schema"]) if path == FUNCTIONS_YAML else None
-    return Source(SOURCE_ID, SHARED_COMMIT, path, line)
+    return Source(SOURCE_ID, commit, path, line)
 
 
 def _pick_record(candidates: list[tuple[int, dict]], schema: str, tag: str):
@@ -183,17 +232,35 @@ def load_aclnn_map(path: str | Path, release_versions: Iterable[str],
     adapters of torch_npu-native kernels unchanged), one OpAclnnMapping per
     (op, aclnn API), and a provenance record for the jsonl.
     """
+    path = Path(path)
+    records = apply_fixes(read_aclnn_map(path), path.parent / FIXES)
+    result = attach_records(
+        records, release_versions, wheel, commit=SHARED_COMMIT, origin=path.name,
+        target=SHARED_TARGET,
+        func_lines=_yaml_func_lines(path.parent / "op_plugin" / "op_plugin_functions.yaml"))
+    result.provenance.append(ProvenanceRecord(
+        source=SOURCE_ID, kind="aclnn-map", version=SHARED_COMMIT, path=path.name,
+        sha256=_sha256(path), description="op-plugin op -> aclnn extraction (Ascend/op-plugin)",
+        rows=len(records)))
+    return result
+
+
+def attach_records(records: list[tuple[int, dict]], release_versions: Iterable[str],
+                   wheel: IngestResult | None, *, commit: str, origin: str,
+                   target: str | None, func_lines: dict[str, int]) -> IngestResult:
+    """The attachment `load_aclnn_map` and a checkout sync share: each release's wheel
+    adapters get the aclnn APIs, legacy op types and C++ name of the record built for the
+    release's torch version, plus one OpAclnnMapping per (op, API). `records`: (line,
+    record) in the jsonl schema; `origin`: the file `line` is in (for the notes);
+    `target`: the torch version whose `aclnn_target` counts (None: `aclnn` everywhere)."""
     from opdb.ingest import torch_npu_wheel
 
-    path = Path(path)
     releases = list(dict.fromkeys(release_versions))
     if wheel is None:
         wheel = torch_npu_wheel.load_committed_releases(releases)
-    records = read_aclnn_map(path)
     by_op: dict[str, list[tuple[int, dict]]] = defaultdict(list)
     for lineno, rec in records:
         by_op[rec["op"]].append((lineno, rec))
-    func_lines = _yaml_func_lines(path.parent / "op_plugin" / "op_plugin_functions.yaml")
 
     result = IngestResult()
     # (op, aclnn) -> [confidence, source, detail parts, releases]
@@ -208,7 +275,7 @@ def load_aclnn_map(path: str | Path, release_versions: Iterable[str],
             candidates = by_op.get(adapter.op, [])
             picked = _pick_record(candidates, adapter.schema, tag)
             if picked is None:
-                note = ("op-plugin@%s builds no entry of this op for %s" % (SHARED_COMMIT[:12], tag)
+                note = ("op-plugin@%s builds no entry of this op for %s" % (commit[:12], tag)
                         if candidates else "not in op-plugin (torch_npu-native kernel)")
                 result.adapters.append(replace(adapter, notes=adapter.notes + (note,)))
                 continue
@@ -217,7 +284,7 @@ def load_aclnn_map(path: str | Path, release_versions: Iterable[str],
             has_op_api = tag in versions.get("op_api", ())
             if not has_op_api:
                 direct: list[str] = []
-            elif tag == SHARED_TARGET and rec["built_for_target"]:
+            elif tag == target and rec["built_for_target"]:
                 direct = [x for x in rec["aclnn_target"] if x not in NOT_APIS]
             else:
                 direct = [x for x in rec["aclnn"] if x not in NOT_APIS]
@@ -225,7 +292,7 @@ def load_aclnn_map(path: str | Path, release_versions: Iterable[str],
                 if has_op_api else []
             legacy = list(rec["aclop_kernels"]) if tag in versions.get("acl_op", ()) else []
             impl = [k for k in ("acl_op", "op_api", "sparse") if tag in versions.get(k, ())]
-            notes = [f"op-plugin@{SHARED_COMMIT[:12]} {path.name}:{lineno}",
+            notes = [f"op-plugin@{commit[:12]} {origin}:{lineno}",
                      f"impl_ns({tag})={','.join(impl)}"]
             if rec["schema"] != adapter.schema and adapter.schema:
                 notes.append("op-plugin schema differs from the wheel's")
@@ -235,7 +302,7 @@ def load_aclnn_map(path: str | Path, release_versions: Iterable[str],
                 adapter, aclnn=tuple(sorted(set(direct))), legacy_ops=tuple(sorted(set(legacy))),
                 function=rec["cpp_function"] or adapter.function,
                 notes=adapter.notes + tuple(notes)))
-            src = _mapping_source(rec, func_lines)
+            src = _mapping_source(rec, func_lines, commit)
             how = f"{rec['op_api_impl']} op_api::{rec['cpp_function']} (match={rec['match']})"
             for api, conf, kind in [(a, CONF_DIRECT, "named by the adapter") for a in direct] + \
                                    [(a, CONF_INDIRECT, "via another op") for a in indirect]:
@@ -250,10 +317,6 @@ def load_aclnn_map(path: str | Path, release_versions: Iterable[str],
             source=m["source"],
             detail=f"{m['detail']}; torch_npu {', '.join(sorted(m['releases'], key=_vkey))}"))
     result.adapters.sort(key=lambda a: (a.version, a.op))
-    result.provenance.append(ProvenanceRecord(
-        source=SOURCE_ID, kind="aclnn-map", version=SHARED_COMMIT, path=path.name,
-        sha256=_sha256(path), description="op-plugin op -> aclnn extraction (Ascend/op-plugin)",
-        rows=len(records)))
     return result
 
 
@@ -367,16 +430,12 @@ class CppFunction:
     param_kinds: tuple[str, ...] = ()  # see cpp_param_kind
     executed: list[str] = field(default_factory=list)
     probed: list[str] = field(default_factory=list)
+    legacy: list[str] = field(default_factory=list)  # ACL op types: `OpCommand ... .Name("X")`
     called: set[str] = field(default_factory=set)
+    called_args: set[tuple[str, int]] = field(default_factory=set)  # `x(a, b)`: (x, 2)
     op_api_called: set[tuple[str, int]] = field(default_factory=set)  # `op_api::x(a, b)`: (x, 2)
     at_called: set[tuple[str, int]] = field(default_factory=set)  # `at::x(...)`: dispatched ops
-
-
-def _mask_cpp(text: str) -> tuple[str, list[str]]:
-    """Text with comments, string/char literal contents and preprocessor lines blanked
-    (newlines kept), plus the string literals found (opdb.ingest.cpplex)."""
-    lexed = lex(text)
-    return lexed.blank(comments=True, literals=True, preproc=True), lexed.string_texts()
+    acl_op_called: set[tuple[str, int]] = field(default_factory=set)  # `acl_op::x(a)`: (x, 1)
 
 
 _PUNCT = re.compile(r"[;{}]")
@@ -461,11 +520,30 @@ _COMPAT = re.compile(r"\bDO_\w*COMPATIBILITY\s*\(\s*(aclnn\w+)(?:\s*,\s*(aclnn\w
 _TEMPLATE_ARGS = r"(?:<(?:[^<>;{}()]|<[^<>;{}()]*>)*>)?"
 _CALL = re.compile(r"(?<![\w:.>])([A-Za-z_]\w*)\s*" + _TEMPLATE_ARGS + r"\s*\(")
 _OP_API_CALL = re.compile(r"\bop_api::([A-Za-z_]\w*)\s*" + _TEMPLATE_ARGS + r"\s*\(")
-# `at::x(...)` (not `at::native::x`, `at::Tensor(...)`) and tensor methods `t.x(...)`: an
-# ATen op dispatched to the NPU kernel op_api::x registers, so it reaches x's APIs through
-# another op (aclnn_indirect)
-_AT_CALL = re.compile(r"(?:(?<![\w:])at::|(?<=[\w)\]])\s*\.)([a-z_]\w*)\s*" + _TEMPLATE_ARGS + r"\s*\(")
+# op_plugin's own helpers called by qualified name: `op_plugin::AdvanceIndex::npu_expand_tensors(...)`
+_HELPER_CALL = re.compile(r"\bop_plugin::(?:[A-Za-z_]\w*::)*([A-Za-z_]\w*)\s*" + _TEMPLATE_ARGS + r"\s*\(")
+_ACL_OP_CALL = re.compile(r"\bacl_op::([A-Za-z_]\w*)\s*" + _TEMPLATE_ARGS + r"\s*\(")
+# `at::x(...)` (not `at::native::x`, `at::Tensor(...)`), torch_npu's `custom_ops::x(...)` and
+# tensor methods `t.x(...)`: an op dispatched to the NPU kernel op_api::x registers, so it
+# reaches x's APIs through another op (aclnn_indirect)
+_AT_CALL = re.compile(r"(?:(?<![\w:])at::|\bcustom_ops::|(?<=[\w)\]])\s*\.)([a-z_]\w*)\s*"
+                      + _TEMPLATE_ARGS + r"\s*\(")
 _STR_API = re.compile(r"^(aclnn[A-Za-z0-9_]+?)(?:GetWorkspaceSize)?$")
+# legacy ACL graph ops: `cmd.Name("LeftShift")` on an OpCommand (the literal itself is read
+# from the unmasked text at the same offset)
+_OPCMD_NAME = re.compile(r"\.\s*Name\s*\(\s*\"")
+_OP_TYPE = re.compile(r'"([A-Za-z_][A-Za-z0-9_]*)"\s*\)')
+
+
+def _legacy_names(raw: str, masked: str) -> list[str]:
+    """ACL op types a body names through `.Name("X")` (a literal; names built at run time
+    are not seen)."""
+    out = set()
+    for m in _OPCMD_NAME.finditer(masked):
+        lit = _OP_TYPE.match(raw, m.end() - 1)
+        if lit:
+            out.add(lit.group(1))
+    return sorted(out)
 
 
 def _op_api_calls(body: str, pattern: re.Pattern | None = None) -> set[tuple[str, int]]:
@@ -495,7 +573,9 @@ def _overloads(funcs: list[CppFunction], nargs: int) -> list[CppFunction]:
 
 def parse_cpp_functions(text: str, path: str) -> list[CppFunction]:
     """Function definitions at namespace scope with their aclnn tokens (lexical)."""
-    masked, _ = _mask_cpp(text)
+    lexed = lex(text)
+    masked = lexed.blank(comments=True, literals=True, preproc=True)
+    visible = lexed.blank(comments=True, literals=False, preproc=True)  # literals, no comments
     lines = LineIndex(text)
     funcs: list[CppFunction] = []
     stack: list[tuple[str, str, int, CppFunction | None]] = []  # (kind, name, body_start, fn)
@@ -529,16 +609,20 @@ def parse_cpp_functions(text: str, path: str) -> list[CppFunction]:
                                  hint="the lexical reader needs balanced braces")
             kind, name, start, fn = stack.pop()
             if fn is not None:
-                body_raw = text[start:i]
+                body_raw = visible[start:i]  # a name in a comment is no call
                 body_masked = masked[start:i]
                 fn.executed = sorted(set(_EXEC.findall(body_masked)))
                 probed = {a for pair in _COMPAT.findall(body_masked) for a in pair if a}
                 for s in re.findall(r'"(aclnn[A-Za-z0-9_]+)"', body_raw):
                     probed.add(_STR_API.match(s).group(1))
                 fn.probed = sorted(probed - set(fn.executed))
+                fn.legacy = _legacy_names(body_raw, body_masked)
                 fn.called = {c for c in _CALL.findall(body_masked) if c not in _KEYWORDS}
+                fn.called_args = {c for c in _op_api_calls(body_masked, _CALL) if c[0] not in _KEYWORDS} \
+                    | _op_api_calls(body_masked, _HELPER_CALL)
                 fn.op_api_called = _op_api_calls(body_masked)
                 fn.at_called = _op_api_calls(body_masked, _AT_CALL)
+                fn.acl_op_called = _op_api_calls(body_masked, _ACL_OP_CALL)
                 funcs.append(fn)
             seg_start = i + 1
     if stack:
@@ -547,22 +631,27 @@ def parse_cpp_functions(text: str, path: str) -> list[CppFunction]:
     return funcs
 
 
-def _closure(fn: CppFunction, same_file: dict[str, list[CppFunction]]) -> tuple[set, set, set]:
+def _closure(fn: CppFunction, same_file: dict[str, list[CppFunction]],
+             helpers: dict[str, list[CppFunction]] | None = None) -> tuple[set, set, set]:
     """(executed, probed, op_api:: calls leaving the file) of `fn` and the same-file
-    helpers it reaches, transitively: helpers called by name, and `op_api::x(...)` calls
+    helpers it reaches (their legacy `.Name("X")` op types are merged into `fn.legacy` on
+    the way), transitively: helpers called by name, and `op_api::x(...)` calls
     that resolve in the same file (the overloads of `x` there taking that many arguments,
     `fn` itself excepted)."""
     executed, probed, leaving = set(fn.executed), set(fn.probed), set()
+    legacy = set(fn.legacy)
     seen = {id(fn)}
     todo: list[CppFunction] = []
 
     def visit(caller: CppFunction) -> None:
-        for name in caller.called:
-            if name != fn.name:
-                todo.extend(same_file.get(name, ()))
+        for name, nargs in caller.called_args:  # the overloads taking that many arguments
+            if name != fn.name:  # same file first, else op_plugin/utils helpers
+                todo.extend(_overloads(same_file.get(name) or (helpers or {}).get(name, []), nargs))
         for name, nargs in caller.op_api_called:
             if name in same_file:
                 todo.extend(_overloads(same_file[name], nargs))
+            elif helpers and name in helpers:  # `op_api::helper(...)` defined under op_plugin/utils
+                todo.extend(_overloads(helpers[name], nargs))
             else:
                 leaving.add((name, nargs))
         leaving.update(caller.at_called)
@@ -575,30 +664,29 @@ def _closure(fn: CppFunction, same_file: dict[str, list[CppFunction]]) -> tuple[
         seen.add(id(helper))
         executed |= set(helper.executed)
         probed |= set(helper.probed)
+        legacy |= set(helper.legacy)
         visit(helper)
+    fn.legacy = sorted(legacy)
     return executed, probed - executed, leaving
 
 
 def indirect_apis(op_api_funcs: dict[str, list[CppFunction]]) -> dict[int, set[str]]:
-    """id(function) -> the APIs it reaches through `op_api::x(...)` calls into other opapi
-    files, transitively (op-plugin's `aclnn_indirect`). A call reaches the overloads of `x`
-    with as many parameters as it passes arguments (all of them when none has; argument
-    types are not resolved lexically)."""
-    funcs = [f for fs in op_api_funcs.values() for f in fs]
-    reach: dict[int, set[str]] = {id(f): set() for f in funcs}
-    changed = True
-    while changed:
-        changed = False
-        for f in funcs:
-            got = set(reach[id(f)])
+    """id(function) -> the APIs it reaches through calls to other entry points (`op_api::x`
+    into other files, `at::x`, `custom_ops::x`, `t.x()`), one level: the APIs the called
+    kernel names itself (with its same-file and utils helpers), not those it reaches through
+    further ops, as op-plugin's extraction defines `aclnn_indirect`. A call reaches the
+    overloads of `x` with as many parameters as it passes arguments (all of them when none
+    has; argument types are not resolved lexically)."""
+    reach: dict[int, set[str]] = {}
+    for fs in op_api_funcs.values():
+        for f in fs:
+            got: set[str] = set()
             for name, nargs in f.op_api_called:
                 for g in _overloads(op_api_funcs.get(name, []), nargs):
                     if g is not f:
-                        got |= set(g.executed) | set(g.probed) | reach[id(g)]
-            if got != reach[id(f)]:
-                reach[id(f)] = got
-                changed = True
-    return {id(f): reach[id(f)] - set(f.executed) - set(f.probed) for f in funcs}
+                        got |= set(g.executed) | set(g.probed)
+            reach[id(f)] = got - set(f.executed) - set(f.probed)
+    return reach
 
 
 @dataclass(frozen=True)
@@ -747,37 +835,46 @@ def _git_head(root: Path) -> str:
     return proc.stdout.strip() if proc.returncode == 0 else ""
 
 
-def scan_checkout(root: str | Path, torch_version: str | None = None,
-                  version: str = "local", commit: str | None = None,
-                  warnings: list[str] | None = None) -> IngestResult:
-    """Adapters and mappings from an op-plugin checkout (yaml + opapi C++ kernels).
+@dataclass
+class CheckoutTree:
+    """What the lexical reader found in one op-plugin checkout: the function yaml and the
+    `op_api` (opapi/*.cpp) and legacy `acl_op` (aclops/*.cpp) definitions."""
 
-    A kernel file the lexical reader cannot follow (unbalanced braces) raises ParseError
-    when `warnings` is None; given a list, that file is skipped with a `path:line: ...`
-    warning appended (its ops get no op_api definition, noted per adapter) and the scan
-    goes on.
+    root: Path
+    commit: str
+    yaml_sha256: str
+    all_versions: list[str]
+    entries: list[YamlEntry]
+    symint_names: set[str]
+    by_name: dict[str, YamlEntry]
+    op_api_funcs: dict[str, list[CppFunction]]
+    via_other_ops: dict[int, set[str]]
+    acl_op_funcs: dict[str, list[CppFunction]]
+    n_files: int
 
-    torch_version: `v2.13` keeps only entries built for it (acl_op/op_api/sparse);
-    None keeps all. version: the Adapter version label (`local` for a sync).
-    commit: Source version; default `git rev-parse HEAD` of the checkout, else `local`.
-    """
-    root = Path(root)
-    yaml_path = root / FUNCTIONS_YAML
-    if not yaml_path.is_file():
-        raise OpscanError(f"{yaml_path} not found",
-                          hint="point at the root of an op-plugin checkout (6.0.rc3 or newer layout)")
-    commit = commit or _git_head(root) or "local"
-    all_versions, entries = parse_functions_yaml(yaml_path, FUNCTIONS_YAML)
-    if torch_version is not None and torch_version not in all_versions:
-        raise OpscanError(f"{torch_version} is not in all_version of {FUNCTIONS_YAML}",
-                          hint=f"choose one of {', '.join(all_versions)}")
-    symint_names = {e.name for e in entries if e.section == "symint"}
-    by_name = {e.name: e for e in entries if e.section != "symint"}
 
-    op_api_funcs: dict[str, list[CppFunction]] = defaultdict(list)
+def _read_kernels(root: Path, subdir: str, namespace: str, warnings: list[str] | None,
+                  entry_names: frozenset = frozenset()) -> tuple[dict[str, list[CppFunction]], list, int]:
+    """name -> definitions in `namespace` of op_plugin/ops/<subdir>/*.cpp, each with its
+    same-file closure (executed, probed, calls leaving the file) applied. op_plugin/utils
+    helpers count as the caller's own code unless named like an entry point
+    (`entry_names`: those are other ops, reached through them)."""
+    funcs_by_name: dict[str, list[CppFunction]] = defaultdict(list)
     closure: list[tuple[CppFunction, tuple]] = []
-    cpp_files = sorted((root / "op_plugin" / "ops" / "opapi").glob("*.cpp"))
-    for cpp in cpp_files:
+    helpers: dict[str, list[CppFunction]] = defaultdict(list)  # op_plugin/utils helpers
+    utils = root / "op_plugin" / "utils"
+    for cpp in sorted(utils.glob("*.cpp")) + sorted((utils / "custom_functions" / subdir).glob("*.cpp")):
+        try:
+            for f in parse_cpp_functions(cpp.read_text(encoding="utf-8", errors="replace"),
+                                         cpp.relative_to(root).as_posix()):
+                if f.name not in entry_names:
+                    helpers[f.name].append(f)
+        except ParseError as err:
+            if warnings is None:
+                raise
+            warnings.append(f"{err}; file skipped")
+    files = sorted((root / "op_plugin" / "ops" / subdir).glob("*.cpp"))
+    for cpp in files:
         rel = cpp.relative_to(root).as_posix()
         try:
             funcs = parse_cpp_functions(cpp.read_text(encoding="utf-8", errors="replace"), rel)
@@ -789,17 +886,175 @@ def scan_checkout(root: str | Path, torch_version: str | None = None,
         same_file: dict[str, list[CppFunction]] = defaultdict(list)
         for f in funcs:
             same_file[f.name].append(f)
+            if namespace == "acl_op":  # the legacy path calls its own entry points as acl_op::x
+                f.op_api_called = f.acl_op_called
         for f in funcs:
-            if "op_api" in f.namespaces:
-                closure.append((f, _closure(f, same_file)))
+            if namespace in f.namespaces:
+                closure.append((f, _closure(f, same_file, helpers)))
     for f, (executed, probed, leaving) in closure:  # after every file is read
         f.executed, f.probed, f.op_api_called = sorted(executed), sorted(probed), leaving
-        op_api_funcs[f.name].append(f)
-    via_other_ops = indirect_apis(op_api_funcs)
+        funcs_by_name[f.name].append(f)
+    return funcs_by_name, files, len(files)
+
+
+def read_checkout(root: str | Path, commit: str | None = None,
+                  warnings: list[str] | None = None) -> CheckoutTree:
+    """Read an op-plugin checkout once (see scan_checkout for the warnings contract)."""
+    root = Path(root)
+    yaml_path = root / FUNCTIONS_YAML
+    if not yaml_path.is_file():
+        raise OpscanError(f"{yaml_path} not found",
+                          hint="point at the root of an op-plugin checkout (6.0.rc3 or newer layout)")
+    commit = commit or _git_head(root) or "local"
+    all_versions, entries = parse_functions_yaml(yaml_path, FUNCTIONS_YAML)
+    symint_names = {e.name for e in entries if e.section == "symint"}
+    by_name = {e.name: e for e in entries if e.section != "symint"}
+    entry_names = frozenset(cpp_name(e, symint_names) for e in by_name.values())
+    op_api_funcs, _, n_opapi = _read_kernels(root, "opapi", "op_api", warnings, entry_names)
+    acl_op_funcs, _, n_aclops = _read_kernels(root, "aclops", "acl_op", warnings, entry_names)
+    # kernels generated from the yaml (gen_opapi) are op_api entry points too: other
+    # kernels reach their APIs through `at::x(...)` / `t.x(...)` (aclnn_indirect)
+    for e in entries:
+        if e.section != "symint" and e.gen_opapi is not None and "op_api" in e.versions:
+            apis = _gen_apis(e, by_name)
+            if apis:
+                parsed, _ = parse_schema(e.schema)
+                op_api_funcs[cpp_name(e, symint_names)].append(CppFunction(
+                    name=cpp_name(e, symint_names), path=FUNCTIONS_YAML, line=e.line,
+                    namespaces=("op_api",), n_params=len(parsed.params),
+                    param_kinds=tuple(schema_param_kind(p.ctype) for p in parsed.params),
+                    executed=apis))
+    return CheckoutTree(
+        root=root, commit=commit, yaml_sha256=_sha256(yaml_path), all_versions=all_versions,
+        entries=entries, symint_names=symint_names, by_name=by_name,
+        op_api_funcs=op_api_funcs, via_other_ops=indirect_apis(op_api_funcs),
+        acl_op_funcs=acl_op_funcs, n_files=n_opapi + n_aclops)
+
+
+@dataclass
+class EntryScan:
+    """One yaml entry resolved against the checkout's C++ (any torch version)."""
+
+    cname: str
+    executed: set = field(default_factory=set)
+    probed: set = field(default_factory=set)
+    indirect: set = field(default_factory=set)
+    impl: str = ""  # handwritten / gen_opapi / structured_delegate; "" when none found
+    match: str = ""
+    how: str = ""
+    defs: list = field(default_factory=list)  # the matched op_api definitions
+    legacy: set = field(default_factory=set)  # ACL op types of the matched acl_op definitions
+    legacy_defs: list = field(default_factory=list)
+
+
+def _choose(defs: list[CppFunction], kinds: tuple[str, ...]) -> tuple[str, list[CppFunction]]:
+    """(match, definitions) of the overloads `kinds` (a schema's binding kinds) reaches:
+    one by full signature, else by parameter count, else all of them."""
+    typed = [d for d in defs if kinds_match(d.param_kinds, kinds)]
+    exact = [d for d in defs if d.n_params == len(kinds)]
+    if len(typed) == 1:
+        return "signature", typed
+    match = "arity" if len(exact) == 1 else "arity-ambiguous" if exact else "name_only"
+    return match, typed or exact or defs
+
+
+def resolve_entry(tree: CheckoutTree, e: YamlEntry) -> EntryScan:
+    """The op_api APIs (own, probed, through other ops) and the legacy acl_op op types of
+    yaml entry `e`, whatever torch versions declare them."""
+    parsed, _ = parse_schema(e.schema)
+    kinds = tuple(schema_param_kind(p.ctype) for p in parsed.params)
+    out = EntryScan(cname=cpp_name(e, tree.symint_names))
+    if "op_api" in e.versions:
+        delegate = tree.by_name.get(e.structured_delegate)
+        if e.gen_opapi is not None:
+            out.executed = set(_gen_apis(e, tree.by_name))
+            out.impl, out.match, out.how = "gen_opapi", "gen_opapi", "gen_opapi (generated from the yaml)"
+        elif e.structured_delegate and getattr(delegate, "gen_opapi", None) is not None:
+            out.executed = set(_gen_apis(delegate, tree.by_name))
+            out.impl = out.match = "structured_delegate"
+            out.how = f"structured_delegate {e.structured_delegate}"
+        else:
+            out.match, out.defs = _choose(tree.op_api_funcs.get(out.cname, []), kinds)
+            for d in out.defs:
+                out.executed |= set(d.executed)
+                out.probed |= set(d.probed)
+                out.indirect |= tree.via_other_ops[id(d)]
+            out.probed -= out.executed
+            out.indirect -= out.executed | out.probed
+            if out.defs:
+                out.impl, out.how = "handwritten", f"op_api::{out.cname} (match={out.match})"
+        out.indirect -= NOT_APIS
+    if "acl_op" in e.versions:
+        names = [out.cname] + ([out.cname[:-len("_symint")]] if out.cname.endswith("_symint") else [])
+        defs = next((tree.acl_op_funcs[n] for n in names if tree.acl_op_funcs.get(n)), [])
+        _, out.legacy_defs = _choose(defs, kinds)
+        for d in out.legacy_defs:
+            out.legacy |= set(d.legacy)
+    return out
+
+
+def checkout_records(tree: CheckoutTree) -> list[tuple[int, dict]]:
+    """(yaml line, record) per `func:` entry, in the op_plugin_aclnn_map.jsonl schema
+    (the fields `attach_records` reads), so the checkout goes through the same attachment
+    as the shared extraction. `#if VERSION_BETWEEN` guards are not evaluated: `aclnn_target`
+    is `aclnn` (every definition)."""
+    out = []
+    for e in tree.entries:
+        if e.section == "symint":
+            continue
+        es = resolve_entry(tree, e)
+        apis = sorted((es.executed | es.probed) - NOT_APIS)
+        paths = [d.path for d in es.defs] or ([FUNCTIONS_YAML] if es.impl else [])
+        out.append((e.line, {
+            "op": e.op, "schema": e.schema, "section": e.section, "versions": e.versions,
+            "aclnn": apis, "aclnn_target": apis, "aclnn_indirect": sorted(es.indirect),
+            "built_for_target": True, "aclop_kernels": sorted(es.legacy),
+            "source_paths": sorted(set(paths)),
+            "op_api_source_lines": [f"{d.path}:{d.line}" for d in es.defs],
+            "cpp_function": es.cname if es.impl else None,
+            "op_api_impl": es.impl or None, "match": es.match or None}))
+    return out
+
+
+def load_checkout_map(tree: CheckoutTree, release_versions: Iterable[str],
+                      wheel: IngestResult) -> IngestResult:
+    """`load_aclnn_map` with the checkout's records instead of the shared extraction:
+    the same attachment per release, the checkout's commit on every mapping source."""
+    records = checkout_records(tree)
+    result = attach_records(records, release_versions, wheel, commit=tree.commit,
+                            origin=Path(FUNCTIONS_YAML).name, target=None,
+                            func_lines=_yaml_func_lines(tree.root / FUNCTIONS_YAML))
+    result.provenance.append(ProvenanceRecord(
+        source=SOURCE_ID, kind="checkout", version=tree.commit, path=FUNCTIONS_YAML,
+        sha256=tree.yaml_sha256,
+        description=f"op-plugin checkout {tree.root.name}: {tree.n_files} opapi/aclops files",
+        rows=len(records)))
+    return result
+
+
+def scan_checkout(root: str | Path, torch_version: str | None = None,
+                  version: str = "local", commit: str | None = None,
+                  warnings: list[str] | None = None) -> IngestResult:
+    """Adapters and mappings from an op-plugin checkout (yaml + opapi and aclops C++ kernels),
+    without a torch_npu wheel: one adapter per yaml op.
+
+    A kernel file the lexical reader cannot follow (unbalanced braces) raises ParseError
+    when `warnings` is None; given a list, that file is skipped with a `path:line: ...`
+    warning appended (its ops get no definition, noted per adapter) and the scan goes on.
+
+    torch_version: `v2.13` keeps only entries built for it (acl_op/op_api/sparse);
+    None keeps all. version: the Adapter version label.
+    commit: Source version; default `git rev-parse HEAD` of the checkout, else `local`.
+    """
+    tree = read_checkout(root, commit, warnings)
+    if torch_version is not None and torch_version not in tree.all_versions:
+        raise OpscanError(f"{torch_version} is not in all_version of {FUNCTIONS_YAML}",
+                          hint=f"choose one of {', '.join(tree.all_versions)}")
+    commit = tree.commit
 
     result = IngestResult()
     first_line: dict[str, int] = {}
-    for e in entries:
+    for e in tree.entries:
         if e.section == "symint":
             continue
         if torch_version is not None and not any(
@@ -810,71 +1065,46 @@ def scan_checkout(root: str | Path, torch_version: str | None = None,
             # one adapter per op; pass torch_version to pick the entry of one version
             continue
         first_line[e.op] = e.line
-        parsed, _ = parse_schema(e.schema)
-        cname = cpp_name(e, symint_names)
         notes = [f"section={e.section}",
                  "impl_ns=" + ",".join(k for k in ("acl_op", "op_api", "sparse") if k in e.versions)]
-        executed: set[str] = set()
-        probed: set[str] = set()
-        indirect: set[str] = set()
         src = Source(SOURCE_ID, commit, FUNCTIONS_YAML, e.line)
         uses_op_api = "op_api" in e.versions and (
             torch_version is None or torch_version in e.versions["op_api"])
-        how = ""
-        if uses_op_api and e.gen_opapi is not None:
-            executed = set(_gen_apis(e, by_name))
-            how = "gen_opapi (generated from the yaml)"
-        elif uses_op_api and e.structured_delegate and getattr(
-                by_name.get(e.structured_delegate), "gen_opapi", None) is not None:
-            executed = set(_gen_apis(by_name[e.structured_delegate], by_name))
-            how = f"structured_delegate {e.structured_delegate}"
-        elif uses_op_api:
-            defs = op_api_funcs.get(cname, [])
-            kinds = tuple(schema_param_kind(p.ctype) for p in parsed.params)
-            typed = [d for d in defs if kinds_match(d.param_kinds, kinds)]
-            exact = [d for d in defs if d.n_params == len(parsed.params)]
-            if len(typed) == 1:  # overloads told apart by their full schema
-                match, chosen = "signature", typed
-            else:
-                match = "arity" if len(exact) == 1 else "arity-ambiguous" if exact else "name_only"
-                chosen = typed or exact or defs
-            for d in chosen:
-                executed |= set(d.executed)
-                probed |= set(d.probed)
-                indirect |= via_other_ops[id(d)]
-            probed -= executed
-            indirect -= executed | probed
-            if chosen:
-                src = Source(SOURCE_ID, commit, chosen[0].path, chosen[0].line)
-                how = f"op_api::{cname} (match={match})"
-            else:
-                notes.append(f"no op_api::{cname} definition found under op_plugin/ops/opapi")
-        indirect -= NOT_APIS
-        if indirect:
-            notes.append("aclnn_indirect=" + ",".join(sorted(indirect)))
+        uses_acl_op = "acl_op" in e.versions and (
+            torch_version is None or torch_version in e.versions["acl_op"])
+        es = resolve_entry(tree, e)
+        if not uses_op_api:
+            es.executed, es.probed, es.indirect, es.how = set(), set(), set(), ""
+        elif es.defs:
+            src = Source(SOURCE_ID, commit, es.defs[0].path, es.defs[0].line)
+        elif not es.impl:
+            notes.append(f"no op_api::{es.cname} definition found under op_plugin/ops/opapi")
+        if es.indirect:
+            notes.append("aclnn_indirect=" + ",".join(sorted(es.indirect)))
         result.adapters.append(Adapter(
             framework="torch", provider="torch_npu", version=version, op=e.op, source=src,
-            aclnn=tuple(sorted((executed | probed) - NOT_APIS)),
-            function=cname if uses_op_api else "", schema=e.schema,
+            aclnn=tuple(sorted((es.executed | es.probed) - NOT_APIS)),
+            legacy_ops=tuple(sorted(es.legacy)) if uses_acl_op else (),
+            function=es.cname if uses_op_api else "", schema=e.schema,
             notes=tuple(notes)))
-        for api in sorted(executed - NOT_APIS):
+        for api in sorted(es.executed - NOT_APIS):
             result.mappings.append(OpAclnnMapping(
                 framework="torch", op=e.op, aclnn=api, evidence="adapter",
-                confidence=CONF_DIRECT, source=src, detail=f"{how}; executed"))
-        for api in sorted(probed - NOT_APIS):
+                confidence=CONF_DIRECT, source=src, detail=f"{es.how}; executed"))
+        for api in sorted(es.probed - NOT_APIS):
             result.mappings.append(OpAclnnMapping(
                 framework="torch", op=e.op, aclnn=api, evidence="adapter",
                 confidence=CONF_PROBED, source=src,
-                detail=f"{how}; probed only (DO_COMPATIBILITY / kernel availability check)"))
-        for api in sorted(indirect):
+                detail=f"{es.how}; probed only (DO_COMPATIBILITY / kernel availability check)"))
+        for api in sorted(es.indirect):
             result.mappings.append(OpAclnnMapping(
                 framework="torch", op=e.op, aclnn=api, evidence="adapter",
-                confidence=CONF_INDIRECT, source=src, detail=f"{how}; via another op (op_api:: call)"))
+                confidence=CONF_INDIRECT, source=src, detail=f"{es.how}; via another op (op_api:: call)"))
     result.adapters.sort(key=lambda a: a.op)
     result.mappings.sort(key=lambda m: (m.op, m.aclnn))
     result.provenance.append(ProvenanceRecord(
         source=SOURCE_ID, kind="checkout", version=commit, path=FUNCTIONS_YAML,
-        sha256=_sha256(yaml_path),
-        description=f"op-plugin checkout {root.name}: {len(cpp_files)} opapi files",
+        sha256=tree.yaml_sha256,
+        description=f"op-plugin checkout {tree.root.name}: {tree.n_files} opapi/aclops files",
         rows=len(result.adapters)))
     return result

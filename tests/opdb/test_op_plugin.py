@@ -436,3 +436,45 @@ def test_sync_skips_an_unreadable_kernel_file_with_a_warning(tmp_path):
                         "(the lexical reader needs balanced braces); file skipped"]
     ops = {a.op: a for a in res.adapters}
     assert ops["aten::add.out"].aclnn == ("aclnnAdd", "aclnnAddV3", "aclnnAdds")  # the rest is read
+
+
+def test_fixes_drop_the_apis_of_false_calls_only(tmp_path):
+    rec = {"op": "aten::mean", "schema": "mean(Tensor self) -> Tensor", "aclnn": ["aclnnMean", "aclnnMax"],
+           "aclnn_indirect": ["aclnnFlip", "aclnnMax", "aclnnMaxDim", "aclnnCast"],
+           "calls_ops": ["Tensor.flip", "op_api::max", "at::_npu_dtype_cast"]}
+    other = {**rec, "schema": "mean.dim(Tensor self, int[1]? dim) -> Tensor"}
+    fixes = tmp_path / "fixes.json"
+    fixes.write_text(json.dumps({"false_calls": [
+        {"call": "Tensor.flip", "drop_indirect": ["aclnnFlip"], "evidence": "bitset",
+         "entries": [{"op": rec["op"], "schema": rec["schema"]}]},
+        {"call": "op_api::max", "drop_indirect": ["aclnnMax", "aclnnMaxDim"], "evidence": "limits",
+         "entries": [{"op": rec["op"], "schema": rec["schema"]}]}]}))
+    (_, fixed), (_, untouched) = opl.apply_fixes([(1, rec), (2, other)], fixes)
+    # aclnnMax is also the record's own API: kept; only the listed record changes
+    assert fixed["aclnn_indirect"] == ["aclnnMax", "aclnnCast"]
+    assert fixed["calls_ops"] == ["at::_npu_dtype_cast"]
+    assert untouched == other
+    assert opl.apply_fixes([(1, rec)], tmp_path / "absent.json") == [(1, rec)]
+    fixes.write_text('{"false_calls": [{"call": "x"}]}')
+    with pytest.raises(ParseError, match="not an op-plugin fixes file"):
+        opl.apply_fixes([(1, rec)], fixes)
+
+
+@needs_shared
+def test_committed_fixes_name_records_of_the_shared_extraction():
+    doc = json.loads((SHARED / opl.FIXES).read_text())
+    assert doc["commit"] == opl.SHARED_COMMIT  # checked against the tree the extraction read
+    keys = {(r["op"], r["schema"]) for _, r in opl.read_aclnn_map(SHARED / "op_plugin_aclnn_map.jsonl")}
+    for fix in doc["false_calls"]:
+        assert fix["evidence"] and fix["drop_indirect"] and fix["entries"]
+        assert {(e["op"], e["schema"]) for e in fix["entries"]} <= keys, fix["call"]
+
+
+def test_fixes_add_missed_legacy_op_types(tmp_path):
+    rec = {"op": "aten::mean", "schema": "mean(Tensor self) -> Tensor", "aclnn": [], "aclnn_indirect": [],
+           "aclop_kernels": ["Cast"]}
+    fixes = tmp_path / "fixes.json"
+    fixes.write_text(json.dumps({"false_calls": [], "missing_aclop_kernels": [
+        {"op": "aten::mean", "schema": rec["schema"], "add": ["ReduceMean"], "evidence": "helper"}]}))
+    [(_, fixed)] = opl.apply_fixes([(1, rec)], fixes)
+    assert fixed["aclop_kernels"] == ["Cast", "ReduceMean"] and rec["aclop_kernels"] == ["Cast"]
