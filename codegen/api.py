@@ -136,8 +136,7 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
         binding = render("torch/binding.cpp.j2", **{**m, "api": m["main_api"]})
         schema = m["schema"]
         test_ctx = {"test_args": [_test_value(a) for a in schema.args],
-                    "torch_op_ns": schema.name.split("::")[0],
-                    "torch_op_base": schema.base,
+                    "torch_qualname": schema.name,
                     "torch_overload": schema.overload or "default",
                     "test_dtypes": repr(["float32", "float16", "bfloat16"])}
         standalone_src = {f"standalone/src/{adapter_name}": adapter,
@@ -166,7 +165,11 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
         module = render("standalone/paddle_module.cpp.j2", kernels=ks, **common)
         standalone_src = {f"standalone/src/{adapter_name}": adapter,
                           "standalone/src/module.cpp": module}
-        test_ctx = {"test_args": [], "torch_op_ns": "", "torch_op_base": "", "torch_overload": "",
+        from codegen.testspec import paddle_spec, spec_text
+
+        specs = [paddle_spec(k["kernel_name"], k["api"].name) for k in ks]
+        test_ctx = {"spec_texts": [spec_text(s) for s in specs],
+                    "spec_yamls": sorted({s["yaml"] for s in specs if s}),
                     "test_dtypes": repr([d for d in ks[0]["dtype_names"]
                                          if d in ("float32", "float16", "bfloat16")] or ["float32"])}
         cxx = 17
@@ -181,6 +184,9 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
             torch_npu_version_macro=TORCH_NPU_VERSION_MACRO, **common)
         files[f"standalone/tests/test_{op_id}.py"] = render("standalone/test_op.py.j2",
                                                             **common, **test_ctx)
+        from codegen.testspec import testlib_file
+        lib_name, lib_text = testlib_file(target)
+        files[f"standalone/tests/{lib_name}"] = lib_text
         for path in sorted(CSRC_DIR.rglob("*.h")):
             rel = path.relative_to(CSRC_DIR.parent).as_posix()
             files[f"standalone/csrc/{rel}"] = path.read_text()

@@ -42,9 +42,29 @@ class ArgRule:
 
 
 @dataclass(frozen=True)
+class TestValue:
+    """A value a generated single-op test gives a framework attribute (`arg`) when the
+    framework has no usable default, for the aclnn APIs matching `apis` (a regex)."""
+
+    arg: str
+    value: object
+    evidence: str
+    apis: str = ""
+
+
+@dataclass(frozen=True)
 class ArgRules:
     aliases: tuple[AliasGroup, ...]
     rules: tuple[ArgRule, ...]
+    test_values: tuple[TestValue, ...] = ()
+
+    def test_value(self, arg: str, api: str = ""):
+        """The reviewed test value of attribute `arg` for `api` (None when none)."""
+        import re
+        for t in self.test_values:
+            if t.arg == arg and (not t.apis or (api and re.search(t.apis, api))):
+                return t.value
+        return None
 
     def alias_map(self) -> dict[str, set[str]]:
         out: dict[str, set[str]] = {}
@@ -66,8 +86,8 @@ def _fail(where: str, msg: str):
 
 
 def parse(data: dict) -> ArgRules:
-    if not isinstance(data, dict) or set(data) - {"aliases", "rules"}:
-        _fail("top level", f"expected keys aliases, rules; got {sorted(data or {})}")
+    if not isinstance(data, dict) or set(data) - {"aliases", "rules", "test_values"}:
+        _fail("top level", f"expected keys aliases, rules, test_values; got {sorted(data or {})}")
     groups = []
     for i, g in enumerate(data.get("aliases") or []):
         where = f"aliases[{i}]"
@@ -90,7 +110,17 @@ def parse(data: dict) -> ArgRules:
                 _fail(where, "statements never define `{var}`")
         rules.append(ArgRule(str(r["aclnn"]), str(r["kind"]), tuple(r.get("needs") or ()),
                              code, str(r["evidence"]), str(r.get("apis") or "")))
-    return ArgRules(tuple(groups), tuple(rules))
+    tests = []
+    for i, t in enumerate(data.get("test_values") or []):
+        where = f"test_values[{i}] ({t.get('arg')})"
+        extra = set(t) - {"arg", "value", "evidence", "apis"}
+        if extra:
+            _fail(where, f"unexpected keys {sorted(extra)}")
+        if not t.get("arg") or "value" not in t or not t.get("evidence"):
+            _fail(where, "needs `arg`, `value` and `evidence`")
+        tests.append(TestValue(str(t["arg"]), t["value"], str(t["evidence"]),
+                               str(t.get("apis") or "")))
+    return ArgRules(tuple(groups), tuple(rules), tuple(tests))
 
 
 @functools.lru_cache(maxsize=1)
