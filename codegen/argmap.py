@@ -86,6 +86,7 @@ class FwParam:
     origin: str = "param"
     inplace_of: str = ""
     mutable: bool = False
+    length: int = 0  # a fixed-size list (torch `int[2]`): its element count
 
 
 @dataclass(frozen=True)

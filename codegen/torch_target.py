@@ -7,6 +7,7 @@ mapping decisions are made here, the templates only loop.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from opdb.model import AclnnApi, FrameworkOp
@@ -37,9 +38,16 @@ def _fresh_return_names(schema: TorchSchema) -> list[str]:
     return names
 
 
+def _fixed_len(type_text: str) -> int:
+    m = re.search(r"\[(\d+)\]", type_text)
+    return int(m.group(1)) if m else 0
+
+
 def fw_params(schema: TorchSchema, ilistref: bool = False) -> list[FwParam]:
     out = [FwParam(a.name, a.kind, torch_cpp_type(a, ilistref), a.optional,
-                   is_output=a.mutable and a.kwarg_only, mutable=a.mutable) for a in schema.args]
+                   is_output=a.mutable and a.kwarg_only, mutable=a.mutable,
+                   length=_fixed_len(a.type) if a.kind == "int_array" else 0)
+           for a in schema.args]
     fresh = [r for r in schema.returns if not r.alias]
     for r, n in zip(fresh, _fresh_return_names(schema)):
         out.append(FwParam(n, torch_kind(r.type), "at::Tensor", is_output=True, origin="return"))
@@ -47,9 +55,38 @@ def fw_params(schema: TorchSchema, ilistref: bool = False) -> list[FwParam]:
 
 
 class TorchDialect(Dialect):
-    """op-plugin spellings (also valid with opgen::at_conv::ConvertType)."""
+    """op-plugin spellings (also valid with opgen::at_conv::ConvertType). `names`: the
+    function's framework values (for list expansions that read another value)."""
 
     target = "torch"
+
+    def __init__(self, names: set[str] | frozenset = frozenset()):
+        self.names = set(names)
+
+    def expanded_list(self, p: MappedParam) -> CallArg | None:
+        """An int list widened as upstream does before aclnn sees it: a 1-element
+        `int[N]` repeated to N (ATen's meaning), or by a reviewed expansion
+        (opdb/sources/arg_rules.yaml `expansions`: conv lists to weight.dim() - 2, an
+        empty pooling stride = kernel_size)."""
+        from opdb.arg_rules import load as load_rules
+        fw = p.fw
+        exp = load_rules().expansion(norm_param(fw.name), self.names)
+        if not fw.length and exp is None:
+            return None
+        var, name = local_name(p), fw.name
+        lines = [f"c10::SmallVector<int64_t, 8> {var}_vec({name}.begin(), {name}.end());"]
+        if exp is not None and exp.empty:
+            lines += [f"if ({var}_vec.empty()) {{  // empty: {exp.empty} ({exp.evidence.split(':')[0]})",
+                      f"    {var}_vec.assign({exp.empty}.begin(), {exp.empty}.end());", "}"]
+        length = str(fw.length) if fw.length else ""
+        if not length and exp is not None and exp.length:
+            length = exp.length.format(**{n: n for n in exp.needs})
+        if length:
+            lines += [f"if ({var}_vec.size() == 1) {{  // one value for every element",
+                      f"    {var}_vec.assign(static_cast<size_t>({length}), {var}_vec[0]);",
+                      "}"]
+        lines.append(f"at::IntArrayRef {var}({var}_vec);")
+        return CallArg(p.aclnn.name, p.aclnn.ctype, var, lines, p.todo, p.decision)
 
     def convert(self, p: MappedParam, ref: str) -> CallArg:
         fw = p.fw
@@ -62,6 +99,10 @@ class TorchDialect(Dialect):
             return CallArg(p.aclnn.name, p.aclnn.ctype, var,
                            [f"std::vector<at::Tensor> {var}_vec({name}.begin(), {name}.end());",
                             f"at::TensorList {var}({var}_vec);"], p.todo, p.decision)
+        if k == fk == "int_array" and not fw.optional:
+            widened = self.expanded_list(p)
+            if widened is not None:
+                return widened
         if k == fk and k in ("tensor", "tensor_list", "scalar", "int_array", "bool_array",
                              "scalar_list"):
             return CallArg(p.aclnn.name, p.aclnn.ctype, name, [], p.todo, p.decision)
@@ -368,7 +409,7 @@ def _scalar_branch(api: AclnnApi, scalar_api: AclnnApi, amap: ArgMap, fwp: list[
     t = mp.fw.name
     fwp2 = [FwParam(f.name, "scalar", "const at::Scalar&") if f.name == t else f for f in fwp]
     amap2 = map_args(scalar_api, fwp2, "torch")
-    args = call_args(amap2, TorchDialect(), ref_expr)
+    args = call_args(amap2, TorchDialect({f.name for f in fwp2}), ref_expr)
     for a in args:
         if a.expr == t:
             a.expr = f"{t}_scalar"
@@ -469,7 +510,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     ref = next((f.name for f in fwp if f.kind == "tensor" and f.origin == "param"
                 and not f.optional), "")
     ref_expr = ref or "at::Tensor()"
-    args = call_args(amap, TorchDialect(), ref_expr)
+    args = call_args(amap, TorchDialect({f.name for f in fwp}), ref_expr)
     alias, _ = fn_pointer_type(amap)
     main = Branch(chosen, args, static_asserts(chosen.name, alias, args, "ConvertType"),
                   static_asserts(chosen.name, alias, args, "::opgen::at_conv::ConvertType"))

@@ -53,10 +53,32 @@ class TestValue:
 
 
 @dataclass(frozen=True)
+class ListExpansion:
+    """How upstream widens a framework int list before passing it to aclnn: a 1-element
+    list repeated to `length` (a C++ expression over `{name}` framework values), and an
+    empty list replaced by the framework value `empty` (ATen: stride=[] is kernel_size)."""
+
+    args: tuple[str, ...]
+    evidence: str
+    length: str = ""
+    needs: tuple[str, ...] = ()
+    empty: str = ""
+
+
+@dataclass(frozen=True)
 class ArgRules:
     aliases: tuple[AliasGroup, ...]
     rules: tuple[ArgRule, ...]
     test_values: tuple[TestValue, ...] = ()
+    expansions: tuple[ListExpansion, ...] = ()
+
+    def expansion(self, arg: str, have: set[str]) -> ListExpansion | None:
+        """The expansion of framework int list `arg` whose `needs`/`empty` are all in
+        `have` (the framework values of the function)."""
+        for e in self.expansions:
+            if arg in e.args and set(e.needs) <= have and (not e.empty or e.empty in have):
+                return e
+        return None
 
     def test_value(self, arg: str, api: str = ""):
         """The reviewed test value of attribute `arg` for `api` (None when none)."""
@@ -86,8 +108,9 @@ def _fail(where: str, msg: str):
 
 
 def parse(data: dict) -> ArgRules:
-    if not isinstance(data, dict) or set(data) - {"aliases", "rules", "test_values"}:
-        _fail("top level", f"expected keys aliases, rules, test_values; got {sorted(data or {})}")
+    if not isinstance(data, dict) or set(data) - {"aliases", "rules", "test_values", "expansions"}:
+        _fail("top level", "expected keys aliases, rules, test_values, expansions; got "
+              f"{sorted(data or {})}")
     groups = []
     for i, g in enumerate(data.get("aliases") or []):
         where = f"aliases[{i}]"
@@ -120,7 +143,18 @@ def parse(data: dict) -> ArgRules:
             _fail(where, "needs `arg`, `value` and `evidence`")
         tests.append(TestValue(str(t["arg"]), t["value"], str(t["evidence"]),
                                str(t.get("apis") or "")))
-    return ArgRules(tuple(groups), tuple(rules), tuple(tests))
+    exps = []
+    for i, e in enumerate(data.get("expansions") or []):
+        where = f"expansions[{i}] ({e.get('args')})"
+        extra = set(e) - {"args", "length", "needs", "empty", "evidence"}
+        if extra:
+            _fail(where, f"unexpected keys {sorted(extra)}")
+        if not e.get("args") or not e.get("evidence") or not (e.get("length") or e.get("empty")):
+            _fail(where, "needs `args`, `evidence` and a `length` or an `empty`")
+        exps.append(ListExpansion(tuple(str(a) for a in e["args"]), str(e["evidence"]),
+                                  str(e.get("length") or ""), tuple(e.get("needs") or ()),
+                                  str(e.get("empty") or "")))
+    return ArgRules(tuple(groups), tuple(rules), tuple(tests), tuple(exps))
 
 
 @functools.lru_cache(maxsize=1)

@@ -97,3 +97,38 @@ def test_without_a_meta_function_the_todo_says_so(db):
     assert torch_facts.meta_kernel("npu::npu_fusion_attention") is None
     r = prepare(db, "aclnnFlashAttentionScore", "torch", op="npu::npu_fusion_attention")
     assert any("no meta function is known" in t for t in r.todos)
+
+
+def test_int_lists_are_widened_as_upstream(db):
+    """op-plugin's convolution repeats a 1-element stride/padding/dilation/output_padding
+    per spatial dim (weight.dim() - 2), reviewed in arg_rules.yaml `expansions`."""
+    r = prepare(db, "aclnnConvolution", "torch", op="aten::convolution", layout="in-tree")
+    text = r.files["in-tree/op_plugin/ops/opapi/ConvolutionKernelNpuOpApi.cpp"]
+    for name in ("stride", "padding", "dilation", "output_padding"):
+        assert f"c10::SmallVector<int64_t, 8> acl_{name}_vec({name}.begin(), {name}.end());" in text
+        assert (f"    acl_{name}_vec.assign(static_cast<size_t>(weight.dim() - 2), "
+                f"acl_{name}_vec[0]);") in text
+
+
+def test_fixed_size_list_and_empty_stride():
+    """A torch `int[2]` of one element fills both (ATen's meaning); an empty pooling
+    stride is kernel_size (op-plugin AvgPool2dKernelNpuOpApi.cpp)."""
+    from opdb.model import Param
+    from codegen.argmap import FwParam, MappedParam
+    from codegen.torch_target import TorchDialect
+
+    fw = FwParam("stride", "int_array", "at::IntArrayRef", length=2)
+    p = MappedParam(Param("strides", "const aclIntArray*"), "int_array", False, fw, "alias")
+    lines = TorchDialect({"self", "kernel_size", "stride"}).convert(p, "self").prelude
+    assert lines == [
+        "c10::SmallVector<int64_t, 8> acl_strides_vec(stride.begin(), stride.end());",
+        "if (acl_strides_vec.empty()) {  // empty: kernel_size (op-plugin "
+        "op_plugin/ops/opapi/AvgPool2dKernelNpuOpApi.cpp)",
+        "    acl_strides_vec.assign(kernel_size.begin(), kernel_size.end());", "}",
+        "if (acl_strides_vec.size() == 1) {  // one value for every element",
+        "    acl_strides_vec.assign(static_cast<size_t>(2), acl_strides_vec[0]);", "}",
+        "at::IntArrayRef acl_strides(acl_strides_vec);"]
+    # without kernel_size among the values, and no fixed size: passed as it is
+    plain = FwParam("pad", "int_array", "at::IntArrayRef")
+    p = MappedParam(Param("pad", "const aclIntArray*"), "int_array", False, plain, "name")
+    assert TorchDialect({"self", "pad"}).convert(p, "self").expr == "pad"
