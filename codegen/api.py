@@ -152,7 +152,8 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
             ks.append(build_paddle_kernel(grad[0], grad[1], framework_dtypes,
                                           (variants or {}).get("grad_versions")))
         adapter_name = f"{op_id}_kernel.cc"
-        adapter = render("paddle/kernel.cc.j2", kernels=ks)
+        adapter = render("paddle/kernel.cc.j2", kernels=ks,
+                         includes=sorted({h for k in ks for h in k["includes"]}))
         kernels = [{"api": k["api"], "kernel_name": k["kernel_name"],
                     "rows": _rows(k["argmap"], k["args"])} for k in ks]
         todos = []

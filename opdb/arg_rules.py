@@ -36,9 +36,15 @@ class ArgRule:
     code: tuple[tuple[str, tuple[str, ...]], ...]
     evidence: str
     apis: str = ""  # a regex over the aclnn API name; empty = every API
+    first: bool = False  # applies before name/alias matching (a value that needs converting)
+    after: tuple[tuple[str, tuple[str, ...]], ...] = ()  # per target: statements after the call
+    includes: tuple[str, ...] = ()  # headers the statements need (paddle kernels)
 
     def lines(self, target: str) -> tuple[str, ...]:
         return dict(self.code).get(target, ())
+
+    def after_lines(self, target: str) -> tuple[str, ...]:
+        return dict(self.after).get(target, ())
 
 
 @dataclass(frozen=True)
@@ -95,10 +101,13 @@ class ArgRules:
                 out.setdefault(n, set()).update(set(g.names) - {n})
         return out
 
-    def rules_for(self, aclnn: str, kind: str, api: str = "") -> list[ArgRule]:
-        """Rules for the param, those scoped to `api` (by their `apis` regex) first."""
+    def rules_for(self, aclnn: str, kind: str, api: str = "", first: bool = False
+                  ) -> list[ArgRule]:
+        """Rules for the param, those scoped to `api` (by their `apis` regex) first.
+        `first`: only the rules that apply before name matching."""
         import re
         hits = [r for r in self.rules if r.aclnn == aclnn and r.kind == kind
+                and (not first or r.first)
                 and (not r.apis or (api and re.search(r.apis, api)))]
         return sorted(hits, key=lambda r: not r.apis)
 
@@ -120,7 +129,9 @@ def parse(data: dict) -> ArgRules:
     rules = []
     for i, r in enumerate(data.get("rules") or []):
         where = f"rules[{i}] ({r.get('aclnn')})"
-        extra = set(r) - {"aclnn", "kind", "needs", "evidence", "apis", *TARGETS}
+        after_keys = {f"{t}_after" for t in TARGETS}
+        extra = set(r) - {"aclnn", "kind", "needs", "evidence", "apis", "first", "includes",
+                          *TARGETS, *after_keys}
         if extra:
             _fail(where, f"unexpected keys {sorted(extra)}")
         if not r.get("aclnn") or not r.get("kind") or not r.get("evidence"):
@@ -131,8 +142,10 @@ def parse(data: dict) -> ArgRules:
         for _, lines in code:
             if not any("{var}" in line for line in lines):
                 _fail(where, "statements never define `{var}`")
+        after = tuple((t, tuple(r[f"{t}_after"])) for t in TARGETS if r.get(f"{t}_after"))
         rules.append(ArgRule(str(r["aclnn"]), str(r["kind"]), tuple(r.get("needs") or ()),
-                             code, str(r["evidence"]), str(r.get("apis") or "")))
+                             code, str(r["evidence"]), str(r.get("apis") or ""),
+                             bool(r.get("first")), after, tuple(r.get("includes") or ())))
     tests = []
     for i, t in enumerate(data.get("test_values") or []):
         where = f"test_values[{i}] ({t.get('arg')})"
