@@ -87,6 +87,7 @@ class FwParam:
     inplace_of: str = ""
     mutable: bool = False
     length: int = 0  # a fixed-size list (torch `int[2]`): its element count
+    meaning: str = ""  # another name the value answers to (`.out`'s out1 is `mean`)
 
 
 @dataclass(frozen=True)
@@ -222,7 +223,7 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
             kind = aclnn_kind(p.ctype)
             wants = name_keys(p.name)
             for fw in free(p):
-                fwns = name_keys(fw.name)
+                fwns = name_keys(fw.name) | (name_keys(fw.meaning) if fw.meaning else set())
                 if pass_kind == "name":
                     hit = bool(wants & fwns)
                 else:

@@ -27,10 +27,16 @@ def schema_of(op: FrameworkOp) -> TorchSchema:
 
 
 def _fresh_return_names(schema: TorchSchema) -> list[str]:
+    """Names of the fresh returns: the schema's, else what the op's backward calls them
+    (derivatives.yaml: native_layer_norm's result1/result2 are `mean`/`rstd`), else
+    `out` / `out<i>`."""
+    from codegen import torch_facts
     fresh = [r for r in schema.returns if not r.alias]
+    full = f"{schema.name}.{schema.overload}" if schema.overload else schema.name
+    derived = torch_facts.return_names(full) if len(fresh) == len(schema.returns) else {}
     names, taken = [], {a.name for a in schema.args}
     for i, r in enumerate(fresh):
-        n = r.name or ("out" if len(fresh) == 1 else f"out{i}")
+        n = r.name or derived.get(i) or ("out" if len(fresh) == 1 else f"out{i}")
         while n in taken:
             n = n + "_"
         taken.add(n)
@@ -43,10 +49,24 @@ def _fixed_len(type_text: str) -> int:
     return int(m.group(1)) if m else 0
 
 
+def _out_meanings(schema: TorchSchema) -> dict[str, str]:
+    """`.out` args named out0, out1, ... stand for the functional's returns in order:
+    native_layer_norm.out's out1/out2 are the `mean`/`rstd` of native_layer_norm."""
+    from codegen import torch_facts
+    outs = [a.name for a in schema.args if a.mutable and a.kwarg_only]
+    if not outs or not all(re.fullmatch(r"out\d+", n) for n in outs):
+        return {}
+    func = family_names(schema)["functional"][0]
+    names = torch_facts.return_names(func)
+    return {n: names[i] for i, n in enumerate(outs) if i in names}
+
+
 def fw_params(schema: TorchSchema, ilistref: bool = False) -> list[FwParam]:
+    meanings = _out_meanings(schema) if schema_role(schema) == "out" else {}
     out = [FwParam(a.name, a.kind, torch_cpp_type(a, ilistref), a.optional,
                    is_output=a.mutable and a.kwarg_only, mutable=a.mutable,
-                   length=_fixed_len(a.type) if a.kind == "int_array" else 0)
+                   length=_fixed_len(a.type) if a.kind == "int_array" else 0,
+                   meaning=meanings.get(a.name, ""))
            for a in schema.args]
     fresh = [r for r in schema.returns if not r.alias]
     for r, n in zip(fresh, _fresh_return_names(schema)):
@@ -134,8 +154,10 @@ class TorchDialect(Dialect):
                 return self.plain(p, val, "")
             if fw.optional:
                 dflt = {"int": "0", "float": "0.0", "bool": "false"}[k]
-                return self.plain(p, f"{name}.value_or({dflt})", "").with_todo(
-                    _todo(p, f"`{name}` unset -> {dflt}"))
+                arg = self.plain(p, f"{name}.value_or({dflt})", "")
+                if _reviewed_default(p, dflt):  # e.g. divisor_override unset -> 0
+                    return arg.with_todo("")
+                return arg.with_todo(_todo(p, f"`{name}` unset -> {dflt}"))
             return self.plain(p, name, fw.cpp_type)
         if k == "scalar" and fk in ("int", "float", "bool"):
             val = f"{name}.value_or(0)" if fw.optional else name
@@ -165,6 +187,18 @@ class TorchDialect(Dialect):
         arg.todo = _todo(p, f"no conversion from {fw.cpp_type} to {p.aclnn.ctype}; "
                             f"`{name}` is not passed")
         return arg
+
+
+def _reviewed_default(p: MappedParam, value: str) -> bool:
+    """A reviewed rule (arg_rules.yaml) passes `value` for this aclnn param when the
+    framework has none: then an unset optional meaning `value` is upstream's choice
+    (op-plugin AvgPool2dKernelNpuOpApi.cpp: divisor_override unset -> 0)."""
+    from opdb.arg_rules import load as load_rules
+    for rule in load_rules().rules_for(norm_param(p.aclnn.name), p.kind):
+        if not rule.needs and not rule.apis and any(
+                line.rstrip(";").endswith(f"= {value}") for line in rule.lines("torch")):
+            return True
+    return False
 
 
 def _todo(p: MappedParam, note: str) -> str:

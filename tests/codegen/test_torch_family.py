@@ -132,3 +132,18 @@ def test_fixed_size_list_and_empty_stride():
     plain = FwParam("pad", "int_array", "at::IntArrayRef")
     p = MappedParam(Param("pad", "const aclIntArray*"), "int_array", False, plain, "name")
     assert TorchDialect({"self", "pad"}).convert(p, "self").expr == "pad"
+
+
+def test_unnamed_returns_are_named_by_their_backward(db):
+    """derivatives.yaml passes native_layer_norm's result1/result2 to
+    native_layer_norm_backward as `mean`/`rstd`: the functional's fresh outputs and the
+    `.out` variant's out1/out2 match aclnn's meanOut/rstdOut by name, with no TODO."""
+    assert torch_facts.return_names("aten::native_layer_norm") == {1: "mean", 2: "rstd"}
+    assert torch_facts.return_names("aten::max_pool2d_with_indices") == {1: "indices"}
+    assert torch_facts.return_names("aten::add.Tensor") == {}
+    r = prepare(db, "aclnnLayerNorm", "torch", op="aten::native_layer_norm", layout="in-tree")
+    text = r.files["in-tree/op_plugin/ops/opapi/NativeLayerNormKernelNpuOpApi.cpp"]
+    assert "EXEC_NPU_CMD(aclnnLayerNorm, input, normalized_shape, weight, bias, eps, " \
+           "out0, mean, rstd);" in text
+    assert "eps, out0, out1, out2);" in text  # the .out variant, matched by meaning
+    assert r.todos == []
