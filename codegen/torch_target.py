@@ -176,11 +176,14 @@ class TorchDialect(Dialect):
                             f"char* {var} = const_cast<char*>({var}_str.c_str());"],
                            p.todo, p.decision)
         if k == "tensor" and fk in ("scalar", "float"):
+            # op-plugin ApplyAdamWKernelNpuOpApi.cpp: a Scalar the API takes as a tensor
+            # is copied to the device with the dtype of the op's first tensor input
             val = f"{name}.value_or(0)" if fw.optional else name
             return CallArg(p.aclnn.name, p.aclnn.ctype, var,
-                           [f"at::Tensor {var} = at::scalar_tensor({val}, {ref}.options());"],
-                           _todo(p, f"`{name}` materialized as a 0-d tensor with `{ref}`'s "
-                                    f"dtype and device"), p.decision)
+                           [f"at::Tensor {var} = npu_preparation::copy_scalar_to_device("
+                            f"{val}, {ref}.scalar_type(), {ref}.device());"],
+                           _todo(p, "optional value: unset is 0") if fw.optional else
+                           (p.todo if "converted" not in p.todo else ""), p.decision)
         # kinds with no op-plugin conversion (float lists, ...): typed placeholder
         from codegen.cppcall import default_arg
         arg = default_arg(p)
@@ -456,14 +459,17 @@ def _scalar_branch(api: AclnnApi, scalar_api: AclnnApi, amap: ArgMap, fwp: list[
 
 
 def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | None,
-            meta_ok: bool | None, role: str) -> list[dict]:
-    """Fresh outputs (functional) or size checks of the given outs (`.out`)."""
+            meta_ok: bool | None, role: str, updated: set[str] = frozenset()) -> list[dict]:
+    """Fresh outputs (functional) or size checks of the given outs (`.out`). `updated`:
+    outs the API updates in place (its `*Ref` params): they keep their sizes."""
     opts = _options_expr(fwp)
     out: list[dict] = []
     if role == "inplace":
         return out
     if role == "out":
         outs = [a.name for a in schema.args if a.mutable and a.kwarg_only]
+        if outs and set(outs) <= set(updated):
+            return []  # op-plugin ApplyAdamWKernelNpuOpApi.cpp: var/m/v are updated in place
         tensors_in = [f.name for f in fwp if f.kind == "tensor" and not f.optional
                       and not f.is_output and not f.mutable]
         if functional is None or not meta_ok:
@@ -561,7 +567,9 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     return TorchFunction(
         role=role, op=op, schema=schema, name=fn, return_type=ret_cpp,
         params=[{"type": torch_cpp_type(a, ilistref), "name": a.name} for a in schema.args],
-        allocs=_allocs(schema, fwp, functional, meta_ok, role),
+        allocs=_allocs(schema, fwp, functional, meta_ok, role,
+                       {m.fw.name for m in amap.params if m.fw is not None
+                        and m.aclnn.role == "inout" and m.rule is None}),
         branches=branches, return_stmt=return_stmt(schema),
         unused=[{"name": u.name, "todo": unused_todo(chosen, u)} for u in amap.unused],
         fallback_calls=[f"DO_COMPATIBILITY({n}, acl_op::{fn}({', '.join(call_names)}));"
