@@ -143,22 +143,33 @@ class PaddleDialect(Dialect):
         return arg
 
 
-def paddle_dtypes(api: AclnnApi, framework_dtypes: tuple[str, ...] | None = None) -> list[str]:
-    """dtypes to register: the first tensor input's aclnn dtypes that phi can register,
-    restricted (when known) to the dtypes the phi kernel has on any backend, in the
-    order PaddleCustomDevice's npu kernels list them. float32 when the docs list none."""
+def paddle_dtypes(api: AclnnApi, framework_dtypes: tuple[str, ...] | None = None,
+                  soc: str | None = None) -> tuple[list[str], list[str]]:
+    """(dtypes to register, doc lines that cut them on `soc`): the first tensor input's
+    aclnn dtypes on the chip (opdb.soc_dtypes: the docs' per-product restrictions) that
+    phi can register, restricted (when known) to the dtypes the phi kernel has on any
+    backend, in the order PaddleCustomDevice's npu kernels list them. float32 when the
+    docs list none."""
     from opdb.paddle_backends import npu_dtype_order
+    from opdb.soc_dtypes import soc_dtypes
 
     first = next((p for p in api.params if aclnn_kind(p.ctype) == "tensor" and p.dtypes), None)
     acl = {normalize_dtype(d) for d in first.dtypes} if first else set()
-    if not acl:
+    cut: list[str] = []
+    if acl:
+        on_soc, cut = soc_dtypes(api.name, soc, sorted(acl), first.name)
+        if on_soc:
+            acl = set(on_soc)
+        else:  # the docs leave nothing on this chip: register the union, and say so
+            cut = [f"{w} (leaves no dtype on this chip: the union is registered)" for w in cut]
+    elif first is None or not first.dtypes:
         acl = {"float32"}
     order = list(npu_dtype_order()) + [d for d in PHI_DTYPES if d not in npu_dtype_order()]
     keep = [d for d in order if d in acl and d in PHI_DTYPES]
     if framework_dtypes:
         fw = {normalize_dtype(d) for d in framework_dtypes}
         keep = [d for d in keep if d in fw]
-    return keep
+    return keep, cut
 
 
 def framework_dtypes_of(op: FrameworkOp) -> tuple[str, ...] | None:
@@ -221,7 +232,8 @@ def kernel_function(op: FrameworkOp) -> str:
 
 def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
                         framework_dtypes: tuple[str, ...] | None = None,
-                        candidates: list[AclnnApi] | None = None) -> dict:
+                        candidates: list[AclnnApi] | None = None,
+                        soc: str | None = None) -> dict:
     """`candidates`: the API's variants (V2/V3, scalar); the one that fits the phi
     signature best is called."""
     fwp = fw_params(op)
@@ -245,7 +257,7 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
         alloc = (f"dev_ctx.template Alloc<T>({f.name});" if i == 0 else
                  f"dev_ctx.Alloc({f.name}, {f.name}->dtype());")
         allocs += _nullable_alloc(f, alloc, fwp) if backward else [alloc]
-    dtypes = paddle_dtypes(api, framework_dtypes or framework_dtypes_of(op))
+    dtypes, soc_cut = paddle_dtypes(api, framework_dtypes or framework_dtypes_of(op), soc)
     return {
         "api": api,
         "op": op,
@@ -265,6 +277,7 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
         "dtypes": [PHI_DTYPES[d] for d in dtypes],
         "body": registration_body(op),
         "dtype_names": dtypes,
+        "soc_cut": soc_cut,
         "argmap": amap,
     }
 
