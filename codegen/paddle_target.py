@@ -131,12 +131,18 @@ class PaddleDialect(Dialect):
             return CallArg(p.aclnn.name, p.aclnn.ctype, var,
                            [f"aclDataType {var} = ConvertToNpuDtype({name});"], p.todo, p.decision)
         if k == "tensor" and fk in ("scalar", "float", "int"):
-            note = (f"`{name}` must become a 1-element device tensor (e.g. "
-                    f"FillNpuTensorWithConstant); an empty tensor (nullptr) is passed for now")
-            base = p.todo or (f"TODO(opgen): aclnn `{p.aclnn.name}` ({p.aclnn.ctype}) <- framework "
-                              f"`{name}` ({fw.cpp_type})")
-            return CallArg(p.aclnn.name, p.aclnn.ctype, var, [f"phi::DenseTensor {var};"],
-                           f"{base}; {note}", p.decision)
+            # PaddleCustomDevice adam_kernel.cc: a number the API takes as a tensor becomes
+            # a 1-element device tensor (FillNpuTensorWithConstant), here of the kernel's T
+            value = f"{name}.to<float>()" if fk == "scalar" else name
+            if fw.optional:
+                value = f"({name} ? static_cast<float>(*{name}) : 0.0f)"
+            todo = p.todo if "converted" not in p.todo else ""
+            return CallArg(p.aclnn.name, p.aclnn.ctype, var,
+                           [f"phi::DenseTensor {var};",
+                            f"{var}.set_meta(phi::DenseTensorMeta(phi::CppTypeToDataType<T>::Type(), "
+                            f"phi::make_ddim({{1}})));",
+                            f"FillNpuTensorWithConstant<T>(&{var}, dev_ctx, static_cast<T>({value}));"],
+                           todo, p.decision)
         arg = default_arg(p)
         arg.todo = ((p.todo or f"TODO(opgen): aclnn `{p.aclnn.name}` ({p.aclnn.ctype})")
                     + f"; no conversion from {fw.cpp_type}; `{name}` is not passed")
