@@ -80,8 +80,10 @@ class TorchDialect(Dialect):
 
     target = "torch"
 
-    def __init__(self, names: set[str] | frozenset = frozenset()):
+    def __init__(self, names: set[str] | frozenset = frozenset(),
+                 outs: tuple[str, ...] = ()):
         self.names = set(names)
+        self.outs = tuple(outs)  # the function's output tensors, allocated before the call
 
     def expanded_list(self, p: MappedParam) -> CallArg | None:
         """An int list widened as upstream does before aclnn sees it: a 1-element
@@ -141,9 +143,11 @@ class TorchDialect(Dialect):
                             f"at::IntArrayRef {var}({var}_vec);"], p.todo, p.decision)
         if k == fk == "dtype":
             if fw.optional:
-                # ATen: an unset dtype keeps the input's (op-plugin MeanKernelNpuOpApi.cpp)
+                # op-plugin MeanKernelNpuOpApi.cpp: an unset dtype is the output's (the
+                # given `out`, or the result the meta function typed), else the input's
+                src = self.outs[0] if len(self.outs) == 1 else ref
                 return CallArg(p.aclnn.name, p.aclnn.ctype, var,
-                               [f"at::ScalarType {var} = {name}.value_or({ref}.scalar_type());"],
+                               [f"at::ScalarType {var} = {name}.value_or({src}.scalar_type());"],
                                p.todo, p.decision)
             return CallArg(p.aclnn.name, p.aclnn.ctype, name, [], p.todo, p.decision)
         if k in ("int", "float", "bool"):
@@ -550,7 +554,8 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     ref = next((f.name for f in fwp if f.kind == "tensor" and f.origin == "param"
                 and not f.optional), "")
     ref_expr = ref or "at::Tensor()"
-    args = call_args(amap, TorchDialect({f.name for f in fwp}), ref_expr)
+    outs = tuple(f.name for f in fwp if f.is_output and f.kind == "tensor")
+    args = call_args(amap, TorchDialect({f.name for f in fwp}, outs), ref_expr)
     alias, _ = fn_pointer_type(amap)
     main = Branch(chosen, args, static_asserts(chosen.name, alias, args, "ConvertType"),
                   static_asserts(chosen.name, alias, args, "::opgen::at_conv::ConvertType"))
