@@ -2,7 +2,8 @@
 targets, print the TODO count and, with --paddle-tree/--torch-tree, the result of
 `--check-in-tree` on a PaddleCustomDevice / op-plugin checkout.
 
-    python benchmarks/opgen_twelve.py [--paddle-tree DIR] [--torch-tree DIR]
+    python benchmarks/opgen_twelve.py [--paddle-tree DIR] [--torch-tree DIR] [--minimal-trees]
+        [--targets torch paddle] [--soc CHIP]
 """
 from __future__ import annotations
 
@@ -27,24 +28,54 @@ TWELVE = [
 ]
 
 
+def _paddle_tree(root: Path) -> Path:
+    import shutil
+    from codegen.api import CSRC_DIR
+    funcs = root / "backends" / "npu" / "kernels" / "funcs"
+    funcs.mkdir(parents=True)
+    for h in (CSRC_DIR / "shim_paddle" / "kernels" / "funcs").glob("*.h"):
+        shutil.copy(h, funcs / h.name)
+    return root
+
+
+def _torch_tree(root: Path) -> Path:
+    import shutil
+    from codegen.toolchain import torch_npu_root
+    wheel = torch_npu_root() / "include" / "third_party" / "op-plugin" / "op_plugin"
+    shutil.copytree(wheel / "utils", root / "op_plugin" / "utils")
+    (root / "op_plugin" / "ops" / "opapi").mkdir(parents=True)
+    return root
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--paddle-tree", type=Path)
     ap.add_argument("--torch-tree", type=Path)
+    ap.add_argument("--minimal-trees", action="store_true",
+                    help="check in minimal trees that mirror the real include layout (opgen's "
+                         "PaddleCustomDevice shims; the torch_npu wheel's op-plugin utils), "
+                         "as tests/codegen/test_intree.py builds them")
+    ap.add_argument("--targets", nargs="+", default=["torch", "paddle"])
+    ap.add_argument("--soc", default=None)
     args = ap.parse_args(argv)
+    if args.minimal_trees:
+        import tempfile
+        root = Path(tempfile.mkdtemp(prefix="opgen_twelve_"))
+        args.paddle_tree = args.paddle_tree or _paddle_tree(root / "PaddleCustomDevice")
+        args.torch_tree = args.torch_tree or _torch_tree(root / "op-plugin")
     from opdb.query import OpDB
 
     from codegen.api import prepare
     from codegen.intree import check_in_tree
 
     db = OpDB.open()
-    for target in ("torch", "paddle"):
+    for target in args.targets:
         tree = args.torch_tree if target == "torch" else args.paddle_tree
         for api, top, pop in TWELVE:
             op = top if target == "torch" else pop
             t0 = time.perf_counter()
             try:
-                r = prepare(db, api, target, op=op, layout="in-tree")
+                r = prepare(db, api, target, op=op, layout="in-tree", soc=args.soc)
             except Exception as exc:  # report and go on: one line per API
                 print(f"{target:6} {api:26} {op:28} render failed: {exc}")
                 continue

@@ -98,8 +98,12 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
                    framework_dtypes: tuple[str, ...] | None = None,
                    family: dict[str, FrameworkOp] | None = None,
                    variants: dict[str, AclnnApi] | None = None,
-                   fallbacks: set[str] | None = None) -> Rendered:
-    """Render every file for one (aclnn API, framework op). Pure: no I/O, no opdb."""
+                   fallbacks: set[str] | None = None, soc: str | None = None) -> Rendered:
+    """Render every file for one (aclnn API, framework op). Pure: no I/O, no opdb.
+    `soc`: the chip whose aclnn dtypes are registered (paddle) and tested."""
+    from opdb.soc import resolve_soc
+    from opdb.soc_dtypes import soc_dtypes
+    soc = resolve_soc(soc).id
     if target not in TARGETS:
         raise OpscanError(f"unknown target {target!r}", hint="use --target paddle or torch")
     if layout not in LAYOUTS:
@@ -135,11 +139,15 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
                    "in-tree/op_plugin/config/op_plugin_functions.yaml.entry": yaml_entry}
         binding = render("torch/binding.cpp.j2", **{**m, "api": m["main_api"]})
         schema = m["schema"]
+        main_api = m["main_api"]
+        first = next((p.name for p in main_api.params if p.role != "output"
+                      and "Tensor" in p.ctype), None)
+        tested, cut = soc_dtypes(main_api.name, soc, ["float32", "float16", "bfloat16"], first)
         test_ctx = {"test_args": [_test_value(a) for a in schema.args],
-                    "torch_op_ns": schema.name.split("::")[0],
-                    "torch_op_base": schema.base,
+                    "torch_qualname": schema.name,
                     "torch_overload": schema.overload or "default",
-                    "test_dtypes": repr(["float32", "float16", "bfloat16"])}
+                    "test_dtypes": repr(tested or ["float32"])}
+        soc_notes = [f"{main_api.name} on {soc}: dtypes cut by {w}" for w in cut]
         standalone_src = {f"standalone/src/{adapter_name}": adapter,
                           "standalone/src/binding.cpp": binding}
         cxx = 17
@@ -148,12 +156,15 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
         from codegen.paddle_target import build_paddle_kernel
 
         ks = [build_paddle_kernel(api, op, framework_dtypes,
-                                  (variants or {}).get("versions"))]
+                                  (variants or {}).get("versions"), soc)]
         if grad is not None:
             ks.append(build_paddle_kernel(grad[0], grad[1], framework_dtypes,
-                                          (variants or {}).get("grad_versions")))
+                                          (variants or {}).get("grad_versions"), soc))
+        soc_notes = [f"{k['api'].name} on {soc}: dtypes cut by {w}" for k in ks
+                     for w in k["soc_cut"]]
         adapter_name = f"{op_id}_kernel.cc"
-        adapter = render("paddle/kernel.cc.j2", kernels=ks)
+        adapter = render("paddle/kernel.cc.j2", kernels=ks,
+                         includes=sorted({h for k in ks for h in k["includes"]}))
         kernels = [{"api": k["api"], "kernel_name": k["kernel_name"],
                     "rows": _rows(k["argmap"], k["args"])} for k in ks]
         todos = []
@@ -166,11 +177,20 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
         module = render("standalone/paddle_module.cpp.j2", kernels=ks, **common)
         standalone_src = {f"standalone/src/{adapter_name}": adapter,
                           "standalone/src/module.cpp": module}
-        test_ctx = {"test_args": [], "torch_op_ns": "", "torch_op_base": "", "torch_overload": "",
+        from codegen.testspec import paddle_spec, spec_text
+
+        specs = [paddle_spec(k["kernel_name"], k["api"].name) for k in ks]
+        test_ctx = {"spec_texts": [spec_text(s) for s in specs],
+                    "spec_yamls": sorted({s["yaml"] for s in specs if s}),
                     "test_dtypes": repr([d for d in ks[0]["dtype_names"]
                                          if d in ("float32", "float16", "bfloat16")] or ["float32"])}
         cxx = 17
         extra_readme = {"dtype_names": ks[0]["dtype_names"]}
+    from opdb.soc import supports
+    if supports(api.products, soc) is False:
+        soc_notes.insert(0, f"{api.name}'s docs do not list {soc} among its products")
+    extra_readme["soc"] = soc
+    extra_readme["soc_notes"] = soc_notes
     files: dict[str, str] = {}
     if layout in ("in-tree", "both"):
         files.update(in_tree)
@@ -181,6 +201,9 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
             torch_npu_version_macro=TORCH_NPU_VERSION_MACRO, **common)
         files[f"standalone/tests/test_{op_id}.py"] = render("standalone/test_op.py.j2",
                                                             **common, **test_ctx)
+        from codegen.testspec import testlib_file
+        lib_name, lib_text = testlib_file(target)
+        files[f"standalone/tests/{lib_name}"] = lib_text
         for path in sorted(CSRC_DIR.rglob("*.h")):
             rel = path.relative_to(CSRC_DIR.parent).as_posix()
             files[f"standalone/csrc/{rel}"] = path.read_text()
@@ -245,7 +268,7 @@ def render_context(db, api: AclnnApi, op: FrameworkOp, target: str) -> dict:
 
 
 def prepare(db, name: str, target: str, op: str | None = None, layout: str = "both",
-            pick: int | None = None, command: str = "") -> Rendered:
+            pick: int | None = None, command: str = "", soc: str | None = None) -> Rendered:
     """Resolve NAME through opdb and render (no writing)."""
     from codegen.resolve import resolve
 
@@ -254,13 +277,14 @@ def prepare(db, name: str, target: str, op: str | None = None, layout: str = "bo
     res = resolve(db, name, target, op=op, pick=pick)
     ctx = render_context(db, res.api, res.op, target)
     return render_adapter(res.api, res.op, target, layout, command=command,
-                          how=(res.how, res.op_how), alternatives=res.alternatives, **ctx)
+                          how=(res.how, res.op_how), alternatives=res.alternatives, soc=soc,
+                          **ctx)
 
 
 def generate(db, name: str, target: str, out_dir: Path | None = None, *, op: str | None = None,
              layout: str = "both", force: bool = False, pick: int | None = None,
-             command: str = "") -> tuple[Rendered, Path]:
-    r = prepare(db, name, target, op=op, layout=layout, pick=pick, command=command)
+             command: str = "", soc: str | None = None) -> tuple[Rendered, Path]:
+    r = prepare(db, name, target, op=op, layout=layout, pick=pick, command=command, soc=soc)
     if out_dir is None:
         out_dir = Path("opgen-out") / f"{target}_{sanitize(r.op.name.split('::')[-1])}"
     return r, write_tree(r.files, out_dir, force=force)
@@ -307,7 +331,8 @@ def report_gaps(path: Path) -> tuple[str, list[tuple[str, str]]]:
 
 
 def generate_from_report(db, report: Path, target: str, out_dir: Path, *, layout: str = "both",
-                         force: bool = False) -> list[tuple[Rendered, Path]]:
+                         force: bool = False, soc: str | None = None
+                         ) -> list[tuple[Rendered, Path]]:
     """One adapter directory per cann-available gap, under `out_dir`, written as one tree."""
     framework, gaps = report_gaps(report)
     if framework and framework != target:
@@ -315,7 +340,7 @@ def generate_from_report(db, report: Path, target: str, out_dir: Path, *, layout
     files: dict[str, str] = {}
     done = []
     for op_name, api_name in gaps:
-        r = prepare(db, api_name, target, op=op_name, layout=layout,
+        r = prepare(db, api_name, target, op=op_name, layout=layout, soc=soc,
                     command=f"opgen aclnn {api_name} --target {target} --op {op_name}")
         sub = f"{target}_{sanitize(op_name.split('::')[-1])}"
         for rel, text in r.files.items():

@@ -86,6 +86,8 @@ class FwParam:
     origin: str = "param"
     inplace_of: str = ""
     mutable: bool = False
+    length: int = 0  # a fixed-size list (torch `int[2]`): its element count
+    meaning: str = ""  # another name the value answers to (`.out`'s out1 is `mean`)
 
 
 @dataclass(frozen=True)
@@ -154,9 +156,27 @@ def _find(name: str, fw_params: list[FwParam]) -> FwParam | None:
     return None
 
 
+def _grad_base(name: str) -> str:
+    """`grad_weight` / `weight_grad` -> weight; "" for a name that is no gradient."""
+    m = re.match(r"^grad_(\w+)$", name) or re.match(r"^(\w+)_grad$", name)
+    return m.group(1) if m else ""
+
+
+def _grads_alias(wants: set[str], fwns: set[str]) -> bool:
+    """Gradients of values that alias: aclnn `gradWeight` is Paddle's `filter_grad` and
+    `scale_grad` (conv `filter`, layer_norm `scale` are the `weight`)."""
+    for w in wants:
+        for f in fwns:
+            a, b = _grad_base(w), _grad_base(f)
+            if a and b and (a == b or b in _ALIASES.get(a, ())):
+                return True
+    return False
+
+
 def _rule_for(p: Param, kind: str, fw_params: list[FwParam], target: str | None,
-              api: str = "") -> tuple[ArgRule, tuple[tuple[str, FwParam], ...]] | None:
-    for rule in _load_rules().rules_for(norm_param(p.name), kind, api):
+              api: str = "", first: bool = False
+              ) -> tuple[ArgRule, tuple[tuple[str, FwParam], ...]] | None:
+    for rule in _load_rules().rules_for(norm_param(p.name), kind, api, first):
         if target is not None and not rule.lines(target):
             continue
         needs = [(n, _find(n, fw_params)) for n in rule.needs]
@@ -183,6 +203,18 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
             left.sort(key=lambda f: not (f.is_output or f.mutable))
         return left
 
+    # pass 0: reviewed rules that convert a value before the call (`first`: LayerNorm's
+    # rstd from Paddle's variance, conv paddings after padding_algorithm)
+    if target is not None:
+        for i, p in enumerate(api.params):
+            found = _rule_for(p, aclnn_kind(p.ctype), fw_params, target, api.name, first=True)
+            if found is not None:
+                rule, needs = found
+                if needs:  # the converted value; the others are only read
+                    used.add(needs[0][1].name)
+                mapped[i] = MappedParam(p, aclnn_kind(p.ctype), aclnn_optional(p.name),
+                                        needs[0][1] if needs else None, "rule", "",
+                                        rule=rule, needs=needs)
     # pass 1: exact normalized name, then alias, with a compatible kind and role
     for pass_kind in ("name", "alias"):
         for i, p in enumerate(api.params):
@@ -191,11 +223,12 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
             kind = aclnn_kind(p.ctype)
             wants = name_keys(p.name)
             for fw in free(p):
-                fwns = name_keys(fw.name)
+                fwns = name_keys(fw.name) | (name_keys(fw.meaning) if fw.meaning else set())
                 if pass_kind == "name":
                     hit = bool(wants & fwns)
                 else:
-                    hit = any(f in _ALIASES.get(w, ()) for w in wants for f in fwns)
+                    hit = any(f in _ALIASES.get(w, ()) for w in wants for f in fwns) \
+                        or _grads_alias(wants, fwns)
                 if not hit or not _kind_ok(kind, fw.kind):
                     continue
                 if not _role_ok(p, fw) and pass_kind != "name":
@@ -253,7 +286,9 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
                         f"counterpart; a placeholder is passed -- supply the real value")
                 decision = "unmapped"
             mapped[i] = MappedParam(p, kind, opt, None, decision, todo)
-    unused = [f for f in fw_params if f.name not in used and f.origin == "param"]
+    # values a rule only reads (LayerNorm's epsilon, conv's padding_algorithm) are used too
+    read = {f.name for m in mapped if m is not None for _, f in m.needs}
+    unused = [f for f in fw_params if f.name not in used | read and f.origin == "param"]
     return ArgMap(api, [m for m in mapped if m is not None], unused)
 
 

@@ -1,7 +1,7 @@
 """`opgen`: render PaddleCustomDevice / torch_npu adapter skeletons for aclnn APIs.
 
   opgen aclnn NAME --target paddle|torch [--op OP] [--layout in-tree|standalone|both]
-        [-o DIR] [--force] [--pick N] [--build] [--check-in-tree TREE]
+        [-o DIR] [--force] [--pick N] [--build] [--check-in-tree TREE] [--soc CHIP]
   opgen --from-report report.json --target paddle|torch [-o DIR] [--force]
 
 Thin layer over codegen.api; user errors are one line on stderr and exit 1
@@ -23,6 +23,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--out", type=Path, help="output directory (new or empty; --force replaces one opgen generated)")
     p.add_argument("--force", action="store_true", help="replace an output directory opgen generated (files you added are kept)")
     p.add_argument("--snapshot", type=Path, help="opdb snapshot directory (default: shipped)")
+    p.add_argument("--soc", help="chip whose aclnn dtypes to register and test (default "
+                                 "ascend910b; same ids as opscan --soc)")
     sub = p.add_subparsers(dest="command")
     a = sub.add_parser("aclnn", help="adapter for one aclnn API")
     a.add_argument("name", help="aclnnApplyAdamW, or loosely: Adam, adamw, layer_norm")
@@ -32,6 +34,7 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("-o", "--out", dest="out_sub", type=Path)
     a.add_argument("--force", dest="force_sub", action="store_true")
     a.add_argument("--pick", type=int, help="choose candidate N when NAME is ambiguous")
+    a.add_argument("--soc", dest="soc_sub", help="chip whose aclnn dtypes to register and test")
     a.add_argument("--build", action="store_true",
                    help="also configure+build the standalone project and import its module")
     a.add_argument("--check-in-tree", metavar="DIR", type=Path,
@@ -69,20 +72,22 @@ def _run(args, argv, target, layout, out, force, db) -> int:
         out = out or Path("opgen-out")
     if out is not None:
         out = api.check_out(out, force)  # absolute, refused before anything is rendered
+    from opdb.soc import resolve_soc
+    soc = resolve_soc(getattr(args, "soc_sub", None) or args.soc).id  # one-line error first
     try:
         if db is None:
             from opdb.query import OpDB
             db = OpDB.open(snapshot_dir=args.snapshot) if args.snapshot else OpDB.open()
         if args.from_report is not None:
             done = api.generate_from_report(db, args.from_report, target, out, layout=layout,
-                                            force=force)
+                                            force=force, soc=soc)
             for r, path in done:
                 print(f"{path}: {r.api.name} for {r.op.name} ({len(r.todos)} TODOs)")
             print(f"opgen: {len(done)} adapter(s) under {out}")
             return 0
         cmd = "opgen " + " ".join(argv if argv is not None else sys.argv[1:])
         r, path = api.generate(db, args.name, target, out, op=args.op, layout=layout,
-                               force=force, pick=args.pick, command=cmd)
+                               force=force, pick=args.pick, command=cmd, soc=soc)
         print(f"opgen: {r.api.name} for {r.op.name} -> {path} ({len(r.files)} files, "
               f"{len(r.todos)} TODOs; see {path / 'README.md'})")
         if args.check_in_tree is not None:

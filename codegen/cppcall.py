@@ -27,6 +27,7 @@ class CallArg:
     prelude: list[str] = field(default_factory=list)
     todo: str = ""
     decision: str = ""
+    after: list[str] = field(default_factory=list)  # statements after the aclnn call
 
     def with_todo(self, todo: str) -> "CallArg":
         self.todo = todo
@@ -83,7 +84,8 @@ def rule_arg(p: MappedParam, target: str) -> CallArg:
     var = local_name(p)
     names = {n: f.name for n, f in p.needs}
     lines = [line.format(var=var, **names) for line in p.rule.lines(target)]
-    return CallArg(p.aclnn.name, p.aclnn.ctype, var, lines, p.todo, p.decision)
+    after = [line.format(var=var, **names) for line in p.rule.after_lines(target)]
+    return CallArg(p.aclnn.name, p.aclnn.ctype, var, lines, p.todo, p.decision, after)
 
 
 def call_args(amap: ArgMap, dialect: Dialect, ref_tensor: str) -> list[CallArg]:

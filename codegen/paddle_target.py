@@ -67,9 +67,13 @@ def _plain_cpp(ctype: str) -> str:
 
 
 class PaddleDialect(Dialect):
-    """PaddleCustomDevice spellings (also valid with the opgen standalone shim)."""
+    """PaddleCustomDevice spellings (also valid with the opgen standalone shim).
+    `nullable`: grad outputs that may be nullptr; the call passes `<name>_tensor`."""
 
     target = "paddle"
+
+    def __init__(self, nullable: set[str] | frozenset = frozenset()):
+        self.nullable = set(nullable)
 
     def convert(self, p: MappedParam, ref: str) -> CallArg:
         fw = p.fw
@@ -78,6 +82,8 @@ class PaddleDialect(Dialect):
         name = fw.name
         k, fk = p.kind, fw.kind
         deref = f"*{name}" if fw.is_output and fk == "tensor" else name
+        if fw.is_output and fk == "tensor" and name in self.nullable:
+            deref = f"{name}_tensor"
         if k == fk == "tensor":
             pre = []
             todo = p.todo
@@ -125,34 +131,51 @@ class PaddleDialect(Dialect):
             return CallArg(p.aclnn.name, p.aclnn.ctype, var,
                            [f"aclDataType {var} = ConvertToNpuDtype({name});"], p.todo, p.decision)
         if k == "tensor" and fk in ("scalar", "float", "int"):
-            note = (f"`{name}` must become a 1-element device tensor (e.g. "
-                    f"FillNpuTensorWithConstant); an empty tensor (nullptr) is passed for now")
-            base = p.todo or (f"TODO(opgen): aclnn `{p.aclnn.name}` ({p.aclnn.ctype}) <- framework "
-                              f"`{name}` ({fw.cpp_type})")
-            return CallArg(p.aclnn.name, p.aclnn.ctype, var, [f"phi::DenseTensor {var};"],
-                           f"{base}; {note}", p.decision)
+            # PaddleCustomDevice adam_kernel.cc: a number the API takes as a tensor becomes
+            # a 1-element device tensor (FillNpuTensorWithConstant), here of the kernel's T
+            value = f"{name}.to<float>()" if fk == "scalar" else name
+            if fw.optional:
+                value = f"({name} ? static_cast<float>(*{name}) : 0.0f)"
+            todo = p.todo if "converted" not in p.todo else ""
+            return CallArg(p.aclnn.name, p.aclnn.ctype, var,
+                           [f"phi::DenseTensor {var};",
+                            f"{var}.set_meta(phi::DenseTensorMeta(phi::CppTypeToDataType<T>::Type(), "
+                            f"phi::make_ddim({{1}})));",
+                            f"FillNpuTensorWithConstant<T>(&{var}, dev_ctx, static_cast<T>({value}));"],
+                           todo, p.decision)
         arg = default_arg(p)
         arg.todo = ((p.todo or f"TODO(opgen): aclnn `{p.aclnn.name}` ({p.aclnn.ctype})")
                     + f"; no conversion from {fw.cpp_type}; `{name}` is not passed")
         return arg
 
 
-def paddle_dtypes(api: AclnnApi, framework_dtypes: tuple[str, ...] | None = None) -> list[str]:
-    """dtypes to register: the first tensor input's aclnn dtypes that phi can register,
-    restricted (when known) to the dtypes the phi kernel has on any backend, in the
-    order PaddleCustomDevice's npu kernels list them. float32 when the docs list none."""
+def paddle_dtypes(api: AclnnApi, framework_dtypes: tuple[str, ...] | None = None,
+                  soc: str | None = None) -> tuple[list[str], list[str]]:
+    """(dtypes to register, doc lines that cut them on `soc`): the first tensor input's
+    aclnn dtypes on the chip (opdb.soc_dtypes: the docs' per-product restrictions) that
+    phi can register, restricted (when known) to the dtypes the phi kernel has on any
+    backend, in the order PaddleCustomDevice's npu kernels list them. float32 when the
+    docs list none."""
     from opdb.paddle_backends import npu_dtype_order
+    from opdb.soc_dtypes import soc_dtypes
 
     first = next((p for p in api.params if aclnn_kind(p.ctype) == "tensor" and p.dtypes), None)
     acl = {normalize_dtype(d) for d in first.dtypes} if first else set()
-    if not acl:
+    cut: list[str] = []
+    if acl:
+        on_soc, cut = soc_dtypes(api.name, soc, sorted(acl), first.name)
+        if on_soc:
+            acl = set(on_soc)
+        else:  # the docs leave nothing on this chip: register the union, and say so
+            cut = [f"{w} (leaves no dtype on this chip: the union is registered)" for w in cut]
+    elif first is None or not first.dtypes:
         acl = {"float32"}
     order = list(npu_dtype_order()) + [d for d in PHI_DTYPES if d not in npu_dtype_order()]
     keep = [d for d in order if d in acl and d in PHI_DTYPES]
     if framework_dtypes:
         fw = {normalize_dtype(d) for d in framework_dtypes}
         keep = [d for d in keep if d in fw]
-    return keep
+    return keep, cut
 
 
 def framework_dtypes_of(op: FrameworkOp) -> tuple[str, ...] | None:
@@ -215,7 +238,8 @@ def kernel_function(op: FrameworkOp) -> str:
 
 def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
                         framework_dtypes: tuple[str, ...] | None = None,
-                        candidates: list[AclnnApi] | None = None) -> dict:
+                        candidates: list[AclnnApi] | None = None,
+                        soc: str | None = None) -> dict:
     """`candidates`: the API's variants (V2/V3, scalar); the one that fits the phi
     signature best is called."""
     fwp = fw_params(op)
@@ -225,15 +249,21 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     amap = map_args(api, fwp, "paddle")
     ref = next((f.name for f in fwp if f.kind == "tensor" and not f.is_output
                 and not f.optional), "")
-    args = call_args(amap, PaddleDialect(), ref)
-    fn_alias, fn_type = fn_pointer_type(amap)
     outputs = [f for f in fwp if f.is_output and f.kind == "tensor"]
+    backward = op.kind == "backward"
+    nullable = {f.name for f in outputs} if backward else set()
+    args = call_args(amap, PaddleDialect(nullable), ref)
+    if backward:
+        args = [_output_mask(amap, a, nullable) if _is_output_mask(a) else a for a in args]
+    fn_alias, fn_type = fn_pointer_type(amap)
     # the first output has the kernel's dtype T; the others are allocated with the dtype
     # InferMeta set (layer_norm's mean/variance are float32 for a float16 x)
-    allocs = [f"dev_ctx.template Alloc<T>({f.name});" if i == 0 else
-              f"dev_ctx.Alloc({f.name}, {f.name}->dtype());"
-              for i, f in enumerate(f for f in outputs if not f.optional)]
-    dtypes = paddle_dtypes(api, framework_dtypes or framework_dtypes_of(op))
+    allocs = []
+    for i, f in enumerate(f for f in outputs if not f.optional):
+        alloc = (f"dev_ctx.template Alloc<T>({f.name});" if i == 0 else
+                 f"dev_ctx.Alloc({f.name}, {f.name}->dtype());")
+        allocs += _nullable_alloc(f, alloc, fwp) if backward else [alloc]
+    dtypes, soc_cut = paddle_dtypes(api, framework_dtypes or framework_dtypes_of(op), soc)
     return {
         "api": api,
         "op": op,
@@ -247,11 +277,62 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
         "fn_type": fn_type,
         "asserts": static_asserts(api.name, fn_alias, args, "ConvertType"),
         "unused": [{"name": u.name, "todo": unused_todo(api, u)} for u in amap.unused],
+        "after": [line for a in args for line in a.after],
+        "includes": sorted({h for p in amap.params if p.rule is not None
+                            for h in p.rule.includes}),
         "dtypes": [PHI_DTYPES[d] for d in dtypes],
         "body": registration_body(op),
         "dtype_names": dtypes,
+        "soc_cut": soc_cut,
         "argmap": amap,
     }
+
+
+def _grad_source(out: FwParam, fwp: list[FwParam]) -> FwParam | None:
+    """The forward input a grad output has the meta of: `x_grad` -> x, `filter_grad` ->
+    filter (else the first tensor input)."""
+    base = re.sub(r"(_grad|@GRAD)$", "", out.name)
+    ins = [f for f in fwp if f.kind == "tensor" and not f.is_output]
+    return next((f for f in ins if f.name == base), ins[0] if ins else None)
+
+
+def _nullable_alloc(out: FwParam, alloc: str, fwp: list[FwParam]) -> list[str]:
+    """A grad output Paddle may leave out (nullptr when that gradient is not needed):
+    allocated when present, else a scratch tensor with its forward input's meta, as
+    PaddleCustomDevice's conv grad kernel does."""
+    src = _grad_source(out, fwp)
+    n = out.name
+    lines = [f"phi::DenseTensor {n}_tensor;  // {n} is nullptr when its gradient is not needed",
+             f"if ({n}) {{", f"  {alloc}", f"  {n}_tensor = *{n};", "} else {"]
+    if src is not None and src.optional:
+        lines += [f"  if ({src.name}) {n}_tensor.set_meta({src.name}.get_ptr()->meta());"]
+    elif src is not None:
+        lines += [f"  {n}_tensor.set_meta({src.name}.meta());"]
+    lines += [f"  dev_ctx.Alloc(&{n}_tensor, {n}_tensor.dtype());", "}"]
+    return lines
+
+
+def _is_output_mask(a: CallArg) -> bool:
+    from codegen.argmap import norm_param
+    return norm_param(a.aclnn_name) == "output_mask" and a.decision in ("unmapped", "default")
+
+
+def _output_mask(amap, arg: CallArg, nullable: set[str]) -> CallArg:
+    """aclnn's `outputMask` (which gradients to compute), from which grad outputs Paddle
+    asked for: `{x_grad != nullptr, ...}` over the API's outputs in order; an output no
+    framework value takes is not computed (PaddleCustomDevice conv_kernel.cc:
+    output_mask = {input_grad != nullptr, filter_grad != nullptr, false})."""
+    items = []
+    for p in amap.params:
+        if p.aclnn.role != "output":
+            continue
+        fw = p.fw if p.rule is None else None
+        items.append(f"{fw.name} != nullptr" if fw is not None and fw.name in nullable
+                     else "false")
+    var = "acl_" + re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", arg.aclnn_name).lower()
+    return CallArg(arg.aclnn_name, arg.aclnn_ctype, var,
+                   [f"std::array<bool, {len(items)}> {var} = {{{', '.join(items)}}};"],
+                   "", "rule")
 
 
 def params_from_signature(signature: str) -> tuple[Param, ...]:

@@ -81,3 +81,64 @@ def structured_group(op: str) -> bool | None:
     if entry is None:
         return None
     return bool(re.search(r"^\s*(structured:\s*True|structured_delegate:)", entry, re.M))
+
+
+def _split_args(text: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch in "([{<"
+        depth -= ch in ")]}>"
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return out + ([cur.strip()] if cur.strip() else [])
+
+
+@functools.lru_cache(maxsize=1)
+def _derivatives() -> dict[str, tuple[list[str], str]] | None:
+    """{`name.overload`: (schema arg names, entry text)} of torchgen's packaged
+    autograd/derivatives.yaml."""
+    try:
+        import torchgen
+    except Exception:  # pragma: no cover
+        return None
+    path = Path(torchgen.__file__).parent / "packaged" / "autograd" / "derivatives.yaml"
+    if not path.is_file():  # pragma: no cover
+        return None
+    out: dict[str, tuple[list[str], str]] = {}
+    for entry in re.split(r"\n(?=- name:)", path.read_text()):
+        m = re.match(r"- name:\s*([\w.]+)\((.*?)\)\s*->", entry.strip())
+        if m:
+            names = [a.split("=")[0].split()[-1] for a in _split_args(m.group(2))
+                     if a.strip() != "*"]
+            out[m.group(1)] = (names, entry)
+    return out
+
+
+def return_names(op: str) -> dict[int, str]:
+    """Names of an op's unnamed returns from how its backward uses them:
+    derivatives.yaml passes `native_layer_norm`'s result1/result2 to
+    native_layer_norm_backward as its `mean`/`rstd` arguments -> {1: mean, 2: rstd}."""
+    d = _derivatives()
+    if d is None or not op.startswith("aten::"):
+        return {}
+    entry = d.get(op.split("::", 1)[1])
+    if entry is None:
+        return {}
+    found: dict[int, str] = {}
+    for call in re.finditer(r"(\w+)\(", entry[1]):
+        fn = re.sub(r"_symint$", "", call.group(1))
+        target = d.get(fn)
+        if target is None:
+            continue
+        depth, i = 1, call.end()
+        while i < len(entry[1]) and depth:
+            depth += {"(": 1, ")": -1}.get(entry[1][i], 0)
+            i += 1
+        for pos, arg in enumerate(_split_args(entry[1][call.end(): i - 1])):
+            m = re.fullmatch(r"result(\d+)", arg)
+            if m and pos < len(target[0]):
+                found.setdefault(int(m.group(1)), target[0][pos])
+    return found

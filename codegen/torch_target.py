@@ -7,6 +7,7 @@ mapping decisions are made here, the templates only loop.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from opdb.model import AclnnApi, FrameworkOp
@@ -26,10 +27,16 @@ def schema_of(op: FrameworkOp) -> TorchSchema:
 
 
 def _fresh_return_names(schema: TorchSchema) -> list[str]:
+    """Names of the fresh returns: the schema's, else what the op's backward calls them
+    (derivatives.yaml: native_layer_norm's result1/result2 are `mean`/`rstd`), else
+    `out` / `out<i>`."""
+    from codegen import torch_facts
     fresh = [r for r in schema.returns if not r.alias]
+    full = f"{schema.name}.{schema.overload}" if schema.overload else schema.name
+    derived = torch_facts.return_names(full) if len(fresh) == len(schema.returns) else {}
     names, taken = [], {a.name for a in schema.args}
     for i, r in enumerate(fresh):
-        n = r.name or ("out" if len(fresh) == 1 else f"out{i}")
+        n = r.name or derived.get(i) or ("out" if len(fresh) == 1 else f"out{i}")
         while n in taken:
             n = n + "_"
         taken.add(n)
@@ -37,9 +44,30 @@ def _fresh_return_names(schema: TorchSchema) -> list[str]:
     return names
 
 
+def _fixed_len(type_text: str) -> int:
+    m = re.search(r"\[(\d+)\]", type_text)
+    return int(m.group(1)) if m else 0
+
+
+def _out_meanings(schema: TorchSchema) -> dict[str, str]:
+    """`.out` args named out0, out1, ... stand for the functional's returns in order:
+    native_layer_norm.out's out1/out2 are the `mean`/`rstd` of native_layer_norm."""
+    from codegen import torch_facts
+    outs = [a.name for a in schema.args if a.mutable and a.kwarg_only]
+    if not outs or not all(re.fullmatch(r"out\d+", n) for n in outs):
+        return {}
+    func = family_names(schema)["functional"][0]
+    names = torch_facts.return_names(func)
+    return {n: names[i] for i, n in enumerate(outs) if i in names}
+
+
 def fw_params(schema: TorchSchema, ilistref: bool = False) -> list[FwParam]:
+    meanings = _out_meanings(schema) if schema_role(schema) == "out" else {}
     out = [FwParam(a.name, a.kind, torch_cpp_type(a, ilistref), a.optional,
-                   is_output=a.mutable and a.kwarg_only, mutable=a.mutable) for a in schema.args]
+                   is_output=a.mutable and a.kwarg_only, mutable=a.mutable,
+                   length=_fixed_len(a.type) if a.kind == "int_array" else 0,
+                   meaning=meanings.get(a.name, ""))
+           for a in schema.args]
     fresh = [r for r in schema.returns if not r.alias]
     for r, n in zip(fresh, _fresh_return_names(schema)):
         out.append(FwParam(n, torch_kind(r.type), "at::Tensor", is_output=True, origin="return"))
@@ -47,9 +75,40 @@ def fw_params(schema: TorchSchema, ilistref: bool = False) -> list[FwParam]:
 
 
 class TorchDialect(Dialect):
-    """op-plugin spellings (also valid with opgen::at_conv::ConvertType)."""
+    """op-plugin spellings (also valid with opgen::at_conv::ConvertType). `names`: the
+    function's framework values (for list expansions that read another value)."""
 
     target = "torch"
+
+    def __init__(self, names: set[str] | frozenset = frozenset(),
+                 outs: tuple[str, ...] = ()):
+        self.names = set(names)
+        self.outs = tuple(outs)  # the function's output tensors, allocated before the call
+
+    def expanded_list(self, p: MappedParam) -> CallArg | None:
+        """An int list widened as upstream does before aclnn sees it: a 1-element
+        `int[N]` repeated to N (ATen's meaning), or by a reviewed expansion
+        (opdb/sources/arg_rules.yaml `expansions`: conv lists to weight.dim() - 2, an
+        empty pooling stride = kernel_size)."""
+        from opdb.arg_rules import load as load_rules
+        fw = p.fw
+        exp = load_rules().expansion(norm_param(fw.name), self.names)
+        if not fw.length and exp is None:
+            return None
+        var, name = local_name(p), fw.name
+        lines = [f"c10::SmallVector<int64_t, 8> {var}_vec({name}.begin(), {name}.end());"]
+        if exp is not None and exp.empty:
+            lines += [f"if ({var}_vec.empty()) {{  // empty: {exp.empty} ({exp.evidence.split(':')[0]})",
+                      f"    {var}_vec.assign({exp.empty}.begin(), {exp.empty}.end());", "}"]
+        length = str(fw.length) if fw.length else ""
+        if not length and exp is not None and exp.length:
+            length = exp.length.format(**{n: n for n in exp.needs})
+        if length:
+            lines += [f"if ({var}_vec.size() == 1) {{  // one value for every element",
+                      f"    {var}_vec.assign(static_cast<size_t>({length}), {var}_vec[0]);",
+                      "}"]
+        lines.append(f"at::IntArrayRef {var}({var}_vec);")
+        return CallArg(p.aclnn.name, p.aclnn.ctype, var, lines, p.todo, p.decision)
 
     def convert(self, p: MappedParam, ref: str) -> CallArg:
         fw = p.fw
@@ -62,6 +121,10 @@ class TorchDialect(Dialect):
             return CallArg(p.aclnn.name, p.aclnn.ctype, var,
                            [f"std::vector<at::Tensor> {var}_vec({name}.begin(), {name}.end());",
                             f"at::TensorList {var}({var}_vec);"], p.todo, p.decision)
+        if k == fk == "int_array" and not fw.optional:
+            widened = self.expanded_list(p)
+            if widened is not None:
+                return widened
         if k == fk and k in ("tensor", "tensor_list", "scalar", "int_array", "bool_array",
                              "scalar_list"):
             return CallArg(p.aclnn.name, p.aclnn.ctype, name, [], p.todo, p.decision)
@@ -80,9 +143,11 @@ class TorchDialect(Dialect):
                             f"at::IntArrayRef {var}({var}_vec);"], p.todo, p.decision)
         if k == fk == "dtype":
             if fw.optional:
-                # ATen: an unset dtype keeps the input's (op-plugin MeanKernelNpuOpApi.cpp)
+                # op-plugin MeanKernelNpuOpApi.cpp: an unset dtype is the output's (the
+                # given `out`, or the result the meta function typed), else the input's
+                src = self.outs[0] if len(self.outs) == 1 else ref
                 return CallArg(p.aclnn.name, p.aclnn.ctype, var,
-                               [f"at::ScalarType {var} = {name}.value_or({ref}.scalar_type());"],
+                               [f"at::ScalarType {var} = {name}.value_or({src}.scalar_type());"],
                                p.todo, p.decision)
             return CallArg(p.aclnn.name, p.aclnn.ctype, name, [], p.todo, p.decision)
         if k in ("int", "float", "bool"):
@@ -93,8 +158,10 @@ class TorchDialect(Dialect):
                 return self.plain(p, val, "")
             if fw.optional:
                 dflt = {"int": "0", "float": "0.0", "bool": "false"}[k]
-                return self.plain(p, f"{name}.value_or({dflt})", "").with_todo(
-                    _todo(p, f"`{name}` unset -> {dflt}"))
+                arg = self.plain(p, f"{name}.value_or({dflt})", "")
+                if _reviewed_default(p, dflt):  # e.g. divisor_override unset -> 0
+                    return arg.with_todo("")
+                return arg.with_todo(_todo(p, f"`{name}` unset -> {dflt}"))
             return self.plain(p, name, fw.cpp_type)
         if k == "scalar" and fk in ("int", "float", "bool"):
             val = f"{name}.value_or(0)" if fw.optional else name
@@ -113,17 +180,32 @@ class TorchDialect(Dialect):
                             f"char* {var} = const_cast<char*>({var}_str.c_str());"],
                            p.todo, p.decision)
         if k == "tensor" and fk in ("scalar", "float"):
+            # op-plugin ApplyAdamWKernelNpuOpApi.cpp: a Scalar the API takes as a tensor
+            # is copied to the device with the dtype of the op's first tensor input
             val = f"{name}.value_or(0)" if fw.optional else name
             return CallArg(p.aclnn.name, p.aclnn.ctype, var,
-                           [f"at::Tensor {var} = at::scalar_tensor({val}, {ref}.options());"],
-                           _todo(p, f"`{name}` materialized as a 0-d tensor with `{ref}`'s "
-                                    f"dtype and device"), p.decision)
+                           [f"at::Tensor {var} = npu_preparation::copy_scalar_to_device("
+                            f"{val}, {ref}.scalar_type(), {ref}.device());"],
+                           _todo(p, "optional value: unset is 0") if fw.optional else
+                           (p.todo if "converted" not in p.todo else ""), p.decision)
         # kinds with no op-plugin conversion (float lists, ...): typed placeholder
         from codegen.cppcall import default_arg
         arg = default_arg(p)
         arg.todo = _todo(p, f"no conversion from {fw.cpp_type} to {p.aclnn.ctype}; "
                             f"`{name}` is not passed")
         return arg
+
+
+def _reviewed_default(p: MappedParam, value: str) -> bool:
+    """A reviewed rule (arg_rules.yaml) passes `value` for this aclnn param when the
+    framework has none: then an unset optional meaning `value` is upstream's choice
+    (op-plugin AvgPool2dKernelNpuOpApi.cpp: divisor_override unset -> 0)."""
+    from opdb.arg_rules import load as load_rules
+    for rule in load_rules().rules_for(norm_param(p.aclnn.name), p.kind):
+        if not rule.needs and not rule.apis and any(
+                line.rstrip(";").endswith(f"= {value}") for line in rule.lines("torch")):
+            return True
+    return False
 
 
 def _todo(p: MappedParam, note: str) -> str:
@@ -368,7 +450,7 @@ def _scalar_branch(api: AclnnApi, scalar_api: AclnnApi, amap: ArgMap, fwp: list[
     t = mp.fw.name
     fwp2 = [FwParam(f.name, "scalar", "const at::Scalar&") if f.name == t else f for f in fwp]
     amap2 = map_args(scalar_api, fwp2, "torch")
-    args = call_args(amap2, TorchDialect(), ref_expr)
+    args = call_args(amap2, TorchDialect({f.name for f in fwp2}), ref_expr)
     for a in args:
         if a.expr == t:
             a.expr = f"{t}_scalar"
@@ -381,14 +463,17 @@ def _scalar_branch(api: AclnnApi, scalar_api: AclnnApi, amap: ArgMap, fwp: list[
 
 
 def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | None,
-            meta_ok: bool | None, role: str) -> list[dict]:
-    """Fresh outputs (functional) or size checks of the given outs (`.out`)."""
+            meta_ok: bool | None, role: str, updated: set[str] = frozenset()) -> list[dict]:
+    """Fresh outputs (functional) or size checks of the given outs (`.out`). `updated`:
+    outs the API updates in place (its `*Ref` params): they keep their sizes."""
     opts = _options_expr(fwp)
     out: list[dict] = []
     if role == "inplace":
         return out
     if role == "out":
         outs = [a.name for a in schema.args if a.mutable and a.kwarg_only]
+        if outs and set(outs) <= set(updated):
+            return []  # op-plugin ApplyAdamWKernelNpuOpApi.cpp: var/m/v are updated in place
         tensors_in = [f.name for f in fwp if f.kind == "tensor" and not f.optional
                       and not f.is_output and not f.mutable]
         if functional is None or not meta_ok:
@@ -469,7 +554,8 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     ref = next((f.name for f in fwp if f.kind == "tensor" and f.origin == "param"
                 and not f.optional), "")
     ref_expr = ref or "at::Tensor()"
-    args = call_args(amap, TorchDialect(), ref_expr)
+    outs = tuple(f.name for f in fwp if f.is_output and f.kind == "tensor")
+    args = call_args(amap, TorchDialect({f.name for f in fwp}, outs), ref_expr)
     alias, _ = fn_pointer_type(amap)
     main = Branch(chosen, args, static_asserts(chosen.name, alias, args, "ConvertType"),
                   static_asserts(chosen.name, alias, args, "::opgen::at_conv::ConvertType"))
@@ -486,7 +572,9 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     return TorchFunction(
         role=role, op=op, schema=schema, name=fn, return_type=ret_cpp,
         params=[{"type": torch_cpp_type(a, ilistref), "name": a.name} for a in schema.args],
-        allocs=_allocs(schema, fwp, functional, meta_ok, role),
+        allocs=_allocs(schema, fwp, functional, meta_ok, role,
+                       {m.fw.name for m in amap.params if m.fw is not None
+                        and m.aclnn.role == "inout" and m.rule is None}),
         branches=branches, return_stmt=return_stmt(schema),
         unused=[{"name": u.name, "todo": unused_todo(chosen, u)} for u in amap.unused],
         fallback_calls=[f"DO_COMPATIBILITY({n}, acl_op::{fn}({', '.join(call_names)}));"

@@ -36,15 +36,63 @@ class ArgRule:
     code: tuple[tuple[str, tuple[str, ...]], ...]
     evidence: str
     apis: str = ""  # a regex over the aclnn API name; empty = every API
+    first: bool = False  # applies before name/alias matching (a value that needs converting)
+    after: tuple[tuple[str, tuple[str, ...]], ...] = ()  # per target: statements after the call
+    includes: tuple[str, ...] = ()  # headers the statements need (paddle kernels)
 
     def lines(self, target: str) -> tuple[str, ...]:
         return dict(self.code).get(target, ())
+
+    def after_lines(self, target: str) -> tuple[str, ...]:
+        return dict(self.after).get(target, ())
+
+
+@dataclass(frozen=True)
+class TestValue:
+    """A value a generated single-op test gives a framework attribute (`arg`) when the
+    framework has no usable default, for the aclnn APIs matching `apis` (a regex)."""
+
+    arg: str
+    value: object
+    evidence: str
+    apis: str = ""
+
+
+@dataclass(frozen=True)
+class ListExpansion:
+    """How upstream widens a framework int list before passing it to aclnn: a 1-element
+    list repeated to `length` (a C++ expression over `{name}` framework values), and an
+    empty list replaced by the framework value `empty` (ATen: stride=[] is kernel_size)."""
+
+    args: tuple[str, ...]
+    evidence: str
+    length: str = ""
+    needs: tuple[str, ...] = ()
+    empty: str = ""
 
 
 @dataclass(frozen=True)
 class ArgRules:
     aliases: tuple[AliasGroup, ...]
     rules: tuple[ArgRule, ...]
+    test_values: tuple[TestValue, ...] = ()
+    expansions: tuple[ListExpansion, ...] = ()
+
+    def expansion(self, arg: str, have: set[str]) -> ListExpansion | None:
+        """The expansion of framework int list `arg` whose `needs`/`empty` are all in
+        `have` (the framework values of the function)."""
+        for e in self.expansions:
+            if arg in e.args and set(e.needs) <= have and (not e.empty or e.empty in have):
+                return e
+        return None
+
+    def test_value(self, arg: str, api: str = ""):
+        """The reviewed test value of attribute `arg` for `api` (None when none)."""
+        import re
+        for t in self.test_values:
+            if t.arg == arg and (not t.apis or (api and re.search(t.apis, api))):
+                return t.value
+        return None
 
     def alias_map(self) -> dict[str, set[str]]:
         out: dict[str, set[str]] = {}
@@ -53,10 +101,13 @@ class ArgRules:
                 out.setdefault(n, set()).update(set(g.names) - {n})
         return out
 
-    def rules_for(self, aclnn: str, kind: str, api: str = "") -> list[ArgRule]:
-        """Rules for the param, those scoped to `api` (by their `apis` regex) first."""
+    def rules_for(self, aclnn: str, kind: str, api: str = "", first: bool = False
+                  ) -> list[ArgRule]:
+        """Rules for the param, those scoped to `api` (by their `apis` regex) first.
+        `first`: only the rules that apply before name matching."""
         import re
         hits = [r for r in self.rules if r.aclnn == aclnn and r.kind == kind
+                and (not first or r.first)
                 and (not r.apis or (api and re.search(r.apis, api)))]
         return sorted(hits, key=lambda r: not r.apis)
 
@@ -66,8 +117,9 @@ def _fail(where: str, msg: str):
 
 
 def parse(data: dict) -> ArgRules:
-    if not isinstance(data, dict) or set(data) - {"aliases", "rules"}:
-        _fail("top level", f"expected keys aliases, rules; got {sorted(data or {})}")
+    if not isinstance(data, dict) or set(data) - {"aliases", "rules", "test_values", "expansions"}:
+        _fail("top level", "expected keys aliases, rules, test_values, expansions; got "
+              f"{sorted(data or {})}")
     groups = []
     for i, g in enumerate(data.get("aliases") or []):
         where = f"aliases[{i}]"
@@ -77,7 +129,9 @@ def parse(data: dict) -> ArgRules:
     rules = []
     for i, r in enumerate(data.get("rules") or []):
         where = f"rules[{i}] ({r.get('aclnn')})"
-        extra = set(r) - {"aclnn", "kind", "needs", "evidence", "apis", *TARGETS}
+        after_keys = {f"{t}_after" for t in TARGETS}
+        extra = set(r) - {"aclnn", "kind", "needs", "evidence", "apis", "first", "includes",
+                          *TARGETS, *after_keys}
         if extra:
             _fail(where, f"unexpected keys {sorted(extra)}")
         if not r.get("aclnn") or not r.get("kind") or not r.get("evidence"):
@@ -88,9 +142,32 @@ def parse(data: dict) -> ArgRules:
         for _, lines in code:
             if not any("{var}" in line for line in lines):
                 _fail(where, "statements never define `{var}`")
+        after = tuple((t, tuple(r[f"{t}_after"])) for t in TARGETS if r.get(f"{t}_after"))
         rules.append(ArgRule(str(r["aclnn"]), str(r["kind"]), tuple(r.get("needs") or ()),
-                             code, str(r["evidence"]), str(r.get("apis") or "")))
-    return ArgRules(tuple(groups), tuple(rules))
+                             code, str(r["evidence"]), str(r.get("apis") or ""),
+                             bool(r.get("first")), after, tuple(r.get("includes") or ())))
+    tests = []
+    for i, t in enumerate(data.get("test_values") or []):
+        where = f"test_values[{i}] ({t.get('arg')})"
+        extra = set(t) - {"arg", "value", "evidence", "apis"}
+        if extra:
+            _fail(where, f"unexpected keys {sorted(extra)}")
+        if not t.get("arg") or "value" not in t or not t.get("evidence"):
+            _fail(where, "needs `arg`, `value` and `evidence`")
+        tests.append(TestValue(str(t["arg"]), t["value"], str(t["evidence"]),
+                               str(t.get("apis") or "")))
+    exps = []
+    for i, e in enumerate(data.get("expansions") or []):
+        where = f"expansions[{i}] ({e.get('args')})"
+        extra = set(e) - {"args", "length", "needs", "empty", "evidence"}
+        if extra:
+            _fail(where, f"unexpected keys {sorted(extra)}")
+        if not e.get("args") or not e.get("evidence") or not (e.get("length") or e.get("empty")):
+            _fail(where, "needs `args`, `evidence` and a `length` or an `empty`")
+        exps.append(ListExpansion(tuple(str(a) for a in e["args"]), str(e["evidence"]),
+                                  str(e.get("length") or ""), tuple(e.get("needs") or ()),
+                                  str(e.get("empty") or "")))
+    return ArgRules(tuple(groups), tuple(rules), tuple(tests), tuple(exps))
 
 
 @functools.lru_cache(maxsize=1)

@@ -4,6 +4,8 @@
 // (paddle::optional<DenseTensor>, std::vector<int64_t>, phi::IntArray).
 #pragma once
 
+#include <array>
+
 #include <vector>
 
 #include "opgen/paddle_prelude.h"
@@ -90,6 +92,10 @@ inline aclTensorList* ConvertType(const std::vector<const phi::DenseTensor*>& v)
   std::vector<const aclTensor*> items;
   for (const auto* t : v) items.push_back(t != nullptr ? ConvertType(*t) : nullptr);
   return opgen::create_tensor_list(items, opgen::pd_conv::scope());
+}
+template <size_t N>
+inline aclBoolArray* ConvertType(const std::array<bool, N>& v) {
+  return opgen::create_bool_array(std::vector<bool>(v.begin(), v.end()), opgen::pd_conv::scope());
 }
 template <typename T>
 T ConvertType(T value) {

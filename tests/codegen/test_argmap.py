@@ -88,7 +88,7 @@ def test_map_by_name_alias_role_and_defaults():
 
 
 def test_plain_values_are_never_matched_by_position():
-    a = api("aclnnBar", ("self", "const aclTensor*", "input"), ("maximize", "bool", "input"),
+    a = api("aclnnBar", ("self", "const aclTensor*", "input"), ("someFlag", "bool", "input"),
             ("out", "aclTensor*", "output"))
     m = map_args(a, [fw("x", "tensor"), fw("lazy_mode", "bool"),
                      fw("out", "tensor", is_output=True)])

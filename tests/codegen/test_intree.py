@@ -55,7 +55,17 @@ def test_paddle_adapter_compiles_in_tree_and_errors_name_the_line(db, tmp_path):
     assert res.first_error.startswith("layer_norm_kernel.cc:") and "not_a_tensor" in res.first_error
     # the tree itself is never written to
     assert sorted(p.name for p in tree.rglob("*") if p.is_file()) == \
-        ["npu_funcs.h", "npu_op_runner.h"]
+        ["conv_util.h", "npu_funcs.h", "npu_op_runner.h"]
+
+
+@pytest.mark.parametrize("api,op", [("aclnnConvolution", "conv2d"), ("aclnnAdd", "add")])
+def test_paddle_conv_and_add_compile_in_tree(db, tmp_path, api, op):
+    """conv2d with its grad: zero bias, paddings through conv_util.h's
+    UpdatePaddingAndDilation, nullable grad outputs and the std::array outputMask."""
+    tree = paddle_tree(tmp_path / "PaddleCustomDevice")
+    r = prepare(db, api, "paddle", op=op, layout="in-tree")
+    res = check_in_tree(r, tree)
+    assert res.ok, res.first_error
 
 
 def test_torch_adapter_compiles_in_op_plugin_tree(db, tmp_path):

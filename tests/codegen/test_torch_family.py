@@ -97,3 +97,60 @@ def test_without_a_meta_function_the_todo_says_so(db):
     assert torch_facts.meta_kernel("npu::npu_fusion_attention") is None
     r = prepare(db, "aclnnFlashAttentionScore", "torch", op="npu::npu_fusion_attention")
     assert any("no meta function is known" in t for t in r.todos)
+
+
+def test_int_lists_are_widened_as_upstream(db):
+    """op-plugin's convolution repeats a 1-element stride/padding/dilation/output_padding
+    per spatial dim (weight.dim() - 2), reviewed in arg_rules.yaml `expansions`."""
+    r = prepare(db, "aclnnConvolution", "torch", op="aten::convolution", layout="in-tree")
+    text = r.files["in-tree/op_plugin/ops/opapi/ConvolutionKernelNpuOpApi.cpp"]
+    for name in ("stride", "padding", "dilation", "output_padding"):
+        assert f"c10::SmallVector<int64_t, 8> acl_{name}_vec({name}.begin(), {name}.end());" in text
+        assert (f"    acl_{name}_vec.assign(static_cast<size_t>(weight.dim() - 2), "
+                f"acl_{name}_vec[0]);") in text
+
+
+def test_fixed_size_list_and_empty_stride():
+    """A torch `int[2]` of one element fills both (ATen's meaning); an empty pooling
+    stride is kernel_size (op-plugin AvgPool2dKernelNpuOpApi.cpp)."""
+    from opdb.model import Param
+    from codegen.argmap import FwParam, MappedParam
+    from codegen.torch_target import TorchDialect
+
+    fw = FwParam("stride", "int_array", "at::IntArrayRef", length=2)
+    p = MappedParam(Param("strides", "const aclIntArray*"), "int_array", False, fw, "alias")
+    lines = TorchDialect({"self", "kernel_size", "stride"}).convert(p, "self").prelude
+    assert lines == [
+        "c10::SmallVector<int64_t, 8> acl_strides_vec(stride.begin(), stride.end());",
+        "if (acl_strides_vec.empty()) {  // empty: kernel_size (op-plugin "
+        "op_plugin/ops/opapi/AvgPool2dKernelNpuOpApi.cpp)",
+        "    acl_strides_vec.assign(kernel_size.begin(), kernel_size.end());", "}",
+        "if (acl_strides_vec.size() == 1) {  // one value for every element",
+        "    acl_strides_vec.assign(static_cast<size_t>(2), acl_strides_vec[0]);", "}",
+        "at::IntArrayRef acl_strides(acl_strides_vec);"]
+    # without kernel_size among the values, and no fixed size: passed as it is
+    plain = FwParam("pad", "int_array", "at::IntArrayRef")
+    p = MappedParam(Param("pad", "const aclIntArray*"), "int_array", False, plain, "name")
+    assert TorchDialect({"self", "pad"}).convert(p, "self").expr == "pad"
+
+
+def test_unnamed_returns_are_named_by_their_backward(db):
+    """derivatives.yaml passes native_layer_norm's result1/result2 to
+    native_layer_norm_backward as `mean`/`rstd`: the functional's fresh outputs and the
+    `.out` variant's out1/out2 match aclnn's meanOut/rstdOut by name, with no TODO."""
+    assert torch_facts.return_names("aten::native_layer_norm") == {1: "mean", 2: "rstd"}
+    assert torch_facts.return_names("aten::max_pool2d_with_indices") == {1: "indices"}
+    assert torch_facts.return_names("aten::add.Tensor") == {}
+    r = prepare(db, "aclnnLayerNorm", "torch", op="aten::native_layer_norm", layout="in-tree")
+    text = r.files["in-tree/op_plugin/ops/opapi/NativeLayerNormKernelNpuOpApi.cpp"]
+    assert "EXEC_NPU_CMD(aclnnLayerNorm, input, normalized_shape, weight, bias, eps, " \
+           "out0, mean, rstd);" in text
+    assert r.todos == []
+    from codegen.kinds import parse_torch_schema
+    from codegen.torch_target import fw_params
+    out = parse_torch_schema(
+        "aten::native_layer_norm.out(Tensor input, SymInt[] normalized_shape, Tensor? weight, "
+        "Tensor? bias, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> "
+        "(Tensor(a!), Tensor(b!), Tensor(c!))")
+    assert [(f.name, f.meaning) for f in fw_params(out) if f.is_output] == \
+        [("out0", ""), ("out1", "mean"), ("out2", "rstd")]

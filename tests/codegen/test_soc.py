@@ -1,0 +1,76 @@
+"""`opgen --soc`: the dtypes registered (paddle) and tested (both targets) are the aclnn
+API's on that chip, from the per-product restrictions of the aclnn docs
+(opdb/sources/cann/aclnn_soc_dtypes.jsonl). aclnnAdd: BFLOAT16 everywhere but the
+Atlas training series (ascend910)."""
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from codegen.api import prepare
+from codegen.cli import main
+
+sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2]
+                       / "opdb" / "sources" / "cann"))
+import extract_soc_dtypes  # noqa: E402
+
+
+def _registration(r, op):
+    k = r.files[f"in-tree/backends/npu/kernels/{op}_kernel.cc"]
+    return k[k.index(f"PD_REGISTER_PLUGIN_KERNEL({op},"):].split(")")[0]
+
+
+def test_paddle_registers_the_chips_dtypes(db):
+    a2 = prepare(db, "aclnnAdd", "paddle", op="add")
+    a1 = prepare(db, "aclnnAdd", "paddle", op="add", soc="ascend910")
+    assert "phi::dtype::bfloat16" in _registration(a2, "add")
+    reg = _registration(a1, "add")
+    assert "phi::dtype::bfloat16" not in reg and "phi::dtype::float16" in reg
+    readme = a1.files["README.md"]
+    assert "- SoC: ascend910\n" in readme
+    assert ("aclnnAdd on ascend910: dtypes cut by hicann/ops-math "
+            "math/add/docs/aclnnAdd&aclnnInplaceAdd.md:184") in readme
+    assert "(no per-chip dtype restriction in the aclnn docs applies)" in a2.files["README.md"]
+
+
+def test_torch_test_dtypes_follow_the_chip(db):
+    def dtypes(soc):
+        r = prepare(db, "aclnnAdd", "torch", op="aten::add.Tensor", soc=soc)
+        test = next(v for k, v in r.files.items() if k.startswith("standalone/tests/test_"))
+        return next(line for line in test.splitlines() if line.startswith("DTYPES"))
+    assert dtypes("a2") == "DTYPES = ['float32', 'float16', 'bfloat16']"
+    assert dtypes("910") == "DTYPES = ['float32', 'float16']"
+
+
+def test_bad_soc_is_a_one_line_error(db, tmp_path, capsys):
+    rc = main(["aclnn", "aclnnAdd", "--target", "paddle", "--op", "add", "-o",
+               str(tmp_path / "o"), "--soc", "ascend999"], db=db)
+    assert rc != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "unknown SoC 'ascend999'" in err[0] and "ascend910b" in err[0]
+    assert not (tmp_path / "o").exists()
+
+
+def test_extractor_reads_allow_and_deny_lines():
+    text = ("  - <term>Atlas 推理系列产品</term>、<term>Atlas 训练系列产品</term>："
+            "数据类型支持FLOAT、FLOAT16。\n"
+            "- <term>Atlas 训练系列产品</term>：不支持BFLOAT16数据类型。\n"
+            "- <term>Atlas A2 训练系列产品/Atlas A2 推理系列产品</term>：支持\n"
+            "- <term>Atlas 训练系列产品</term>：`selfRef`数据类型支持FLOAT16\n")
+    assert extract_soc_dtypes.restrictions(text) == [
+        {"line": 1, "products": ["Atlas 推理系列产品", "Atlas 训练系列产品"],
+         "allow": ["FLOAT", "FLOAT16"], "param": None},
+        {"line": 2, "products": ["Atlas 训练系列产品"], "deny": ["BFLOAT16"], "param": None},
+        {"line": 4, "products": ["Atlas 训练系列产品"], "allow": ["FLOAT16"],
+         "param": "selfRef"}]
+
+
+@pytest.mark.parametrize("soc,expected", [("ascend910b", ["float32", "float16", "bfloat16"]),
+                                          ("ascend910", ["float32", "float16"]),
+                                          ("ascend310p", ["float32", "float16"])])
+def test_soc_dtypes_of_gelu(soc, expected):
+    from opdb.soc_dtypes import soc_dtypes
+    keep, why = soc_dtypes("aclnnGelu", soc, ["float32", "float16", "bfloat16"], "self")
+    assert keep == expected
+    assert bool(why) == (soc != "ascend910b")
