@@ -22,12 +22,11 @@
 """
 from __future__ import annotations
 
-import io
-
 import networkx as nx
 
 from analyzer.model import PHASES, Trace
 
+_SCALARS = frozenset({str, int, float, bool})
 CALL_GRAPH = "call"
 OP_GRAPH = "op"
 
@@ -136,7 +135,7 @@ def collapse_by_op(g: nx.MultiDiGraph, by_phase: bool = False) -> nx.DiGraph:
 
 def _graphml_value(v):
     """GraphML accepts str, int, float, bool: tuples become compact text."""
-    if isinstance(v, bool | int | float | str):
+    if type(v) in _SCALARS or isinstance(v, bool | int | float | str):
         return v
     if isinstance(v, tuple | list):
         parts = []
@@ -155,29 +154,32 @@ def _graphml_value(v):
 
 
 def graphml_text(g: nx.Graph) -> str:
-    """GraphML of a call graph or an op graph; byte-identical for equal graphs."""
+    """GraphML of a call graph or an op graph; byte-identical for equal graphs.
+
+    Sorted graph attributes, nodes (by key), node attributes, edges (by source, target,
+    key) and edge attributes, written by analyzer.graphml (the same bytes networkx's
+    writer gives for that order, without building an XML tree)."""
+    from analyzer.graphml import GraphMLWriter
+
     call_level = g.graph.get("kind") == CALL_GRAPH
-    out = nx.MultiDiGraph() if g.is_multigraph() else nx.DiGraph()
-    for k in sorted(g.graph):
-        out.graph[k] = _graphml_value(g.graph[k])
+    multi = g.is_multigraph()
+    w = GraphMLWriter(directed=g.is_directed(), multigraph=multi,
+                      graph_attrs={k: _graphml_value(g.graph[k]) for k in sorted(g.graph)})
 
     def node_id(n) -> str:
         return f"c{n}" if call_level else str(n)
 
-    for n in sorted(g.nodes):
-        out.add_node(node_id(n), **{k: _graphml_value(v) for k, v in sorted(g.nodes[n].items())})
-    if g.is_multigraph():
-        edges = sorted(g.edges(keys=True, data=True), key=lambda e: e[:3])
-        for u, v, k, a in edges:
-            out.add_edge(node_id(u), node_id(v), key=f"t{k}",
-                         **{x: _graphml_value(y) for x, y in sorted(a.items())})
+    nodes = g.nodes
+    for n in sorted(nodes):
+        a = nodes[n]
+        w.node(node_id(n), {k: _graphml_value(a[k]) for k in sorted(a)})
+    if multi:
+        for u, v, k, a in sorted(g.edges(keys=True, data=True), key=lambda e: e[:3]):
+            w.edge(node_id(u), node_id(v), f"t{k}", {x: _graphml_value(a[x]) for x in sorted(a)})
     else:
         for u, v, a in sorted(g.edges(data=True), key=lambda e: e[:2]):
-            out.add_edge(node_id(u), node_id(v),
-                         **{x: _graphml_value(y) for x, y in sorted(a.items())})
-    buf = io.BytesIO()
-    nx.write_graphml(out, buf, encoding="utf-8", prettyprint=True, named_key_ids=True)
-    return buf.getvalue().decode("utf-8")
+            w.edge(node_id(u), node_id(v), None, {x: _graphml_value(a[x]) for x in sorted(a)})
+    return w.text()
 
 
 def graph_summary(g: nx.MultiDiGraph, graphml: str = "op_graph.graphml") -> dict:
