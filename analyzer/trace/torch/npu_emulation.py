@@ -67,10 +67,16 @@ def ensure_npu_backend() -> None:
 
 # ------------------------------------------------------------------ tensors
 
-def _meta_keyset():
-    import torch
+_META_KEYSET = None
 
-    return torch._C.DispatchKeySet(torch._C.DispatchKey.Meta)
+
+def _meta_keyset():
+    global _META_KEYSET
+    if _META_KEYSET is None:
+        import torch
+
+        _META_KEYSET = torch._C.DispatchKeySet(torch._C.DispatchKey.Meta)
+    return _META_KEYSET
 
 
 def is_npu(t: Any) -> bool:
@@ -641,10 +647,20 @@ def _meta_specs(args, kwargs, out, cpu_ops):
         backing = getattr(st, "_opscan_raw", None)
         shape, stride = tuple(o.shape), tuple(o.stride())
         probe = torch.empty_strided(shape, stride, dtype=o.dtype, device="meta")
-        if backing is None or backing.nbytes() != probe.untyped_storage().nbytes():
+        nbytes = probe.untyped_storage().nbytes()
+        if backing is None or backing.nbytes() != nbytes:
             return _NO_CACHE
-        specs.append((shape, stride, o.dtype))
+        specs.append((shape, stride, o.dtype, nbytes,
+                      0 not in shape and stride == _contiguous_strides(shape)))
     return ("one" if single else "tuple", tuple(specs), tuple(cpu_ops))
+
+
+def _contiguous_strides(shape: tuple) -> tuple:
+    out, acc = [], 1
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= max(d, 1)
+    return tuple(reversed(out))
 
 
 def _from_meta_specs(hit):
@@ -652,8 +668,14 @@ def _from_meta_specs(hit):
     import torch
 
     kind, specs, cpu_ops = hit
-    outs = [npu_from_raw(torch.empty_strided(shape, stride, dtype=dtype, device="meta"))
-            for shape, stride, dtype in specs]
+    outs = []
+    for shape, stride, dtype, nbytes, contiguous in specs:
+        if contiguous:  # a contiguous npu tensor backed by a fresh meta storage: no restride
+            t = torch._C._acc.create_empty_tensor(list(shape), dtype)
+            t.untyped_storage()._opscan_raw = torch.UntypedStorage(nbytes, device="meta")
+        else:
+            t = npu_from_raw(torch.empty_strided(shape, stride, dtype=dtype, device="meta"))
+        outs.append(t)
     out = outs[0] if kind == "one" else tuple(outs)
     return out, None, list(cpu_ops)
 
