@@ -169,16 +169,19 @@ def graphml_text(g: nx.Graph) -> str:
     def node_id(n) -> str:
         return f"c{n}" if call_level else str(n)
 
+    def safe(a: dict) -> dict:
+        return {k: (v if type(v) in _SCALARS else _graphml_value(v))
+                for k, v in sorted(a.items())}
+
     nodes = g.nodes
     for n in sorted(nodes):
-        a = nodes[n]
-        w.node(node_id(n), {k: _graphml_value(a[k]) for k in sorted(a)})
+        w.node(node_id(n), safe(nodes[n]))
     if multi:
         for u, v, k, a in sorted(g.edges(keys=True, data=True), key=lambda e: e[:3]):
-            w.edge(node_id(u), node_id(v), f"t{k}", {x: _graphml_value(a[x]) for x in sorted(a)})
+            w.edge(node_id(u), node_id(v), f"t{k}", safe(a))
     else:
         for u, v, a in sorted(g.edges(data=True), key=lambda e: e[:2]):
-            w.edge(node_id(u), node_id(v), None, {x: _graphml_value(a[x]) for x in sorted(a)})
+            w.edge(node_id(u), node_id(v), None, safe(a))
     return w.text()
 
 

@@ -74,13 +74,16 @@ class GraphMLWriter:
         # key declarations in order of first use, per scope: networkx meets the graph's
         # data first, then every node's, then every edge's
         self._key_lines: dict[str, list[str]] = {"graph": [], "node": [], "edge": []}
+        self._data_tags: dict = {}  # (name, Python type, scope) -> (open tag, empty element)
         self._nodes: list[str] = []
         self._edges: list[str] = []
         self._graph_attrs = dict(graph_attrs or {})
         # networkx collects the graph's data first, so its keys are declared first
         self._graph_data = self._data_lines("graph", self._graph_attrs, "\n    ")
 
-    def _key(self, name: str, value, scope: str) -> str:
+    def _tags(self, name: str, value, scope: str, indent: str) -> tuple[str, str]:
+        """The opening tag and the empty element of `<data>` for this attribute, declaring
+        its key on first use."""
         xml_type = _XML_TYPE.get(type(value))
         if xml_type is None:
             raise TypeError(f"GraphML does not support type {type(value)} as data values.")
@@ -91,18 +94,22 @@ class GraphMLWriter:
             self._key_lines.setdefault(scope, []).append(
                 f'\n  <key id="{escape_attr(kid)}" for="{scope}" '
                 f'attr.name="{escape_attr(name)}" attr.type="{xml_type}" />')
-        return kid
+        kid = escape_attr(kid)
+        return f'{indent}<data key="{kid}">', f'{indent}<data key="{kid}" />'
 
     def _data_lines(self, scope: str, attrs: dict, indent: str) -> list[str]:
         out = []
+        tags_of = self._data_tags
         for name, value in attrs.items():
-            name = str(name)
-            kid = self._key(name, value, scope)
-            text = str(value)
+            tags = tags_of.get((name, type(value), scope))
+            if tags is None:
+                tags = tags_of[(name, type(value), scope)] = self._tags(str(name), value,
+                                                                         scope, indent)
+            text = value if type(value) is str else str(value)
             if text:
-                out.append(f'{indent}<data key="{escape_attr(kid)}">{escape_text(text)}</data>')
+                out.append(tags[0] + escape_text(text) + "</data>")
             else:
-                out.append(f'{indent}<data key="{escape_attr(kid)}" />')
+                out.append(tags[1])
         return out
 
     def _element(self, body: list[str], open_tag: str, tag: str, attrs: dict) -> None:

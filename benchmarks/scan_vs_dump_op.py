@@ -16,7 +16,8 @@ Goals (issue 12, item 7), checked per row in the last column:
   - small models: opscan wall <= 1.2x the dump-op wall;
   - a model whose real step takes > 10 s: opscan at least 10x faster (ratio <= 0.1);
   - the 70B-class decoder: <= 10 s and <= 1 GB peak RSS.
-A row counts as "> 10 s" when its dump-op process took more than 10 s in this run.
+The "> 10 s" row is fixed (LONG_STEP), not guessed from this run's wall time: under load
+a small model's dump-op can take longer than 10 s too.
 
     python benchmarks/scan_vs_dump_op.py                 # the whole table (~5 min quiet)
     python benchmarks/scan_vs_dump_op.py --only decoder_70b.py torch_transformer.py
@@ -52,9 +53,10 @@ MODELS = [
     ("benchmarks/models/decoder_70b.py", "torch"),
 ]
 META_ONLY = {"benchmarks/models/decoder_70b.py"}
+# Its real step takes more than 10 s (ResNet-50 at batch 16, 224x224): the 10x goal.
+LONG_STEP = {"benchmarks/models/resnet50_224.py"}
 AUTO_ROWS = [("examples/torch_decoder_7b.py", "torch"),
              ("benchmarks/models/decoder_70b.py", "torch")]
-BIG_MODEL_SECONDS = 10.0  # a dump-op process longer than this: the ">10 s" goal applies
 SMALL_RATIO, BIG_SPEEDUP = 1.2, 10.0
 BIG_DECODER_SECONDS, BIG_DECODER_RSS = 10.0, 2**30
 
@@ -101,9 +103,10 @@ def verdict(model: str, base: Run | None, scan: Run) -> str:
         ok = scan.wall <= BIG_DECODER_SECONDS and scan.rss <= BIG_DECODER_RSS
         return (f"<= {BIG_DECODER_SECONDS:.0f} s and <= 1 GB: "
                 f"{'met' if ok else 'not met'}")
-    if base.wall > BIG_MODEL_SECONDS:
+    if model in LONG_STEP:
         speedup = base.wall / scan.wall
-        return f">= {BIG_SPEEDUP:.0f}x faster: {speedup:.1f}x, {'met' if speedup >= BIG_SPEEDUP else 'not met'}"
+        return (f">= {BIG_SPEEDUP:.0f}x faster: {speedup:.1f}x (CPU {base.cpu / scan.cpu:.1f}x), "
+                f"{'met' if speedup >= BIG_SPEEDUP else 'not met'}")
     ratio = scan.wall / base.wall
     return f"<= {SMALL_RATIO}x: {'met' if ratio <= SMALL_RATIO else 'not met'}"
 
