@@ -57,6 +57,7 @@ def build_call_graph(trace: Trace) -> nx.MultiDiGraph:
             raise ValueError(f"trace {trace.model}: two calls share index {c.index}")
         seen_index.add(c.index)
         external: list[tuple[int, str, tuple[int, ...], int]] = []
+        external_ids: set[int] = set()  # a foreach optimizer call reads ~700 tensors
         linked: set[tuple[int, int]] = set()
         out_buffers: set[int] = set()
         if is_out_variant(c):  # an out tensor passed once (only as out=) is not read;
@@ -66,7 +67,8 @@ def build_call_graph(trace: Trace) -> nx.MultiDiGraph:
             write_only = t.id in out_buffers
             producer = last_writer.get(t.id)
             if producer is None:
-                if not write_only and all(e[0] != t.id for e in external):
+                if not write_only and t.id not in external_ids:
+                    external_ids.add(t.id)
                     external.append((t.id, t.dtype, tuple(t.shape), t.nbytes()))
                 continue
             if not write_only:
