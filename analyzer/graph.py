@@ -22,12 +22,11 @@
 """
 from __future__ import annotations
 
-import io
-
 import networkx as nx
 
 from analyzer.model import PHASES, Trace
 
+_SCALARS = frozenset({str, int, float, bool})
 CALL_GRAPH = "call"
 OP_GRAPH = "op"
 
@@ -58,6 +57,7 @@ def build_call_graph(trace: Trace) -> nx.MultiDiGraph:
             raise ValueError(f"trace {trace.model}: two calls share index {c.index}")
         seen_index.add(c.index)
         external: list[tuple[int, str, tuple[int, ...], int]] = []
+        external_ids: set[int] = set()  # a foreach optimizer call reads ~700 tensors
         linked: set[tuple[int, int]] = set()
         out_buffers: set[int] = set()
         if is_out_variant(c):  # an out tensor passed once (only as out=) is not read;
@@ -67,7 +67,8 @@ def build_call_graph(trace: Trace) -> nx.MultiDiGraph:
             write_only = t.id in out_buffers
             producer = last_writer.get(t.id)
             if producer is None:
-                if not write_only and all(e[0] != t.id for e in external):
+                if not write_only and t.id not in external_ids:
+                    external_ids.add(t.id)
                     external.append((t.id, t.dtype, tuple(t.shape), t.nbytes()))
                 continue
             if not write_only:
@@ -136,7 +137,7 @@ def collapse_by_op(g: nx.MultiDiGraph, by_phase: bool = False) -> nx.DiGraph:
 
 def _graphml_value(v):
     """GraphML accepts str, int, float, bool: tuples become compact text."""
-    if isinstance(v, bool | int | float | str):
+    if type(v) in _SCALARS or isinstance(v, bool | int | float | str):
         return v
     if isinstance(v, tuple | list):
         parts = []
@@ -155,29 +156,35 @@ def _graphml_value(v):
 
 
 def graphml_text(g: nx.Graph) -> str:
-    """GraphML of a call graph or an op graph; byte-identical for equal graphs."""
+    """GraphML of a call graph or an op graph; byte-identical for equal graphs.
+
+    Sorted graph attributes, nodes (by key), node attributes, edges (by source, target,
+    key) and edge attributes, written by analyzer.graphml (the same bytes networkx's
+    writer gives for that order, without building an XML tree)."""
+    from analyzer.graphml import GraphMLWriter
+
     call_level = g.graph.get("kind") == CALL_GRAPH
-    out = nx.MultiDiGraph() if g.is_multigraph() else nx.DiGraph()
-    for k in sorted(g.graph):
-        out.graph[k] = _graphml_value(g.graph[k])
+    multi = g.is_multigraph()
+    w = GraphMLWriter(directed=g.is_directed(), multigraph=multi,
+                      graph_attrs={k: _graphml_value(g.graph[k]) for k in sorted(g.graph)})
 
     def node_id(n) -> str:
         return f"c{n}" if call_level else str(n)
 
-    for n in sorted(g.nodes):
-        out.add_node(node_id(n), **{k: _graphml_value(v) for k, v in sorted(g.nodes[n].items())})
-    if g.is_multigraph():
-        edges = sorted(g.edges(keys=True, data=True), key=lambda e: e[:3])
-        for u, v, k, a in edges:
-            out.add_edge(node_id(u), node_id(v), key=f"t{k}",
-                         **{x: _graphml_value(y) for x, y in sorted(a.items())})
+    def safe(a: dict) -> dict:
+        return {k: (v if type(v) in _SCALARS else _graphml_value(v))
+                for k, v in sorted(a.items())}
+
+    nodes = g.nodes
+    for n in sorted(nodes):
+        w.node(node_id(n), safe(nodes[n]))
+    if multi:
+        for u, v, k, a in sorted(g.edges(keys=True, data=True), key=lambda e: e[:3]):
+            w.edge(node_id(u), node_id(v), f"t{k}", safe(a))
     else:
         for u, v, a in sorted(g.edges(data=True), key=lambda e: e[:2]):
-            out.add_edge(node_id(u), node_id(v),
-                         **{x: _graphml_value(y) for x, y in sorted(a.items())})
-    buf = io.BytesIO()
-    nx.write_graphml(out, buf, encoding="utf-8", prettyprint=True, named_key_ids=True)
-    return buf.getvalue().decode("utf-8")
+            w.edge(node_id(u), node_id(v), None, safe(a))
+    return w.text()
 
 
 def graph_summary(g: nx.MultiDiGraph, graphml: str = "op_graph.graphml") -> dict:

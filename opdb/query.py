@@ -72,6 +72,7 @@ class OpDB:
     def __init__(self, con: sqlite3.Connection, snapshot_sha256: str):
         self.con = con
         self.snapshot_sha256 = snapshot_sha256
+        self._targets: dict[str, list[Target]] = {}  # read-only: one GROUP BY per framework
 
     @classmethod
     def open(cls, snapshot_dir: Path | None = None, overlay: Path | None | bool = True) -> "OpDB":
@@ -156,8 +157,13 @@ class OpDB:
     # ------------------------------------------------------------ targets & adapters
     def targets(self, framework: str) -> list[Target]:
         """Provider releases for `framework`, newest first (torch by version,
-        paddle by commit date)."""
+        paddle by commit date). Computed once per framework (a scan asks per op)."""
         _check_framework(framework)
+        if framework not in self._targets:
+            self._targets[framework] = self._read_targets(framework)
+        return list(self._targets[framework])
+
+    def _read_targets(self, framework: str) -> list[Target]:
         rows = self._rows(
             "SELECT provider, version, max(date) AS d FROM adapters WHERE framework=? "
             "GROUP BY provider, version", (framework,))

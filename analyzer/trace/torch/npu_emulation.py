@@ -67,10 +67,16 @@ def ensure_npu_backend() -> None:
 
 # ------------------------------------------------------------------ tensors
 
-def _meta_keyset():
-    import torch
+_META_KEYSET = None
 
-    return torch._C.DispatchKeySet(torch._C.DispatchKey.Meta)
+
+def _meta_keyset():
+    global _META_KEYSET
+    if _META_KEYSET is None:
+        import torch
+
+        _META_KEYSET = torch._C.DispatchKeySet(torch._C.DispatchKey.Meta)
+    return _META_KEYSET
 
 
 def is_npu(t: Any) -> bool:
@@ -282,6 +288,10 @@ class Emulator:
         self.profiling = False
         self._libs: list = []
         self._tls = threading.local()
+        # meta mode: (op, input geometry, other arguments) -> what the op returned (see
+        # _meta_key); a decoder's 80 layers repeat the same few hundred signatures
+        self._meta_cache: dict = {}
+        self.meta_cache_hits = 0
 
     # -------------------------------------------------------------- helpers
 
@@ -374,6 +384,16 @@ class Emulator:
     def _compute(self, op, args, kwargs):
         """Run op on unwrapped tensors; returns (npu outputs, raw outputs, cpu op names)."""
         to_npu = self._targets_npu(args, kwargs)
+        key = None
+        if self.mode == "meta" and to_npu and _meta_cacheable(op):
+            key = _meta_key(op, args, kwargs)
+            if key is not None:
+                hit = self._meta_cache.get(key)
+                if hit is _NO_CACHE:
+                    key = None
+                elif hit is not None:
+                    self.meta_cache_hits += 1
+                    return _from_meta_specs(hit)
         raw_args, raw_kwargs, by_raw = self._unwrap(args, kwargs)
         if self.mode == "meta":
             special = self._meta_special(op, raw_args, raw_kwargs, to_npu)
@@ -390,8 +410,10 @@ class Emulator:
                 out = dst.copy_(src, *raw_args[2:3])
             else:
                 out = op(*raw_args, **raw_kwargs)
-        return (self._wrap(out, raw_args, by_raw, to_npu, _keeps_layout_free(op)), out,
-                cap.names)
+        wrapped = self._wrap(out, raw_args, by_raw, to_npu, _keeps_layout_free(op))
+        if key is not None:
+            self._meta_cache[key] = _meta_specs(args, kwargs, wrapped, cap.names)
+        return wrapped, out, cap.names
 
     def _meta_special(self, op, raw_args, raw_kwargs, to_npu):
         """Meta tensors hold no values: answer value reads with zeros (noted)."""
@@ -577,6 +599,126 @@ class Emulator:
         for lib in reversed(self._libs):
             lib._destroy()
         self._libs = []
+
+
+# ------------------------------------------------------------------ meta-mode cache
+#
+# In meta mode an op's outputs depend only on its inputs' metadata and its other
+# arguments, and computing them is most of a meta trace's cost: torch's meta kernels for
+# most pointwise and reduction ops are Python references (torch._refs, ~0.1-0.4 ms a call,
+# behind torch._dynamo's disable wrapper). So the emulator remembers, per (op, arguments'
+# signature), the geometry of what the op returned and the meta kernels it dispatched, and
+# answers a repeat with fresh empty meta tensors of that geometry. Only ops that return
+# fresh tensors qualify: the schema mutates no argument and returns plain `Tensor`s with no
+# alias annotation, and the first run is checked (no output shares storage with an input
+# or another output, storage offset 0, storage of exactly the size `empty_strided` gives);
+# anything else is recomputed every time. Arguments outside the plain types below (CPU
+# tensors, whose wrapped-number flag changes type promotion; generators; objects) make a
+# call uncacheable.
+
+_CACHEABLE: dict = {}  # OpOverload -> bool
+_NO_CACHE = ()  # cached "recompute every time" answer
+_PLAIN_ARGS: frozenset = frozenset()
+
+
+class _Uncacheable(Exception):
+    pass
+
+
+def _meta_cacheable(op) -> bool:
+    ok = _CACHEABLE.get(op)
+    if ok is None:
+        schema = op._schema
+        ok = (schema.name not in ("aten::_copy_from", "aten::_copy_from_and_resize")
+              and bool(schema.returns)
+              and all(str(r.type) == "Tensor" and r.alias_info is None for r in schema.returns)
+              and not any(a.alias_info is not None and a.alias_info.is_write
+                          for a in schema.arguments))
+        _CACHEABLE[op] = ok
+    return ok
+
+
+def _sig(x):
+    """A hashable signature of one argument (see the cache notes above)."""
+    global _PLAIN_ARGS
+    import torch
+
+    t = type(x)
+    if x is None or t is str:
+        return x
+    if t is bool or t is int or t is float or t is complex:
+        return (t, x)  # 2 and 2.0 (equal keys) promote differently
+    if isinstance(x, torch.Tensor):
+        if x.device.type != DEVICE:
+            raise _Uncacheable
+        return (x.dtype, x.shape, x.stride(), x.storage_offset())
+    if t is list or t is tuple:
+        return (t, tuple(_sig(y) for y in x))
+    if not _PLAIN_ARGS:
+        _PLAIN_ARGS = frozenset({torch.dtype, torch.device, torch.layout, torch.memory_format})
+    if t in _PLAIN_ARGS:
+        return x
+    raise _Uncacheable
+
+
+def _meta_key(op, args, kwargs):
+    try:
+        return (op, _sig(args), tuple((k, _sig(v)) for k, v in kwargs.items()))
+    except _Uncacheable:
+        return None
+
+
+def _meta_specs(args, kwargs, out, cpu_ops):
+    """What to remember of a first run: ("one" | "tuple", [(shape, stride, dtype)], cpu
+    ops), or _NO_CACHE when the outputs are not all fresh tensors."""
+    import torch
+
+    single = isinstance(out, torch.Tensor)
+    outs = [out] if single else out
+    if not isinstance(outs, (list, tuple)) or not all(
+            isinstance(o, torch.Tensor) and o.device.type == DEVICE for o in outs):
+        return _NO_CACHE
+    storages = {t.untyped_storage()._cdata for t in _tensors(kwargs, _tensors(args, []))}
+    specs = []
+    for o in outs:
+        st = o.untyped_storage()
+        if st._cdata in storages or o.storage_offset() != 0:
+            return _NO_CACHE
+        storages.add(st._cdata)
+        backing = getattr(st, "_opscan_raw", None)
+        shape, stride = tuple(o.shape), tuple(o.stride())
+        probe = torch.empty_strided(shape, stride, dtype=o.dtype, device="meta")
+        nbytes = probe.untyped_storage().nbytes()
+        if backing is None or backing.nbytes() != nbytes:
+            return _NO_CACHE
+        specs.append((shape, stride, o.dtype, nbytes,
+                      0 not in shape and stride == _contiguous_strides(shape)))
+    return ("one" if single else "tuple", tuple(specs), tuple(cpu_ops))
+
+
+def _contiguous_strides(shape: tuple) -> tuple:
+    out, acc = [], 1
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= max(d, 1)
+    return tuple(reversed(out))
+
+
+def _from_meta_specs(hit):
+    """Fresh npu outputs, raw outputs (None) and cpu ops for a cached signature."""
+    import torch
+
+    kind, specs, cpu_ops = hit
+    outs = []
+    for shape, stride, dtype, nbytes, contiguous in specs:
+        if contiguous:  # a contiguous npu tensor backed by a fresh meta storage: no restride
+            t = torch._C._acc.create_empty_tensor(list(shape), dtype)
+            t.untyped_storage()._opscan_raw = torch.UntypedStorage(nbytes, device="meta")
+        else:
+            t = npu_from_raw(torch.empty_strided(shape, stride, dtype=dtype, device="meta"))
+        outs.append(t)
+    out = outs[0] if kind == "one" else tuple(outs)
+    return out, None, list(cpu_ops)
 
 
 def _keeps_layout_free(op) -> bool:

@@ -28,6 +28,8 @@ from analyzer.trace.partial import finish
 # CPU kernels no NPU runs: seen in cpu_ops, counted in Trace.cpu_only_ops.
 _CPU_ONLY_MARKERS = ("_for_cpu", "mkldnn", "onednn", "_nnpack", "_cpu_", "fbgemm")
 
+_DTYPE_NAMES: dict = {}  # torch.dtype -> "float32" (TensorMeta's spelling)
+
 ProgressFn = Callable[[int, int, int], None]  # (steps done, steps requested, calls so far)
 
 
@@ -88,8 +90,10 @@ class _Recorder:
             self._next_id += 1
             tid = self._next_id
             t._opscan_id = tid
-        shape = tuple(int(d) for d in t.shape)
-        return TensorMeta(tid, str(t.dtype).replace("torch.", ""), shape)
+        dtype = _DTYPE_NAMES.get(t.dtype)
+        if dtype is None:
+            dtype = _DTYPE_NAMES[t.dtype] = str(t.dtype).replace("torch.", "")
+        return TensorMeta(tid, dtype, tuple(t.shape))  # concrete sizes: Python ints
 
     def phase(self, backward_node) -> str:
         if self.in_setup and backward_node is None and not self.in_optimizer \
