@@ -90,8 +90,8 @@ class _State:
     def n_ops(self) -> int:
         """Watermark: the id of the newest op (PIR op ids grow with creation; parameter
         and data ops are inserted at the block's front, so positions are not stable)."""
-        ops = self.main.global_block().ops
-        return max((op.id() for op in ops[-1:]), default=-1)
+        block = self.main.global_block()  # `block.ops` would build a list of every op
+        return block.back().id() if block.num_ops() else -1
 
 
 @contextlib.contextmanager
