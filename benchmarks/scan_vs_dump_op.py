@@ -91,7 +91,7 @@ def measure(cmd: list[str], repeat: int = 1) -> Run:
 
 def scan_cmd(model: str, fw: str, out: Path, mode: str = "meta") -> list[str]:
     cmd = [sys.executable, "-m", "analyzer.cli", model, "--framework", fw, "-o", str(out),
-           "--format", "json", "-q"]
+           "--format", "json", "-q", "--force"]  # --force: --repeat rewrites the same dir
     return cmd + (["--mode", mode] if mode != "auto" else [])
 
 
