@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from opdb.errors import ParseError
+from opdb.ingest.cpplex import split_top_level
 
 KINDS = ("tensor", "tensor_list", "scalar", "scalar_list", "int_array", "bool_array",
          "float_array", "int", "float", "bool", "string", "dtype", "other")
@@ -89,20 +90,8 @@ _TYPE_ALIAS = re.compile(r"^(?P<head>[A-Za-z_]+)\((?P<alias>[a-z!]+)\)(?P<tail>.
 
 
 def _split_top(text: str) -> list[str]:
-    out, depth, cur = [], 0, []
-    for ch in text:
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    if "".join(cur).strip():
-        out.append("".join(cur).strip())
-    return out
+    parts = [p.strip() for p in split_top_level(text, "([")]
+    return parts[:-1] if parts and not parts[-1] else parts
 
 
 def _type_alias(type_text: str) -> tuple[str, str]:

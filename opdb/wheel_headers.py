@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Iterable
 
 from opdb.errors import OpscanError
+from opdb.ingest.cpplex import split_top_level
 
 HEADER = "torch_npu/include/torch_npu/csrc/aten/NPUNativeFunctions.h"
 _DECL = re.compile(r"^\s*static\s+(.+?)\s+([A-Za-z_]\w*)\s*\((.*)\)\s*;\s*$")
@@ -62,20 +63,8 @@ def _norm(ctype: str) -> str:
 
 
 def _split_params(text: str) -> list[str]:
-    out, depth, cur = [], 0, []
-    for ch in text:
-        if ch in "<([":
-            depth += 1
-        elif ch in ">)]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    if "".join(cur).strip():
-        out.append("".join(cur).strip())
-    return out
+    parts = [p.strip() for p in split_top_level(text, "<([")]
+    return parts[:-1] if parts and not parts[-1] else parts
 
 
 def parse_header(text: str) -> dict[str, list[CppDecl]]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from opdb.errors import OpscanError, ParseError
-from opdb.ingest.cpplex import LineIndex, lex
+from opdb.ingest.cpplex import LineIndex, lex, split_top_level
 from opdb.model import AclnnApi, IngestResult, Param, ProvenanceRecord, Source
 
 SOURCE = "cann-install"
@@ -195,18 +195,7 @@ def _split_params(inner: str, func: str, path: str, line: int) -> tuple:
     body = " ".join(inner.split())
     if body in ("", "void"):
         return ()
-    parts, depth, cur = [], 0, []
-    for ch in body:
-        if ch in "(<[":
-            depth += 1
-        elif ch in ")>]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-    parts.append("".join(cur))
+    parts = split_top_level(body, "(<[")
     out = []
     for i, raw in enumerate(parts, 1):
         decl, _, default = raw.partition("=")  # C++ default argument, kept as text

@@ -68,6 +68,25 @@ class Lexed:
         return [self.text[a:b] for a, b, kind in self.literals if kind != "chr"]
 
 
+def split_top_level(text: str, brackets: str = "(<[{") -> list[str]:
+    """`text` cut at the commas outside every bracket pair of `brackets` (openers; their
+    closers follow), parts unstripped, the last part always kept: the one splitter for
+    C++ parameter lists and schema argument lists (pass "([" where `->` may occur)."""
+    closers = {"(": ")", "<": ">", "[": "]", "{": "}"}
+    opens, closes = set(brackets), {closers[b] for b in brackets}
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in opens:
+            depth += 1
+        elif ch in closes:
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
 def blank_spans(text: str, spans: list[tuple[int, int]]) -> str:
     """`text` with `spans` (possibly overlapping) replaced by spaces, newlines kept."""
     if not spans:

@@ -67,7 +67,7 @@ import yaml
 
 from opdb.dtypes import normalize_dtypes
 from opdb.errors import OpscanError, ParseError
-from opdb.ingest.cpplex import LineIndex, lex
+from opdb.ingest.cpplex import LineIndex, lex, split_top_level
 from opdb.ingest.torch_catalog import SchemaError, is_out_variant, parse_schema, split_op_name
 from opdb.ingest.torch_npu_wheel import yaml_parse_error
 from opdb.model import (Adapter, IngestResult, KnownFailure, OpAclnnMapping,
@@ -447,19 +447,7 @@ def _split_params(params: str) -> list[str]:
     params = params.strip()
     if not params or params == "void":
         return []
-    out, depth, cur = [], 0, []
-    for ch in params:
-        if ch in "(<[{":
-            depth += 1
-        elif ch in ")>]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    out.append("".join(cur).strip())
-    return out
+    return [p.strip() for p in split_top_level(params, "(<[{")]
 
 
 def cpp_param_kind(param: str) -> str:
