@@ -11,7 +11,12 @@ PY=${PYTHON:-python3}
 # ~/.cache/opscan/wheels or $OPSCAN_CACHE/wheels); reused when already there.
 "$PY" -m opdb.wheels
 # Headless Chromium checks the HTML report (Debian package; optional elsewhere).
-if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-  (apt-get update -qq && apt-get install -y -qq chromium fonts-dejavu-core >/dev/null) \
-    || echo "setup: chromium not installed; the HTML screenshot test will be skipped" >&2
+# Debian packages the tests use: a C++ compiler (opgen's builds and in-tree checks; cmake
+# itself comes from the build extra) and chromium (the HTML report screenshot).
+missing=()
+command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || missing+=(g++)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium fonts-dejavu-core)
+if [ ${#missing[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  (apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null) \
+    || echo "setup: could not install ${missing[*]}; the tests that need them will fail" >&2
 fi
