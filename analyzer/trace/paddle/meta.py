@@ -34,6 +34,7 @@ from typing import Any, Callable
 from analyzer.errors import ModelError
 from analyzer.model import OpCall, TensorMeta, Trace
 from analyzer.trace.entry import load_entry, user_error, user_source
+from analyzer.trace.patches import AttrPatches
 from analyzer.trace.paddle.meta_values import ValueShims
 from analyzer.trace.paddle.names import NON_KERNEL_PROGRAM_OPS, aliases_for, kernel_for
 from analyzer.trace.partial import finish
@@ -98,12 +99,8 @@ class _State:
 def _patched(state: _State, names: dict[int, str]):
     import paddle
 
-    saved: list[tuple[Any, str, Any, bool]] = []
-
-    def put(owner, attr, value):
-        had = attr in vars(owner)
-        saved.append((owner, attr, vars(owner).get(attr), had))
-        setattr(owner, attr, value)
+    patches = AttrPatches()
+    put = patches.put
 
     def backward(loss, *args, **kwargs):
         start = state.n_ops()
@@ -175,12 +172,7 @@ def _patched(state: _State, names: dict[int, str]):
         put(layer_cls, "__call__", call)
         yield
     finally:
-        for owner, attr, old, had in reversed(saved):
-            if had:
-                setattr(owner, attr, old)
-            else:
-                with contextlib.suppress(AttributeError):
-                    delattr(owner, attr)
+        patches.restore()
 
 
 def _meta(v: Any, ids: dict) -> TensorMeta:

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from analyzer.trace.entry import user_source
+from analyzer.trace.patches import AttrPatches
 
 # A value-reading slice is run for real only when its tensors total at most this.
 COMPUTE_BUDGET = 64 * 2 ** 20
@@ -105,13 +106,9 @@ class ValueShims:
 
         Value = paddle.pir.Value
         Layer = paddle.nn.Layer
-        saved: list[tuple[Any, str, Any, bool]] = []
+        patches = AttrPatches()
+        put = patches.put
         shims = self
-
-        def put(owner, attr, value):
-            had = attr in vars(owner)
-            saved.append((owner, attr, vars(owner).get(attr), had))
-            setattr(owner, attr, value)
 
         register_buffer = Layer.register_buffer
 
@@ -164,12 +161,7 @@ class ValueShims:
             put(Value, "tolist", lambda v: array(v, "Tensor.tolist()").tolist())
             yield self
         finally:
-            for owner, attr, old, had in reversed(saved):
-                if had:
-                    setattr(owner, attr, old)
-                else:
-                    with contextlib.suppress(AttributeError):
-                        delattr(owner, attr)
+            patches.restore()
 
 
 def _where(reads: list[Read]) -> str:

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from analyzer.trace.entry import optimizer_step_hooks, user_source
+from analyzer.trace.patches import AttrPatches
 from analyzer.model import SETUP, OpCall, TensorMeta
 from analyzer.trace.paddle.names import aliases_for, kernel_for, registered_kernels
 
@@ -102,7 +103,7 @@ class Recorder:
         if model is not None and isinstance(model, paddle.nn.Layer):
             for path, layer in model.named_sublayers(include_self=True):
                 self._names.setdefault(id(layer), path)
-        self._patched: list[tuple[Any, str, Any, bool]] = []
+        self._patched = AttrPatches()
         self.enabled = False
         self.on_calls: Callable[[int], None] | None = None  # every 500 API calls
 
@@ -285,11 +286,6 @@ class Recorder:
 
     # ------------------------------------------------------------ install
 
-    def _set(self, owner: Any, attr: str, value: Any, had: bool) -> None:
-        old = owner.__dict__[attr] if had else None
-        setattr(owner, attr, value)
-        self._patched.append((owner, attr, old, had))
-
     @contextlib.contextmanager
     def installed(self):
         """Wrap op functions, Tensor operators, Layer.__call__ and the optimizer step."""
@@ -300,18 +296,18 @@ class Recorder:
                 w = wrappers.get(id(fn))
                 if w is None:
                     w = wrappers[id(fn)] = self._wrap(name, fn)
-                self._set(owner, attr, w, True)
+                self._patched.put(owner, attr, w)
             T = self._tensor
             for attr, val in list(vars(T).items()):
                 if (attr.startswith("__") and attr != "__new__"
                         and type(val).__name__ == "method_descriptor"):
-                    self._set(T, attr, self._wrap(attr, val), True)
+                    self._patched.put(T, attr, self._wrap(attr, val))
             # indexing is Python code calling C++ directly (no op function in between):
             # wrapped so its kernels get tensors and its input counts as a consumer
             for attr in ("__getitem__", "__setitem__"):
                 val = getattr(T, attr, None)
                 if callable(val) and not hasattr(val, "__opscan_wrapped__"):
-                    self._set(T, attr, self._wrap(attr, val), attr in vars(T))
+                    self._patched.put(T, attr, self._wrap(attr, val))
             grad_fn = self._paddle.grad
 
             def grad(*args, **kwargs):
@@ -322,25 +318,23 @@ class Recorder:
 
             for mod in (self._paddle, self._paddle.autograd):
                 if getattr(mod, "grad", None) is grad_fn:
-                    self._set(mod, "grad", grad, True)
+                    self._patched.put(mod, "grad", grad)
             backward_fn = self._paddle.autograd.backward
 
             def backward(*args, **kwargs):
                 self.close_fan_in()
                 return backward_fn(*args, **kwargs)
 
-            self._set(self._paddle.autograd, "backward", backward,
-                      "backward" in vars(self._paddle.autograd))
+            self._patched.put(self._paddle.autograd, "backward", backward)
             tensor_backward = T.backward
 
             def tensor_bw(t, *args, **kwargs):
                 self.close_fan_in()
                 return tensor_backward(t, *args, **kwargs)
 
-            self._set(T, "backward", tensor_bw, "backward" in vars(T))
+            self._patched.put(T, "backward", tensor_bw)
             layer_cls = self._paddle.nn.Layer
-            self._set(layer_cls, "__call__", self._wrap_layer_call(layer_cls.__call__),
-                      "__call__" in vars(layer_cls))
+            self._patched.put(layer_cls, "__call__", self._wrap_layer_call(layer_cls.__call__))
             opt_span: list = []
 
             def pre():
@@ -355,13 +349,7 @@ class Recorder:
             with optimizer_step_hooks("paddle", pre, post):
                 yield self
         finally:
-            for owner, attr, old, had in reversed(self._patched):
-                if had:
-                    setattr(owner, attr, old)
-                else:
-                    with contextlib.suppress(AttributeError):
-                        delattr(owner, attr)
-            self._patched.clear()
+            self._patched.restore()
 
 
 def op_function_slots() -> list[tuple[Any, str, str, Callable]]:
