@@ -15,7 +15,7 @@ from opdb.model import AclnnApi, FrameworkOp
 from codegen.argmap import ArgMap, FwParam, MappedParam, map_args, norm_param, unused_todo
 from codegen.cppcall import (CallArg, Dialect, call_args, fn_pointer_type, local_name,
                              static_asserts)
-from codegen.variants import pick_variant
+from codegen.variants import pick_variant, scalar_swapped_param
 from codegen.kinds import TorchSchema, parse_torch_schema, torch_cpp_type, torch_kind
 
 
@@ -400,6 +400,7 @@ class TorchFunction:
     unused: list[dict]
     fallback_calls: list[str]
     argmap: ArgMap
+    guards: list[str] = field(default_factory=list)  # statements before the branches
 
     @property
     def apis(self) -> list[AclnnApi]:
@@ -460,6 +461,71 @@ def _scalar_branch(api: AclnnApi, scalar_api: AclnnApi, amap: ArgMap, fwp: list[
                   prelude=[f"c10::Scalar {t}_scalar = {t}.item();"],
                   note=f"`{t}` is a CPU 0-d tensor (a wrapped Python number): "
                        f"{scalar_api.name} takes it as an aclScalar")
+
+
+# aclnn dtype names (opdb) -> c10::ScalarType constants, for run-time dtype guards
+_AT_DTYPES = {
+    "float32": "at::kFloat", "float16": "at::kHalf", "bfloat16": "at::kBFloat16",
+    "float64": "at::kDouble", "int8": "at::kChar", "uint8": "at::kByte", "int16": "at::kShort",
+    "int32": "at::kInt", "int64": "at::kLong", "bool": "at::kBool",
+    "complex64": "at::kComplexFloat", "complex128": "at::kComplexDouble",
+}
+
+
+def _version_scalar_branches(api: AclnnApi, version: AclnnApi, amap: ArgMap,
+                             fwp: list[FwParam], ref_expr: str, outs: tuple[str, ...],
+                             taken: set[str]) -> tuple[list[str], list[Branch]]:
+    """A newer version of `api` that takes an aclScalar where `api` takes a tensor
+    (aclnnAddV3's `self`): upstream (op-plugin AddKernelNpuOpApi.cpp) calls it when
+    that input is a CPU 0-d tensor and the version is available at run time, else it
+    copies the number to the device and calls `api`. Returns (statements before the
+    branches, [version branch, fallback branch]); nothing when the version swaps a
+    param another variant already branches on (`taken`) or no framework tensor feeds it.
+
+    The version's dtype list for its output (opdb, from its header doc; the number's
+    own dtype is not what it restricts: a Python float is a float64 0-d tensor), where
+    narrower than `api`'s, guards the call on the output's dtype: outside it the
+    fallback computes the same result through `api` (upstream excludes a bool `self`)."""
+    from codegen.variants import scalar_swapped_param
+
+    swapped = scalar_swapped_param(api, version)
+    if swapped is None or swapped in taken:
+        return [], []
+    b = _scalar_branch(api, version, amap, fwp, ref_expr)
+    if b is None:
+        return [], []
+    t = next(p.fw.name for p in amap.params if norm_param(p.aclnn.name) == swapped)
+    flag = f"{version.name[len('aclnn'):].lower()}_available"
+    pre = [f"// {version.name} is newer than {api.name} (CANN releases without it: fall back)",
+           f'static const bool {flag} = check_aclnn_kernel_available("{version.name}");']
+    cpu0d = f"{t}.dim() == 0 && !torch_npu::utils::is_npu({t})"
+    cond = f"{cpu0d} && {flag}"
+    dst = outs[0] if outs else ref_expr
+    pick = ((lambda ps: next((p for p in ps if p.role == "output"), None)) if outs else
+            (lambda ps: next((p for p in ps if norm_param(p.name) == swapped), None)))
+    base_p, ver_p = pick(api.params), pick(version.params)
+    if base_p is not None and ver_p is not None and ver_p.dtypes and \
+            set(base_p.dtypes or ()) - set(ver_p.dtypes) and \
+            all(d in _AT_DTYPES for d in ver_p.dtypes):
+        var = dst if outs else t
+        allowed = " || ".join(f"{var}.scalar_type() == {_AT_DTYPES[d]}" for d in ver_p.dtypes)
+        cond += f" && ({allowed})"
+    b.cond = cond
+    b.note += f" ({version.name}: {', '.join(ver_p.dtypes) if ver_p and ver_p.dtypes else 'any dtype'})"
+    # fallback: the number copied to the device in the output's dtype, then `api`
+    dev = f"{t}_device"
+    args = call_args(amap, TorchDialect({f.name for f in fwp}, outs), ref_expr)
+    for a in args:
+        if a.expr == t:
+            a.expr = dev
+    alias, _ = fn_pointer_type(amap)
+    fb = Branch(api, args, static_asserts(api.name, alias, args, "ConvertType"), [],
+                cond=cpu0d,
+                prelude=[f"at::Tensor {dev} = npu_preparation::copy_scalar_to_device("
+                         f"{t}.item(), {dst}.scalar_type(), {dst}.device());"],
+                note=f"`{t}` is a CPU 0-d tensor and {version.name} cannot take it: "
+                     f"copied to the device for {api.name}")
+    return pre, [b, fb]
 
 
 def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | None,
@@ -560,15 +626,28 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     main = Branch(chosen, args, static_asserts(chosen.name, alias, args, "ConvertType"),
                   static_asserts(chosen.name, alias, args, "::opgen::at_conv::ConvertType"))
     branches = [main]
+    guards: list[str] = []
     scalar = variants.get("inplace_scalar" if role == "inplace" else "scalar")
+    taken: set[str] = set()
     if scalar is not None and scalar.name != chosen.name:
         b = _scalar_branch(chosen, scalar, amap, fwp, ref_expr)
         if b is not None:
             branches = [b, main]
+            taken.add(scalar_swapped_param(chosen, scalar) or "")
+    if role != "inplace":
+        for v in variants.get("versions", []):
+            if v.name == chosen.name:
+                continue
+            pre, vb = _version_scalar_branches(chosen, v, amap, fwp, ref_expr, outs, taken)
+            if vb:
+                guards += pre
+                branches = branches[:-1] + vb + [main]
+                taken.add(scalar_swapped_param(chosen, v) or "")
     fn = function_name(schema)
     call_names = [a.name for a in schema.args]
     ret_cpp, _ = return_type(schema)
-    apis = list(dict.fromkeys(b.api.name for b in reversed(branches)))
+    checked = {b.api.name for b in branches if "_available" in b.cond}
+    apis = [n for n in dict.fromkeys(b.api.name for b in reversed(branches)) if n not in checked]
     return TorchFunction(
         role=role, op=op, schema=schema, name=fn, return_type=ret_cpp,
         params=[{"type": torch_cpp_type(a, ilistref), "name": a.name} for a in schema.args],
@@ -579,7 +658,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         unused=[{"name": u.name, "todo": unused_todo(chosen, u)} for u in amap.unused],
         fallback_calls=[f"DO_COMPATIBILITY({n}, acl_op::{fn}({', '.join(call_names)}));"
                         for n in apis] if acl_op_fallback else [],
-        argmap=amap)
+        argmap=amap, guards=guards)
 
 
 def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool = False,

@@ -72,6 +72,29 @@ def test_add_trio_with_meta_sizes_and_scalar_branches(db):
     assert yaml.count("  - func: ") == 3 and "add_.Tensor(Tensor(a!) self" in yaml
 
 
+def test_newer_version_taking_a_scalar_gets_a_guarded_branch(db):
+    """aclnnAddV3 takes `self` as an aclScalar: a CPU 0-d `self` calls it when the
+    kernel exists at run time and the output dtype is in its doc's list, else the
+    number is copied to the device for aclnnAdd (op-plugin AddKernelNpuOpApi.cpp).
+    Nothing is keyed on the name: the branch comes from the variant's signature."""
+    r = prepare(db, "aclnnAdd", "torch", op="aten::add.Tensor")
+    text = r.files[ADAPTER.format("Add")]
+    assert text.count('static const bool addv3_available = '
+                      'check_aclnn_kernel_available("aclnnAddV3");') == 2  # add, add_out
+    assert text.count("} else if (self.dim() == 0 && !torch_npu::utils::is_npu(self) && "
+                      "addv3_available && (out.scalar_type() == at::kBFloat16") == 2
+    assert text.count("EXEC_NPU_CMD(aclnnAddV3, self_scalar, other, alpha, out);") == 2
+    assert text.count("at::Tensor self_device = npu_preparation::copy_scalar_to_device("
+                      "self.item(), out.scalar_type(), out.device());") == 2
+    assert text.count("EXEC_NPU_CMD(aclnnAdd, self_device, other, alpha, out);") == 2
+    # `other` is checked first, as upstream; the run-time check replaces DO_COMPATIBILITY
+    assert text.index("aclnnAdds, self, other_scalar") < text.index("aclnnAddV3, self_scalar")
+    assert "DO_COMPATIBILITY(aclnnAddV3" not in text
+    # the in-place op has no scalar `self`: no V3 branch there
+    inplace = text[text.index("at::Tensor& add_("):]
+    assert "aclnnAddV3" not in inplace and "aclnnInplaceAddV3" not in inplace
+
+
 def test_scalar_schema_picks_the_scalar_api(db):
     src = Source("test", "2.13.0")
     op = FrameworkOp("torch", "aten::add.Scalar", src,
