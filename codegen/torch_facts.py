@@ -142,3 +142,46 @@ def return_names(op: str) -> dict[int, str]:
             if m and pos < len(target[0]):
                 found.setdefault(int(m.group(1)), target[0][pos])
     return found
+
+
+_DIM_NAMES = ("dim", "axis")
+
+
+@functools.lru_cache(maxsize=None)
+def skips_legacy_empty(op: str) -> bool | None:
+    """True when `op` (`aten::cat`) takes a tensor list and ignores the legacy empty
+    1-d tensors in it (ATen's `cat_should_skip_tensor`), probed on Meta tensors: the
+    list [empty(0), empty(2, 3)] along dim 1 gives (2, 3). op-plugin
+    (CatKernelNpuOpApi.cpp) drops such tensors before aclnn sees them and wraps `dim`
+    against the first kept one. None when torch or the overload is unknown or the
+    schema has other required arguments."""
+    torch = _torch()
+    if torch is None or not op.startswith("aten::"):
+        return None
+    name, _, overload = op.split("::", 1)[1].partition(".")
+    try:
+        packet = getattr(torch.ops.aten, name)
+        fn = getattr(packet, overload or "default")
+        schema = fn._schema
+    except (AttributeError, RuntimeError):
+        return None
+    lists = [a for a in schema.arguments if str(a.type) == "List[Tensor]"]
+    if len(lists) != 1:
+        return False
+    kwargs = {}
+    for a in schema.arguments:
+        if a is lists[0]:
+            kwargs[a.name] = [torch.empty(0, device="meta"), torch.empty(2, 3, device="meta")]
+        elif a.name in _DIM_NAMES and str(a.type) == "int":
+            kwargs[a.name] = 1
+        elif a.kwarg_only and a.alias_info is not None:
+            return None  # out variants: probe the functional
+        elif not a.has_default_value():
+            return None
+    if not any(a.name in _DIM_NAMES for a in schema.arguments):
+        return False
+    try:
+        out = fn(**kwargs)
+    except Exception:
+        return False
+    return isinstance(out, torch.Tensor) and tuple(out.shape) == (2, 3)

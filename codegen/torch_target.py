@@ -81,9 +81,35 @@ class TorchDialect(Dialect):
     target = "torch"
 
     def __init__(self, names: set[str] | frozenset = frozenset(),
-                 outs: tuple[str, ...] = ()):
+                 outs: tuple[str, ...] = (), skip_empty: dict[str, list[str]] | None = None,
+                 ret: str = ""):
         self.names = set(names)
         self.outs = tuple(outs)  # the function's output tensors, allocated before the call
+        # tensor lists whose op ignores legacy empty 1-d tensors -> the dim args to rewrap
+        self.skip_empty = dict(skip_empty or {})
+        self.ret = ret  # the function's return statement (early return of all-empty lists)
+
+    def kept_list(self, p: MappedParam) -> CallArg:
+        """A tensor list without its legacy empty 1-d tensors (the op ignores them; aclnn
+        would not): op-plugin CatKernelNpuOpApi.cpp. The op's dim arguments are wrapped
+        against the first kept tensor, as ATen's legacy_cat_wrap_dim does; when none is
+        kept, the output the meta function sized is already the result."""
+        var, name = local_name(p), p.fw.name
+        lines = [f"std::vector<at::Tensor> {var}_vec;",
+                 f"for (const at::Tensor& t : {name}) {{",
+                 "    if (t.dim() == 1 && t.size(0) == 0) {",
+                 "        continue;  // a legacy empty tensor: the op ignores it",
+                 "    }",
+                 f"    {var}_vec.push_back(t);",
+                 "}"]
+        if self.ret:
+            lines += [f"if ({var}_vec.empty()) {{",
+                      f"    {self.ret}  // only legacy empty tensors: the meta-sized output",
+                      "}"]
+        for d in self.skip_empty[name]:
+            lines.append(f"{d} = c10::maybe_wrap_dim({d}, {var}_vec.front().dim());")
+        lines.append(f"at::TensorList {var}({var}_vec);")
+        return CallArg(p.aclnn.name, p.aclnn.ctype, var, lines, p.todo, p.decision)
 
     def expanded_list(self, p: MappedParam) -> CallArg | None:
         """An int list widened as upstream does before aclnn sees it: a 1-element
@@ -116,6 +142,8 @@ class TorchDialect(Dialect):
         var = local_name(p)
         name = fw.name
         k, fk = p.kind, fw.kind
+        if k == fk == "tensor_list" and name in self.skip_empty and self.ret:
+            return self.kept_list(p)
         if k == fk == "tensor_list" and "ITensorListRef" in fw.cpp_type:
             # aclTensorList* is built from at::TensorList: materialize the IListRef
             return CallArg(p.aclnn.name, p.aclnn.ctype, var,
@@ -605,6 +633,23 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
     return out
 
 
+def _legacy_empty_lists(schema: TorchSchema, functional: TorchSchema | None
+                        ) -> dict[str, list[str]]:
+    """{tensor list arg: its op's int dim args} when the functional op ignores legacy
+    empty 1-d tensors in the list (codegen.torch_facts.skips_legacy_empty: probed on
+    Meta tensors, not keyed on the op's name)."""
+    from codegen import torch_facts
+    from codegen.torch_facts import _DIM_NAMES
+
+    if functional is None:
+        return {}
+    full = f"{functional.name}.{functional.overload}" if functional.overload else functional.name
+    if not torch_facts.skips_legacy_empty(full):
+        return {}
+    dims = [a.name for a in schema.args if a.name in _DIM_NAMES and a.type == "int"]
+    return {a.name: dims for a in schema.args if a.kind == "tensor_list"}
+
+
 def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                    functional: TorchSchema | None, meta_ok: bool | None, ilistref: bool,
                    acl_op_fallback: bool) -> TorchFunction:
@@ -621,7 +666,9 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                 and not f.optional), "")
     ref_expr = ref or "at::Tensor()"
     outs = tuple(f.name for f in fwp if f.is_output and f.kind == "tensor")
-    args = call_args(amap, TorchDialect({f.name for f in fwp}, outs), ref_expr)
+    skip_empty = _legacy_empty_lists(schema, functional)
+    dialect = TorchDialect({f.name for f in fwp}, outs, skip_empty, return_stmt(schema))
+    args = call_args(amap, dialect, ref_expr)
     alias, _ = fn_pointer_type(amap)
     main = Branch(chosen, args, static_asserts(chosen.name, alias, args, "ConvertType"),
                   static_asserts(chosen.name, alias, args, "::opgen::at_conv::ConvertType"))

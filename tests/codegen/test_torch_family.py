@@ -116,6 +116,25 @@ def test_cat_takes_itensorlistref_and_sizes_from_meta(db):
     assert "at::TensorList acl_tensors(acl_tensors_vec);" in text
 
 
+def test_legacy_empty_tensors_dropped_and_dim_wrapped(db):
+    """aten::cat ignores legacy empty 1-d tensors (probed on Meta tensors, so
+    aten::stack, which rejects them, is left alone); op-plugin CatKernelNpuOpApi.cpp
+    drops them before aclnnCat and wraps `dim` against the first kept tensor."""
+    assert torch_facts.skips_legacy_empty("aten::cat") is True
+    assert torch_facts.skips_legacy_empty("aten::stack") is False
+    assert torch_facts.skips_legacy_empty("aten::index_select") is False
+    r = prepare(db, "aclnnCat", "torch", op="aten::cat")
+    text = r.files[ADAPTER.format("Cat")]
+    assert text.count("if (t.dim() == 1 && t.size(0) == 0) {") == 2  # cat, cat_out
+    assert text.count("dim = c10::maybe_wrap_dim(dim, acl_tensors_vec.front().dim());") == 2
+    assert text.count("if (acl_tensors_vec.empty()) {\n        return out;") == 2
+    assert text.count("EXEC_NPU_CMD(aclnnCat, acl_tensors, dim, out);") == 2
+    stack = db.framework_op("torch", "aten::stack")
+    if stack is not None and db.aclnn_api("aclnnStack") is not None:
+        st = prepare(db, "aclnnStack", "torch", op="aten::stack").files[ADAPTER.format("Stack")]
+        assert "maybe_wrap_dim" not in st and "legacy empty" not in st
+
+
 def test_without_a_meta_function_the_todo_says_so(db):
     assert torch_facts.meta_kernel("npu::npu_fusion_attention") is None
     r = prepare(db, "aclnnFlashAttentionScore", "torch", op="npu::npu_fusion_attention")
