@@ -34,9 +34,30 @@ def _has_kernel(op: str, key: str) -> bool | None:
         return None
 
 
+@functools.lru_cache(maxsize=1)
+def _npu_meta() -> dict:
+    """{op: MetaRegistration} of the torch_npu release the adapters are built against
+    (opdb/sources/torch_npu/<version>/meta_registrations.json, extracted from the
+    wheel's torch_npu/op_plugin/meta/_meta_registrations.py)."""
+    from codegen.toolchain import TORCH_NPU_VERSION
+    from opdb.ingest.torch_npu_meta import load
+    return load(TORCH_NPU_VERSION)
+
+
+def npu_meta_registration(op: str):
+    """torch_npu's Python Meta kernel of an `npu::` op (None when it has none)."""
+    if not op.startswith("npu::"):
+        return None
+    regs = _npu_meta()
+    return regs.get(op) or (regs.get(op.split(".")[0]) if op.endswith(".default") else None)
+
+
 def meta_kernel(op: str) -> bool | None:
     """True when `op` (`aten::add.Tensor`) runs on Meta tensors: a Meta kernel
-    (structured meta, python meta registration) or a composite decomposition."""
+    (structured meta, python meta registration) or a composite decomposition. For an
+    `npu::` op: torch_npu registers a Python Meta kernel for it (None: unknown)."""
+    if op.startswith("npu::"):
+        return True if npu_meta_registration(op) is not None else None
     found = [_has_kernel(op, k) for k in ("Meta", "CompositeImplicitAutograd")]
     if all(f is None for f in found):
         return None
@@ -121,6 +142,9 @@ def return_names(op: str) -> dict[int, str]:
     """Names of an op's unnamed returns from how its backward uses them:
     derivatives.yaml passes `native_layer_norm`'s result1/result2 to
     native_layer_norm_backward as its `mean`/`rstd` arguments -> {1: mean, 2: rstd}."""
+    reg = npu_meta_registration(op)
+    if reg is not None:  # what torch_npu's meta function calls the values it returns
+        return {i: n for i, n in enumerate(reg.returns) if n}
     d = _derivatives()
     if d is None or not op.startswith("aten::"):
         return {}

@@ -450,8 +450,14 @@ def meta_call(functional: TorchSchema) -> str:
     """`at::add(opgen_meta(self), opgen_meta(other), alpha)`: the functional op on
     Meta tensors, i.e. its own meta function (sizes, dtypes, broadcasting, reductions,
     type promotion exactly as torch computes them)."""
-    return f"at::{functional.base}(" + ", ".join(_meta_arg(a, False)
-                                                 for a in functional.args) + ")"
+    args = ", ".join(_meta_arg(a, False) for a in functional.args)
+    if functional.name.startswith("npu::"):
+        # no at:: function: the op through the dispatcher, by name (header-only, so the
+        # standalone binding links without libtorch_npu); a Meta kernel runs it
+        sig = f"{return_type(functional)[1]}({', '.join(torch_cpp_type(a) for a in functional.args)})"
+        return (f'c10::Dispatcher::singleton().findSchemaOrThrow("{functional.name}", '
+                f'"{functional.overload}").typed<{sig}>().call({args})')
+    return f"at::{functional.base}({args})"
 
 
 def _options_expr(fwp: list[FwParam]) -> str:
@@ -601,13 +607,29 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                          f"{m}.sizes(), {opts}.dtype({m}.scalar_type()));")
             blines.append(f"at::Tensor {f.name} = at::empty({m}.sizes(), "
                           f"{opts}.dtype({m}.scalar_type()));")
+        npu = schema.name.startswith("npu::")
         out.append({"lines": lines, "binding_lines": blines, "todo": "",
                     "note": f"output sizes and dtypes from {schema.name}"
                             f"{'.' + schema.overload if schema.overload else ''}'s own meta "
-                            "function (Meta dispatch key): broadcasting, reductions and type "
-                            "promotion as torch computes them"})
+                            "function (Meta dispatch key): " +
+                            ("torch_npu's Python meta registration "
+                             "(torch_npu/op_plugin/meta/_meta_registrations.py)" if npu else
+                             "broadcasting, reductions and type promotion as torch computes "
+                             "them")})
         tensors = []
+    params = {f.name: f for f in fwp if f.origin == "param"}
     for f in fresh:
+        same = params.get(f.name.rstrip("_"))
+        if f.kind in ("int", "float", "bool") and f.name != f.name.rstrip("_") \
+                and same is not None and same.kind == f.kind and not same.optional:
+            # the op returns a value named like one of its inputs (torch_npu's meta
+            # function: `return (..., seed, offset, numels)`): the input passes through
+            ctype = {"int": "int64_t", "float": "double", "bool": "bool"}[f.kind]
+            line = f"{ctype} {f.name} = {same.name};"
+            out.append({"lines": [line], "binding_lines": [line], "todo": "",
+                        "note": f"returned as given: the op's meta function names this "
+                                f"return `{same.name}` like the input"})
+            continue
         if f.kind != "tensor":
             ctype, init = {"tensor_list": ("std::vector<at::Tensor>", ""),
                            "int": ("int64_t", " = 0"), "float": ("double", " = 0.0"),
@@ -726,6 +748,9 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
     full = f"{schema.name}.{schema.overload}" if schema.overload else schema.name
     ilistref = bool(torch_facts.structured_group(full))
     meta_ok = torch_facts.meta_kernel(func_op.name) if func_op is not None else None
+    if meta_ok and functional is not None and functional.name.startswith("npu::") and \
+            any("SymInt" in a.type for a in functional.args):
+        meta_ok = None  # the by-name dispatcher call spells int[], not SymInt[]
     primary_role = schema_role(schema)
     functions: list[TorchFunction] = []
     for role in ROLES:
@@ -774,6 +799,8 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
         "primary": primary,
         "decls": decls,
         "uses_meta": any(a.get("lines") and a.get("note") for f in functions for a in f.allocs),
+        "uses_dispatcher": any("c10::Dispatcher::" in line for f in functions
+                               for a in f.allocs for line in a.get("lines", [])),
         "function": primary.name,
         "file_stem": file_stem(schema),
         "params": primary.params,

@@ -136,9 +136,42 @@ def test_legacy_empty_tensors_dropped_and_dim_wrapped(db):
 
 
 def test_without_a_meta_function_the_todo_says_so(db):
-    assert torch_facts.meta_kernel("npu::npu_fusion_attention") is None
-    r = prepare(db, "aclnnFlashAttentionScore", "torch", op="npu::npu_fusion_attention")
+    src = Source("test", "2.13.0")
+    op = FrameworkOp("torch", "npu::npu_opgen_no_meta", src,
+                     schema="npu::npu_opgen_no_meta(Tensor self) -> Tensor")
+    assert torch_facts.meta_kernel(op.name) is None
+    api = db.aclnn_api("aclnnAbs")
+    r = render_adapter(api, op, "torch", "in-tree", variants=family(db, api))
     assert any("no meta function is known" in t for t in r.todos)
+
+
+def test_npu_op_sized_by_torch_npus_meta_registration(db):
+    """npu:: ops have no at:: function and no meta in torch; torch_npu registers Python
+    Meta kernels (opdb/sources/torch_npu/2.13.0/meta_registrations.json, from the
+    wheel's _meta_registrations.py): the adapter calls the op by name through the
+    dispatcher on Meta tensors, and the meta function's return names name the outputs,
+    so the aclnn outputs map by name (attentionOut <- attention_score by alias)."""
+    reg = torch_facts.npu_meta_registration("npu::npu_fusion_attention")
+    assert reg is not None and reg.returns == ("attention_score", "softmax_max", "softmax_sum",
+                                               "softmax_out", "seed", "offset", "numels")
+    assert torch_facts.meta_kernel("npu::npu_fusion_attention") is True
+    r = prepare(db, "aclnnFlashAttentionScore", "torch", op="npu::npu_fusion_attention")
+    text = r.files[ADAPTER.format("NpuFusionAttention")]
+    assert "#include <ATen/core/dispatch/Dispatcher.h>" in text
+    assert ('auto meta = c10::Dispatcher::singleton().findSchemaOrThrow('
+            '"npu::npu_fusion_attention", "").typed<std::tuple<at::Tensor, at::Tensor, '
+            'at::Tensor, at::Tensor, int64_t, int64_t, int64_t>(const at::Tensor&, ') in text
+    assert ("at::Tensor softmax_max = npu_preparation::apply_tensor_without_format("
+            "std::get<1>(meta).sizes(), query.options().dtype(std::get<1>(meta).scalar_type()));"
+            ) in text
+    # inputs returned under their own name pass through; numels has no source
+    assert "int64_t seed_ = seed;" in text and "int64_t offset_ = offset;" in text
+    assert any("`numels`" in t for t in r.todos)
+    assert ("EXEC_NPU_CMD(aclnnFlashAttentionScore, query, key, value, pse, dropout_mask, "
+            "padding_mask, atten_mask, prefix, scale, keep_prob, pre_tockens, next_tockens, "
+            "head_num, acl_input_layout, inner_precise, sparse_mode, softmax_max, softmax_sum, "
+            "softmax_out, attention_score);") in text
+    assert not any("matched by" in t for t in r.todos)
 
 
 def test_int_lists_are_widened_as_upstream(db):
