@@ -546,27 +546,54 @@ def _version_scalar_branches(api: AclnnApi, version: AclnnApi, amap: ArgMap,
         cond += f" && ({allowed})"
     b.cond = cond
     b.note += f" ({version.name}: {', '.join(ver_p.dtypes) if ver_p and ver_p.dtypes else 'any dtype'})"
-    # fallback: the number copied to the device in the output's dtype, then `api`
+    fb = _device_copy_branch(api, amap, fwp, ref_expr, outs, t,
+                             f"{version.name} cannot take it")
+    return pre, [b, fb]
+
+
+def _device_copy_branch(api: AclnnApi, amap: ArgMap, fwp: list[FwParam], ref_expr: str,
+                        outs: tuple[str, ...], t: str, why: str) -> Branch:
+    """`t` is a CPU 0-d tensor that no variant takes as an aclScalar: the number is
+    copied to the device in the output's dtype and `api` gets that tensor (op-plugin
+    AddKernelNpuOpApi.cpp / MulKernelNpuOpApi.cpp `self_tensor_to_device`)."""
+    dst = outs[0] if outs else ref_expr
     dev = f"{t}_device"
     args = call_args(amap, TorchDialect({f.name for f in fwp}, outs), ref_expr)
     for a in args:
         if a.expr == t:
             a.expr = dev
     alias, _ = fn_pointer_type(amap)
-    fb = Branch(api, args, static_asserts(api.name, alias, args, "ConvertType"), [],
-                cond=cpu0d,
-                prelude=[f"at::Tensor {dev} = npu_preparation::copy_scalar_to_device("
-                         f"{t}.item(), {dst}.scalar_type(), {dst}.device());"],
-                note=f"`{t}` is a CPU 0-d tensor and {version.name} cannot take it: "
-                     f"copied to the device for {api.name}")
-    return pre, [b, fb]
+    return Branch(api, args, static_asserts(api.name, alias, args, "ConvertType"), [],
+                  cond=f"{t}.dim() == 0 && !torch_npu::utils::is_npu({t})",
+                  prelude=[f"at::Tensor {dev} = npu_preparation::copy_scalar_to_device("
+                           f"{t}.item(), {dst}.scalar_type(), {dst}.device());"],
+                  note=f"`{t}` is a CPU 0-d tensor and {why}: copied to the device for "
+                       f"{api.name}")
+
+
+def _wrapped_number_inputs(amap: ArgMap) -> list[str]:
+    """The framework tensors a wrapped Python number can arrive in: the non-optional,
+    read-only tensor inputs of an op whose API family has a scalar (`...s`) variant
+    (the evidence that the op takes numbers, as binary element-wise ops do)."""
+    return [p.fw.name for p in amap.params
+            if p.fw is not None and p.kind == "tensor" and p.fw.kind == "tensor"
+            and p.aclnn.role == "input" and not p.fw.optional and not p.fw.mutable
+            and p.fw.origin == "param" and not p.fw.is_output]
 
 
 def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | None,
-            meta_ok: bool | None, role: str, updated: set[str] = frozenset()) -> list[dict]:
+            meta_ok: bool | None, role: str, updated: set[str] = frozenset(),
+            wrapped: list[str] | None = None) -> list[dict]:
     """Fresh outputs (functional) or size checks of the given outs (`.out`). `updated`:
-    outs the API updates in place (its `*Ref` params): they keep their sizes."""
-    opts = _options_expr(fwp)
+    outs the API updates in place (its `*Ref` params): they keep their sizes.
+    `wrapped`: inputs a wrapped Python number can arrive in; the output then takes its
+    device from one that is not (op-plugin AddKernelNpuOpApi.cpp `add_dest_output`)."""
+    opts = bopts = _options_expr(fwp)
+    wrapped = list(wrapped or ())
+    if len(wrapped) >= 2 and opts == f"{wrapped[0]}.options()":
+        a, b = wrapped[0], wrapped[1]
+        opts = f"({a}.dim() == 0 && !torch_npu::utils::is_npu({a}) ? {b} : {a}).options()"
+        bopts = f"({a}.dim() == 0 && {a}.is_cpu() ? {b} : {a}).options()"  # no torch_npu
     out: list[dict] = []
     if role == "inplace":
         return out
@@ -606,7 +633,7 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
             lines.append(f"at::Tensor {f.name} = npu_preparation::apply_tensor_without_format("
                          f"{m}.sizes(), {opts}.dtype({m}.scalar_type()));")
             blines.append(f"at::Tensor {f.name} = at::empty({m}.sizes(), "
-                          f"{opts}.dtype({m}.scalar_type()));")
+                          f"{bopts}.dtype({m}.scalar_type()));")
         npu = schema.name.startswith("npu::")
         out.append({"lines": lines, "binding_lines": blines, "todo": "",
                     "note": f"output sizes and dtypes from {schema.name}"
@@ -640,10 +667,11 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                         "todo": f"TODO(opgen): compute the returned {f.kind} `{f.name}`", "note": ""})
         elif f in tensors:
             ref = opts[: -len(".options()")] if opts.endswith(".options()") else ""
+            bref = bopts[: -len(".options()")] if bopts.endswith(".options()") else ""
             if ref and not ref.endswith(".front()"):
                 out.append({
                     "lines": [f"at::Tensor {f.name} = npu_preparation::apply_tensor_without_format({ref});"],
-                    "binding_lines": [f"at::Tensor {f.name} = at::empty_like({ref});"],
+                    "binding_lines": [f"at::Tensor {f.name} = at::empty_like({bref});"],
                     "todo": f"TODO(opgen): no meta function is known for {schema.name}: output "
                             f"`{f.name}` is allocated with the shape and dtype of `{ref}`; use the "
                             f"op's real output shape/dtype", "note": ""})
@@ -712,6 +740,13 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                 guards += pre
                 branches = branches[:-1] + vb + [main]
                 taken.add(scalar_swapped_param(chosen, v) or "")
+        if len(branches) > 1:  # a scalar variant takes one input as a number
+            covered = {b.cond.split(".dim()")[0] for b in branches if b.cond}
+            for t in _wrapped_number_inputs(amap):
+                if t not in covered:
+                    branches = branches[:-1] + [_device_copy_branch(
+                        chosen, amap, fwp, ref_expr, outs, t,
+                        "no variant takes it as an aclScalar")] + [main]
     fn = function_name(schema)
     call_names = [a.name for a in schema.args]
     ret_cpp, _ = return_type(schema)
@@ -722,7 +757,8 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         params=[{"type": torch_cpp_type(a, ilistref), "name": a.name} for a in schema.args],
         allocs=_allocs(schema, fwp, functional, meta_ok, role,
                        {m.fw.name for m in amap.params if m.fw is not None
-                        and m.aclnn.role == "inout" and m.rule is None}),
+                        and m.aclnn.role == "inout" and m.rule is None},
+                       _wrapped_number_inputs(amap) if len(branches) > 1 else None),
         branches=branches, return_stmt=return_stmt(schema),
         unused=[{"name": u.name, "todo": unused_todo(chosen, u)} for u in amap.unused],
         fallback_calls=[f"DO_COMPATIBILITY({n}, acl_op::{fn}({', '.join(call_names)}));"

@@ -58,8 +58,10 @@ def test_add_trio_with_meta_sizes_and_scalar_branches(db):
            "const at::Scalar& alpha)" in text
     # broadcasting and type promotion: the functional op's meta function sizes `out`
     assert "auto meta = at::add(opgen_meta(self), opgen_meta(other), alpha);" in text
+    # a wrapped-number `self` gives no device: the output takes `other`'s (add_dest_output)
     assert ("at::Tensor out = npu_preparation::apply_tensor_without_format(meta.sizes(), "
-            "self.options().dtype(meta.scalar_type()));") in text
+            "(self.dim() == 0 && !torch_npu::utils::is_npu(self) ? other : self).options()"
+            ".dtype(meta.scalar_type()));") in text
     assert "npu_preparation::check_tensor({self, other}, out, out.scalar_type(), meta.sizes());" \
         in text
     # a CPU 0-d `other` goes to the scalar variants, as op-plugin's AddKernelNpuOpApi.cpp
@@ -93,6 +95,25 @@ def test_newer_version_taking_a_scalar_gets_a_guarded_branch(db):
     # the in-place op has no scalar `self`: no V3 branch there
     inplace = text[text.index("at::Tensor& add_("):]
     assert "aclnnAddV3" not in inplace and "aclnnInplaceAddV3" not in inplace
+
+
+def test_wrapped_number_without_a_variant_is_copied_to_the_device():
+    """aclnnMul has aclnnMuls for `other` and no version taking `self` as a scalar:
+    a CPU 0-d `self` is copied to the device (op-plugin MulKernelNpuOpApi.cpp
+    self_tensor_to_device); the in-place op never gets the branch. (The shipped
+    snapshot: the codegen subset has no Mul.)"""
+    from opdb.query import OpDB
+    db = OpDB.open(overlay=False)
+    r = prepare(db, "aclnnMul", "torch", op="aten::mul.Tensor")
+    text = r.files[ADAPTER.format("Mul")]
+    assert text.count("} else if (self.dim() == 0 && !torch_npu::utils::is_npu(self)) {") == 2
+    assert text.count("EXEC_NPU_CMD(aclnnMul, self_device, other, out);") == 2
+    assert text.count("EXEC_NPU_CMD(aclnnMuls, self, other_scalar, out);") == 2
+    assert "self_device" not in text[text.index("at::Tensor& mul_("):]
+    # an op with no scalar variant gets no such branch
+    idx = prepare(db, "aclnnIndexSelect", "torch", op="aten::index_select")
+    assert "_device = npu_preparation::copy_scalar_to_device" not in \
+        idx.files[ADAPTER.format("IndexSelect")]
 
 
 def test_scalar_schema_picks_the_scalar_api(db):
