@@ -571,6 +571,47 @@ def _device_copy_branch(api: AclnnApi, amap: ArgMap, fwp: list[FwParam], ref_exp
                        f"{api.name}")
 
 
+def _optional_input_branches(api: AclnnApi, versions: list[AclnnApi], amap: ArgMap,
+                             fwp: list[FwParam], ref_expr: str, outs: tuple[str, ...]
+                             ) -> tuple[list[Branch], set[str]]:
+    """An optional framework tensor `api` does not take (npu_fusion_attention's `sink`)
+    that a newer version takes by name or alias (aclnnFlashAttentionScoreV3's
+    sinkOptional): when it is given, that version is called, and a CANN release
+    without the version fails with a message naming the input (op-plugin
+    FlashAttentionKernelNpuOpApi.cpp). Everything `api` maps must map the same way in
+    the version; the version's own new optional params stay unset, as in the base
+    call. Returns the branches and the framework names they consume."""
+    base = {p.aclnn.name: (p.fw.name if p.fw else None) for p in amap.params}
+    branches, consumed = [], set()
+    for u in amap.unused:
+        if not (u.optional and u.kind == "tensor"):
+            continue
+        for v in versions:
+            vmap = map_args(v, fwp, "torch")
+            hit = next((p for p in vmap.params if p.fw is not None and p.fw.name == u.name
+                        and p.decision in ("name", "alias")), None)
+            same = all(base.get(p.aclnn.name, p.fw.name if p.fw else None)
+                       == (p.fw.name if p.fw else None) for p in vmap.params
+                       if p.aclnn.name in base)
+            if hit is None or not same:
+                continue
+            args = call_args(vmap, TorchDialect({f.name for f in fwp}, outs), ref_expr)
+            for a, mp in zip(args, vmap.params):
+                if mp.aclnn.name not in base and mp.decision == "default":
+                    a.todo = ""  # a feature the base call does not use either
+            alias, _ = fn_pointer_type(vmap)
+            branches.append(Branch(
+                v, args, static_asserts(v.name, alias, args, "ConvertType"), [],
+                cond=f"{u.name}.has_value()",
+                prelude=[f'TORCH_CHECK(check_aclnn_kernel_available("{v.name}"), '
+                         f'"`{u.name}` needs {v.name}, which this CANN release does not have");'],
+                note=f"`{u.name}` is given: {v.name} takes it ({hit.aclnn.name}), "
+                     f"{api.name} does not"))
+            consumed.add(u.name)
+            break
+    return branches, consumed
+
+
 def _wrapped_number_inputs(amap: ArgMap) -> list[str]:
     """The framework tensors a wrapped Python number can arrive in: the non-optional,
     read-only tensor inputs of an op whose API family has a scalar (`...s`) variant
@@ -724,6 +765,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                   static_asserts(chosen.name, alias, args, "::opgen::at_conv::ConvertType"))
     branches = [main]
     guards: list[str] = []
+    consumed: set[str] = set()
     scalar = variants.get("inplace_scalar" if role == "inplace" else "scalar")
     taken: set[str] = set()
     if scalar is not None and scalar.name != chosen.name:
@@ -740,7 +782,12 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                 guards += pre
                 branches = branches[:-1] + vb + [main]
                 taken.add(scalar_swapped_param(chosen, v) or "")
-        if len(branches) > 1:  # a scalar variant takes one input as a number
+        scalar_branched = len(branches) > 1  # a scalar variant takes an input as a number
+        opt_branches, consumed = _optional_input_branches(
+            chosen, [v for v in variants.get("versions", []) if v.name != chosen.name],
+            amap, fwp, ref_expr, outs)
+        branches = opt_branches + branches
+        if scalar_branched:
             covered = {b.cond.split(".dim()")[0] for b in branches if b.cond}
             for t in _wrapped_number_inputs(amap):
                 if t not in covered:
@@ -750,7 +797,9 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     fn = function_name(schema)
     call_names = [a.name for a in schema.args]
     ret_cpp, _ = return_type(schema)
-    checked = {b.api.name for b in branches if "_available" in b.cond}
+    # versions checked at run time (a missing one must not send every call to acl_op)
+    checked = {b.api.name for b in branches if "_available" in b.cond
+               or any("check_aclnn_kernel_available" in line for line in b.prelude)}
     apis = [n for n in dict.fromkeys(b.api.name for b in reversed(branches)) if n not in checked]
     return TorchFunction(
         role=role, op=op, schema=schema, name=fn, return_type=ret_cpp,
@@ -758,9 +807,12 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         allocs=_allocs(schema, fwp, functional, meta_ok, role,
                        {m.fw.name for m in amap.params if m.fw is not None
                         and m.aclnn.role == "inout" and m.rule is None},
-                       _wrapped_number_inputs(amap) if len(branches) > 1 else None),
+                       _wrapped_number_inputs(amap) if any(
+                           b.prelude and b.prelude[0].startswith("c10::Scalar ")
+                           for b in branches) else None),
         branches=branches, return_stmt=return_stmt(schema),
-        unused=[{"name": u.name, "todo": unused_todo(chosen, u)} for u in amap.unused],
+        unused=[{"name": u.name, "todo": unused_todo(chosen, u)} for u in amap.unused
+                if u.name not in consumed],
         fallback_calls=[f"DO_COMPATIBILITY({n}, acl_op::{fn}({', '.join(call_names)}));"
                         for n in apis] if acl_op_fallback else [],
         argmap=amap, guards=guards)

@@ -193,6 +193,19 @@ def test_npu_op_sized_by_torch_npus_meta_registration(db):
             "head_num, acl_input_layout, inner_precise, sparse_mode, softmax_max, softmax_sum, "
             "softmax_out, attention_score);") in text
     assert not any("matched by" in t for t in r.todos)
+    # `sink` is not an aclnnFlashAttentionScore param; the newer V3 takes it by name:
+    # upstream's branch, failing clearly on a CANN without V3 (pse_type 1 by rule)
+    assert "    if (sink.has_value()) {" in text
+    assert ('TORCH_CHECK(check_aclnn_kernel_available("aclnnFlashAttentionScoreV3"), '
+            '"`sink` needs aclnnFlashAttentionScoreV3') in text
+    assert ("EXEC_NPU_CMD(aclnnFlashAttentionScoreV3, query, key, value, pse, dropout_mask, "
+            "padding_mask, atten_mask, sink, prefix, acl_q_start_idx_optional, "
+            "acl_kv_start_idx_optional, scale, keep_prob, pre_tockens, next_tockens, head_num, "
+            "acl_input_layout, inner_precise, sparse_mode, acl_pse_type, softmax_max, "
+            "softmax_sum, softmax_out, attention_score);") in text
+    assert "int64_t acl_pse_type = 1;" in text
+    assert not any("`sink`" in t or "q_start_idx" in t or "pseType" in t for t in r.todos)
+    assert "DO_COMPATIBILITY(aclnnFlashAttentionScoreV3" not in text
 
 
 def test_int_lists_are_widened_as_upstream(db):
