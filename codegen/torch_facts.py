@@ -34,9 +34,30 @@ def _has_kernel(op: str, key: str) -> bool | None:
         return None
 
 
+@functools.lru_cache(maxsize=1)
+def _npu_meta() -> dict:
+    """{op: MetaRegistration} of the torch_npu release the adapters are built against
+    (opdb/sources/torch_npu/<version>/meta_registrations.json, extracted from the
+    wheel's torch_npu/op_plugin/meta/_meta_registrations.py)."""
+    from codegen.toolchain import TORCH_NPU_VERSION
+    from opdb.ingest.torch_npu_meta import load
+    return load(TORCH_NPU_VERSION)
+
+
+def npu_meta_registration(op: str):
+    """torch_npu's Python Meta kernel of an `npu::` op (None when it has none)."""
+    if not op.startswith("npu::"):
+        return None
+    regs = _npu_meta()
+    return regs.get(op) or (regs.get(op.split(".")[0]) if op.endswith(".default") else None)
+
+
 def meta_kernel(op: str) -> bool | None:
     """True when `op` (`aten::add.Tensor`) runs on Meta tensors: a Meta kernel
-    (structured meta, python meta registration) or a composite decomposition."""
+    (structured meta, python meta registration) or a composite decomposition. For an
+    `npu::` op: torch_npu registers a Python Meta kernel for it (None: unknown)."""
+    if op.startswith("npu::"):
+        return True if npu_meta_registration(op) is not None else None
     found = [_has_kernel(op, k) for k in ("Meta", "CompositeImplicitAutograd")]
     if all(f is None for f in found):
         return None
@@ -121,6 +142,9 @@ def return_names(op: str) -> dict[int, str]:
     """Names of an op's unnamed returns from how its backward uses them:
     derivatives.yaml passes `native_layer_norm`'s result1/result2 to
     native_layer_norm_backward as its `mean`/`rstd` arguments -> {1: mean, 2: rstd}."""
+    reg = npu_meta_registration(op)
+    if reg is not None:  # what torch_npu's meta function calls the values it returns
+        return {i: n for i, n in enumerate(reg.returns) if n}
     d = _derivatives()
     if d is None or not op.startswith("aten::"):
         return {}
@@ -142,3 +166,46 @@ def return_names(op: str) -> dict[int, str]:
             if m and pos < len(target[0]):
                 found.setdefault(int(m.group(1)), target[0][pos])
     return found
+
+
+_DIM_NAMES = ("dim", "axis")
+
+
+@functools.lru_cache(maxsize=None)
+def skips_legacy_empty(op: str) -> bool | None:
+    """True when `op` (`aten::cat`) takes a tensor list and ignores the legacy empty
+    1-d tensors in it (ATen's `cat_should_skip_tensor`), probed on Meta tensors: the
+    list [empty(0), empty(2, 3)] along dim 1 gives (2, 3). op-plugin
+    (CatKernelNpuOpApi.cpp) drops such tensors before aclnn sees them and wraps `dim`
+    against the first kept one. None when torch or the overload is unknown or the
+    schema has other required arguments."""
+    torch = _torch()
+    if torch is None or not op.startswith("aten::"):
+        return None
+    name, _, overload = op.split("::", 1)[1].partition(".")
+    try:
+        packet = getattr(torch.ops.aten, name)
+        fn = getattr(packet, overload or "default")
+        schema = fn._schema
+    except (AttributeError, RuntimeError):
+        return None
+    lists = [a for a in schema.arguments if str(a.type) == "List[Tensor]"]
+    if len(lists) != 1:
+        return False
+    kwargs = {}
+    for a in schema.arguments:
+        if a is lists[0]:
+            kwargs[a.name] = [torch.empty(0, device="meta"), torch.empty(2, 3, device="meta")]
+        elif a.name in _DIM_NAMES and str(a.type) == "int":
+            kwargs[a.name] = 1
+        elif a.kwarg_only and a.alias_info is not None:
+            return None  # out variants: probe the functional
+        elif not a.has_default_value():
+            return None
+    if not any(a.name in _DIM_NAMES for a in schema.arguments):
+        return False
+    try:
+        out = fn(**kwargs)
+    except Exception:
+        return False
+    return isinstance(out, torch.Tensor) and tuple(out.shape) == (2, 3)

@@ -15,7 +15,7 @@ from opdb.model import AclnnApi, FrameworkOp
 from codegen.argmap import ArgMap, FwParam, MappedParam, map_args, norm_param, unused_todo
 from codegen.cppcall import (CallArg, Dialect, call_args, fn_pointer_type, local_name,
                              static_asserts)
-from codegen.variants import pick_variant
+from codegen.variants import pick_variant, scalar_swapped_param
 from codegen.kinds import TorchSchema, parse_torch_schema, torch_cpp_type, torch_kind
 
 
@@ -81,9 +81,35 @@ class TorchDialect(Dialect):
     target = "torch"
 
     def __init__(self, names: set[str] | frozenset = frozenset(),
-                 outs: tuple[str, ...] = ()):
+                 outs: tuple[str, ...] = (), skip_empty: dict[str, list[str]] | None = None,
+                 ret: str = ""):
         self.names = set(names)
         self.outs = tuple(outs)  # the function's output tensors, allocated before the call
+        # tensor lists whose op ignores legacy empty 1-d tensors -> the dim args to rewrap
+        self.skip_empty = dict(skip_empty or {})
+        self.ret = ret  # the function's return statement (early return of all-empty lists)
+
+    def kept_list(self, p: MappedParam) -> CallArg:
+        """A tensor list without its legacy empty 1-d tensors (the op ignores them; aclnn
+        would not): op-plugin CatKernelNpuOpApi.cpp. The op's dim arguments are wrapped
+        against the first kept tensor, as ATen's legacy_cat_wrap_dim does; when none is
+        kept, the output the meta function sized is already the result."""
+        var, name = local_name(p), p.fw.name
+        lines = [f"std::vector<at::Tensor> {var}_vec;",
+                 f"for (const at::Tensor& t : {name}) {{",
+                 "    if (t.dim() == 1 && t.size(0) == 0) {",
+                 "        continue;  // a legacy empty tensor: the op ignores it",
+                 "    }",
+                 f"    {var}_vec.push_back(t);",
+                 "}"]
+        if self.ret:
+            lines += [f"if ({var}_vec.empty()) {{",
+                      f"    {self.ret}  // only legacy empty tensors: the meta-sized output",
+                      "}"]
+        for d in self.skip_empty[name]:
+            lines.append(f"{d} = c10::maybe_wrap_dim({d}, {var}_vec.front().dim());")
+        lines.append(f"at::TensorList {var}({var}_vec);")
+        return CallArg(p.aclnn.name, p.aclnn.ctype, var, lines, p.todo, p.decision)
 
     def expanded_list(self, p: MappedParam) -> CallArg | None:
         """An int list widened as upstream does before aclnn sees it: a 1-element
@@ -116,6 +142,8 @@ class TorchDialect(Dialect):
         var = local_name(p)
         name = fw.name
         k, fk = p.kind, fw.kind
+        if k == fk == "tensor_list" and name in self.skip_empty and self.ret:
+            return self.kept_list(p)
         if k == fk == "tensor_list" and "ITensorListRef" in fw.cpp_type:
             # aclTensorList* is built from at::TensorList: materialize the IListRef
             return CallArg(p.aclnn.name, p.aclnn.ctype, var,
@@ -400,6 +428,7 @@ class TorchFunction:
     unused: list[dict]
     fallback_calls: list[str]
     argmap: ArgMap
+    guards: list[str] = field(default_factory=list)  # statements before the branches
 
     @property
     def apis(self) -> list[AclnnApi]:
@@ -421,8 +450,14 @@ def meta_call(functional: TorchSchema) -> str:
     """`at::add(opgen_meta(self), opgen_meta(other), alpha)`: the functional op on
     Meta tensors, i.e. its own meta function (sizes, dtypes, broadcasting, reductions,
     type promotion exactly as torch computes them)."""
-    return f"at::{functional.base}(" + ", ".join(_meta_arg(a, False)
-                                                 for a in functional.args) + ")"
+    args = ", ".join(_meta_arg(a, False) for a in functional.args)
+    if functional.name.startswith("npu::"):
+        # no at:: function: the op through the dispatcher, by name (header-only, so the
+        # standalone binding links without libtorch_npu); a Meta kernel runs it
+        sig = f"{return_type(functional)[1]}({', '.join(torch_cpp_type(a) for a in functional.args)})"
+        return (f'c10::Dispatcher::singleton().findSchemaOrThrow("{functional.name}", '
+                f'"{functional.overload}").typed<{sig}>().call({args})')
+    return f"at::{functional.base}({args})"
 
 
 def _options_expr(fwp: list[FwParam]) -> str:
@@ -462,11 +497,144 @@ def _scalar_branch(api: AclnnApi, scalar_api: AclnnApi, amap: ArgMap, fwp: list[
                        f"{scalar_api.name} takes it as an aclScalar")
 
 
+# aclnn dtype names (opdb) -> c10::ScalarType constants, for run-time dtype guards
+_AT_DTYPES = {
+    "float32": "at::kFloat", "float16": "at::kHalf", "bfloat16": "at::kBFloat16",
+    "float64": "at::kDouble", "int8": "at::kChar", "uint8": "at::kByte", "int16": "at::kShort",
+    "int32": "at::kInt", "int64": "at::kLong", "bool": "at::kBool",
+    "complex64": "at::kComplexFloat", "complex128": "at::kComplexDouble",
+}
+
+
+def _version_scalar_branches(api: AclnnApi, version: AclnnApi, amap: ArgMap,
+                             fwp: list[FwParam], ref_expr: str, outs: tuple[str, ...],
+                             taken: set[str]) -> tuple[list[str], list[Branch]]:
+    """A newer version of `api` that takes an aclScalar where `api` takes a tensor
+    (aclnnAddV3's `self`): upstream (op-plugin AddKernelNpuOpApi.cpp) calls it when
+    that input is a CPU 0-d tensor and the version is available at run time, else it
+    copies the number to the device and calls `api`. Returns (statements before the
+    branches, [version branch, fallback branch]); nothing when the version swaps a
+    param another variant already branches on (`taken`) or no framework tensor feeds it.
+
+    The version's dtype list for its output (opdb, from its header doc; the number's
+    own dtype is not what it restricts: a Python float is a float64 0-d tensor), where
+    narrower than `api`'s, guards the call on the output's dtype: outside it the
+    fallback computes the same result through `api` (upstream excludes a bool `self`)."""
+    from codegen.variants import scalar_swapped_param
+
+    swapped = scalar_swapped_param(api, version)
+    if swapped is None or swapped in taken:
+        return [], []
+    b = _scalar_branch(api, version, amap, fwp, ref_expr)
+    if b is None:
+        return [], []
+    t = next(p.fw.name for p in amap.params if norm_param(p.aclnn.name) == swapped)
+    flag = f"{version.name[len('aclnn'):].lower()}_available"
+    pre = [f"// {version.name} is newer than {api.name} (CANN releases without it: fall back)",
+           f'static const bool {flag} = check_aclnn_kernel_available("{version.name}");']
+    cpu0d = f"{t}.dim() == 0 && !torch_npu::utils::is_npu({t})"
+    cond = f"{cpu0d} && {flag}"
+    dst = outs[0] if outs else ref_expr
+    pick = ((lambda ps: next((p for p in ps if p.role == "output"), None)) if outs else
+            (lambda ps: next((p for p in ps if norm_param(p.name) == swapped), None)))
+    base_p, ver_p = pick(api.params), pick(version.params)
+    if base_p is not None and ver_p is not None and ver_p.dtypes and \
+            set(base_p.dtypes or ()) - set(ver_p.dtypes) and \
+            all(d in _AT_DTYPES for d in ver_p.dtypes):
+        var = dst if outs else t
+        allowed = " || ".join(f"{var}.scalar_type() == {_AT_DTYPES[d]}" for d in ver_p.dtypes)
+        cond += f" && ({allowed})"
+    b.cond = cond
+    b.note += f" ({version.name}: {', '.join(ver_p.dtypes) if ver_p and ver_p.dtypes else 'any dtype'})"
+    fb = _device_copy_branch(api, amap, fwp, ref_expr, outs, t,
+                             f"{version.name} cannot take it")
+    return pre, [b, fb]
+
+
+def _device_copy_branch(api: AclnnApi, amap: ArgMap, fwp: list[FwParam], ref_expr: str,
+                        outs: tuple[str, ...], t: str, why: str) -> Branch:
+    """`t` is a CPU 0-d tensor that no variant takes as an aclScalar: the number is
+    copied to the device in the output's dtype and `api` gets that tensor (op-plugin
+    AddKernelNpuOpApi.cpp / MulKernelNpuOpApi.cpp `self_tensor_to_device`)."""
+    dst = outs[0] if outs else ref_expr
+    dev = f"{t}_device"
+    args = call_args(amap, TorchDialect({f.name for f in fwp}, outs), ref_expr)
+    for a in args:
+        if a.expr == t:
+            a.expr = dev
+    alias, _ = fn_pointer_type(amap)
+    return Branch(api, args, static_asserts(api.name, alias, args, "ConvertType"), [],
+                  cond=f"{t}.dim() == 0 && !torch_npu::utils::is_npu({t})",
+                  prelude=[f"at::Tensor {dev} = npu_preparation::copy_scalar_to_device("
+                           f"{t}.item(), {dst}.scalar_type(), {dst}.device());"],
+                  note=f"`{t}` is a CPU 0-d tensor and {why}: copied to the device for "
+                       f"{api.name}")
+
+
+def _optional_input_branches(api: AclnnApi, versions: list[AclnnApi], amap: ArgMap,
+                             fwp: list[FwParam], ref_expr: str, outs: tuple[str, ...]
+                             ) -> tuple[list[Branch], set[str]]:
+    """An optional framework tensor `api` does not take (npu_fusion_attention's `sink`)
+    that a newer version takes by name or alias (aclnnFlashAttentionScoreV3's
+    sinkOptional): when it is given, that version is called, and a CANN release
+    without the version fails with a message naming the input (op-plugin
+    FlashAttentionKernelNpuOpApi.cpp). Everything `api` maps must map the same way in
+    the version; the version's own new optional params stay unset, as in the base
+    call. Returns the branches and the framework names they consume."""
+    base = {p.aclnn.name: (p.fw.name if p.fw else None) for p in amap.params}
+    branches, consumed = [], set()
+    for u in amap.unused:
+        if not (u.optional and u.kind == "tensor"):
+            continue
+        for v in versions:
+            vmap = map_args(v, fwp, "torch")
+            hit = next((p for p in vmap.params if p.fw is not None and p.fw.name == u.name
+                        and p.decision in ("name", "alias")), None)
+            same = all(base.get(p.aclnn.name, p.fw.name if p.fw else None)
+                       == (p.fw.name if p.fw else None) for p in vmap.params
+                       if p.aclnn.name in base)
+            if hit is None or not same:
+                continue
+            args = call_args(vmap, TorchDialect({f.name for f in fwp}, outs), ref_expr)
+            for a, mp in zip(args, vmap.params):
+                if mp.aclnn.name not in base and mp.decision == "default":
+                    a.todo = ""  # a feature the base call does not use either
+            alias, _ = fn_pointer_type(vmap)
+            branches.append(Branch(
+                v, args, static_asserts(v.name, alias, args, "ConvertType"), [],
+                cond=f"{u.name}.has_value()",
+                prelude=[f'TORCH_CHECK(check_aclnn_kernel_available("{v.name}"), '
+                         f'"`{u.name}` needs {v.name}, which this CANN release does not have");'],
+                note=f"`{u.name}` is given: {v.name} takes it ({hit.aclnn.name}), "
+                     f"{api.name} does not"))
+            consumed.add(u.name)
+            break
+    return branches, consumed
+
+
+def _wrapped_number_inputs(amap: ArgMap) -> list[str]:
+    """The framework tensors a wrapped Python number can arrive in: the non-optional,
+    read-only tensor inputs of an op whose API family has a scalar (`...s`) variant
+    (the evidence that the op takes numbers, as binary element-wise ops do)."""
+    return [p.fw.name for p in amap.params
+            if p.fw is not None and p.kind == "tensor" and p.fw.kind == "tensor"
+            and p.aclnn.role == "input" and not p.fw.optional and not p.fw.mutable
+            and p.fw.origin == "param" and not p.fw.is_output]
+
+
 def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | None,
-            meta_ok: bool | None, role: str, updated: set[str] = frozenset()) -> list[dict]:
+            meta_ok: bool | None, role: str, updated: set[str] = frozenset(),
+            wrapped: list[str] | None = None) -> list[dict]:
     """Fresh outputs (functional) or size checks of the given outs (`.out`). `updated`:
-    outs the API updates in place (its `*Ref` params): they keep their sizes."""
-    opts = _options_expr(fwp)
+    outs the API updates in place (its `*Ref` params): they keep their sizes.
+    `wrapped`: inputs a wrapped Python number can arrive in; the output then takes its
+    device from one that is not (op-plugin AddKernelNpuOpApi.cpp `add_dest_output`)."""
+    opts = bopts = _options_expr(fwp)
+    wrapped = list(wrapped or ())
+    if len(wrapped) >= 2 and opts == f"{wrapped[0]}.options()":
+        a, b = wrapped[0], wrapped[1]
+        opts = f"({a}.dim() == 0 && !torch_npu::utils::is_npu({a}) ? {b} : {a}).options()"
+        bopts = f"({a}.dim() == 0 && {a}.is_cpu() ? {b} : {a}).options()"  # no torch_npu
     out: list[dict] = []
     if role == "inplace":
         return out
@@ -506,14 +674,30 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
             lines.append(f"at::Tensor {f.name} = npu_preparation::apply_tensor_without_format("
                          f"{m}.sizes(), {opts}.dtype({m}.scalar_type()));")
             blines.append(f"at::Tensor {f.name} = at::empty({m}.sizes(), "
-                          f"{opts}.dtype({m}.scalar_type()));")
+                          f"{bopts}.dtype({m}.scalar_type()));")
+        npu = schema.name.startswith("npu::")
         out.append({"lines": lines, "binding_lines": blines, "todo": "",
                     "note": f"output sizes and dtypes from {schema.name}"
                             f"{'.' + schema.overload if schema.overload else ''}'s own meta "
-                            "function (Meta dispatch key): broadcasting, reductions and type "
-                            "promotion as torch computes them"})
+                            "function (Meta dispatch key): " +
+                            ("torch_npu's Python meta registration "
+                             "(torch_npu/op_plugin/meta/_meta_registrations.py)" if npu else
+                             "broadcasting, reductions and type promotion as torch computes "
+                             "them")})
         tensors = []
+    params = {f.name: f for f in fwp if f.origin == "param"}
     for f in fresh:
+        same = params.get(f.name.rstrip("_"))
+        if f.kind in ("int", "float", "bool") and f.name != f.name.rstrip("_") \
+                and same is not None and same.kind == f.kind and not same.optional:
+            # the op returns a value named like one of its inputs (torch_npu's meta
+            # function: `return (..., seed, offset, numels)`): the input passes through
+            ctype = {"int": "int64_t", "float": "double", "bool": "bool"}[f.kind]
+            line = f"{ctype} {f.name} = {same.name};"
+            out.append({"lines": [line], "binding_lines": [line], "todo": "",
+                        "note": f"returned as given: the op's meta function names this "
+                                f"return `{same.name}` like the input"})
+            continue
         if f.kind != "tensor":
             ctype, init = {"tensor_list": ("std::vector<at::Tensor>", ""),
                            "int": ("int64_t", " = 0"), "float": ("double", " = 0.0"),
@@ -524,10 +708,11 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                         "todo": f"TODO(opgen): compute the returned {f.kind} `{f.name}`", "note": ""})
         elif f in tensors:
             ref = opts[: -len(".options()")] if opts.endswith(".options()") else ""
+            bref = bopts[: -len(".options()")] if bopts.endswith(".options()") else ""
             if ref and not ref.endswith(".front()"):
                 out.append({
                     "lines": [f"at::Tensor {f.name} = npu_preparation::apply_tensor_without_format({ref});"],
-                    "binding_lines": [f"at::Tensor {f.name} = at::empty_like({ref});"],
+                    "binding_lines": [f"at::Tensor {f.name} = at::empty_like({bref});"],
                     "todo": f"TODO(opgen): no meta function is known for {schema.name}: output "
                             f"`{f.name}` is allocated with the shape and dtype of `{ref}`; use the "
                             f"op's real output shape/dtype", "note": ""})
@@ -537,6 +722,23 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                             "todo": f"TODO(opgen): allocate output `{f.name}` (no tensor input "
                                     f"to take shape/dtype from)", "note": ""})
     return out
+
+
+def _legacy_empty_lists(schema: TorchSchema, functional: TorchSchema | None
+                        ) -> dict[str, list[str]]:
+    """{tensor list arg: its op's int dim args} when the functional op ignores legacy
+    empty 1-d tensors in the list (codegen.torch_facts.skips_legacy_empty: probed on
+    Meta tensors, not keyed on the op's name)."""
+    from codegen import torch_facts
+    from codegen.torch_facts import _DIM_NAMES
+
+    if functional is None:
+        return {}
+    full = f"{functional.name}.{functional.overload}" if functional.overload else functional.name
+    if not torch_facts.skips_legacy_empty(full):
+        return {}
+    dims = [a.name for a in schema.args if a.name in _DIM_NAMES and a.type == "int"]
+    return {a.name: dims for a in schema.args if a.kind == "tensor_list"}
 
 
 def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
@@ -555,31 +757,65 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                 and not f.optional), "")
     ref_expr = ref or "at::Tensor()"
     outs = tuple(f.name for f in fwp if f.is_output and f.kind == "tensor")
-    args = call_args(amap, TorchDialect({f.name for f in fwp}, outs), ref_expr)
+    skip_empty = _legacy_empty_lists(schema, functional)
+    dialect = TorchDialect({f.name for f in fwp}, outs, skip_empty, return_stmt(schema))
+    args = call_args(amap, dialect, ref_expr)
     alias, _ = fn_pointer_type(amap)
     main = Branch(chosen, args, static_asserts(chosen.name, alias, args, "ConvertType"),
                   static_asserts(chosen.name, alias, args, "::opgen::at_conv::ConvertType"))
     branches = [main]
+    guards: list[str] = []
+    consumed: set[str] = set()
     scalar = variants.get("inplace_scalar" if role == "inplace" else "scalar")
+    taken: set[str] = set()
     if scalar is not None and scalar.name != chosen.name:
         b = _scalar_branch(chosen, scalar, amap, fwp, ref_expr)
         if b is not None:
             branches = [b, main]
+            taken.add(scalar_swapped_param(chosen, scalar) or "")
+    if role != "inplace":
+        for v in variants.get("versions", []):
+            if v.name == chosen.name:
+                continue
+            pre, vb = _version_scalar_branches(chosen, v, amap, fwp, ref_expr, outs, taken)
+            if vb:
+                guards += pre
+                branches = branches[:-1] + vb + [main]
+                taken.add(scalar_swapped_param(chosen, v) or "")
+        scalar_branched = len(branches) > 1  # a scalar variant takes an input as a number
+        opt_branches, consumed = _optional_input_branches(
+            chosen, [v for v in variants.get("versions", []) if v.name != chosen.name],
+            amap, fwp, ref_expr, outs)
+        branches = opt_branches + branches
+        if scalar_branched:
+            covered = {b.cond.split(".dim()")[0] for b in branches if b.cond}
+            for t in _wrapped_number_inputs(amap):
+                if t not in covered:
+                    branches = branches[:-1] + [_device_copy_branch(
+                        chosen, amap, fwp, ref_expr, outs, t,
+                        "no variant takes it as an aclScalar")] + [main]
     fn = function_name(schema)
     call_names = [a.name for a in schema.args]
     ret_cpp, _ = return_type(schema)
-    apis = list(dict.fromkeys(b.api.name for b in reversed(branches)))
+    # versions checked at run time (a missing one must not send every call to acl_op)
+    checked = {b.api.name for b in branches if "_available" in b.cond
+               or any("check_aclnn_kernel_available" in line for line in b.prelude)}
+    apis = [n for n in dict.fromkeys(b.api.name for b in reversed(branches)) if n not in checked]
     return TorchFunction(
         role=role, op=op, schema=schema, name=fn, return_type=ret_cpp,
         params=[{"type": torch_cpp_type(a, ilistref), "name": a.name} for a in schema.args],
         allocs=_allocs(schema, fwp, functional, meta_ok, role,
                        {m.fw.name for m in amap.params if m.fw is not None
-                        and m.aclnn.role == "inout" and m.rule is None}),
+                        and m.aclnn.role == "inout" and m.rule is None},
+                       _wrapped_number_inputs(amap) if any(
+                           b.prelude and b.prelude[0].startswith("c10::Scalar ")
+                           for b in branches) else None),
         branches=branches, return_stmt=return_stmt(schema),
-        unused=[{"name": u.name, "todo": unused_todo(chosen, u)} for u in amap.unused],
+        unused=[{"name": u.name, "todo": unused_todo(chosen, u)} for u in amap.unused
+                if u.name not in consumed],
         fallback_calls=[f"DO_COMPATIBILITY({n}, acl_op::{fn}({', '.join(call_names)}));"
                         for n in apis] if acl_op_fallback else [],
-        argmap=amap)
+        argmap=amap, guards=guards)
 
 
 def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool = False,
@@ -600,6 +836,9 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
     full = f"{schema.name}.{schema.overload}" if schema.overload else schema.name
     ilistref = bool(torch_facts.structured_group(full))
     meta_ok = torch_facts.meta_kernel(func_op.name) if func_op is not None else None
+    if meta_ok and functional is not None and functional.name.startswith("npu::") and \
+            any("SymInt" in a.type for a in functional.args):
+        meta_ok = None  # the by-name dispatcher call spells int[], not SymInt[]
     primary_role = schema_role(schema)
     functions: list[TorchFunction] = []
     for role in ROLES:
@@ -648,6 +887,8 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
         "primary": primary,
         "decls": decls,
         "uses_meta": any(a.get("lines") and a.get("note") for f in functions for a in f.allocs),
+        "uses_dispatcher": any("c10::Dispatcher::" in line for f in functions
+                               for a in f.allocs for line in a.get("lines", [])),
         "function": primary.name,
         "file_stem": file_stem(schema),
         "params": primary.params,

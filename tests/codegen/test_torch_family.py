@@ -58,8 +58,10 @@ def test_add_trio_with_meta_sizes_and_scalar_branches(db):
            "const at::Scalar& alpha)" in text
     # broadcasting and type promotion: the functional op's meta function sizes `out`
     assert "auto meta = at::add(opgen_meta(self), opgen_meta(other), alpha);" in text
+    # a wrapped-number `self` gives no device: the output takes `other`'s (add_dest_output)
     assert ("at::Tensor out = npu_preparation::apply_tensor_without_format(meta.sizes(), "
-            "self.options().dtype(meta.scalar_type()));") in text
+            "(self.dim() == 0 && !torch_npu::utils::is_npu(self) ? other : self).options()"
+            ".dtype(meta.scalar_type()));") in text
     assert "npu_preparation::check_tensor({self, other}, out, out.scalar_type(), meta.sizes());" \
         in text
     # a CPU 0-d `other` goes to the scalar variants, as op-plugin's AddKernelNpuOpApi.cpp
@@ -70,6 +72,48 @@ def test_add_trio_with_meta_sizes_and_scalar_branches(db):
     assert "TODO(opgen):" not in text and r.todos == []
     yaml = r.files["in-tree/op_plugin/config/op_plugin_functions.yaml.entry"]
     assert yaml.count("  - func: ") == 3 and "add_.Tensor(Tensor(a!) self" in yaml
+
+
+def test_newer_version_taking_a_scalar_gets_a_guarded_branch(db):
+    """aclnnAddV3 takes `self` as an aclScalar: a CPU 0-d `self` calls it when the
+    kernel exists at run time and the output dtype is in its doc's list, else the
+    number is copied to the device for aclnnAdd (op-plugin AddKernelNpuOpApi.cpp).
+    Nothing is keyed on the name: the branch comes from the variant's signature."""
+    r = prepare(db, "aclnnAdd", "torch", op="aten::add.Tensor")
+    text = r.files[ADAPTER.format("Add")]
+    assert text.count('static const bool addv3_available = '
+                      'check_aclnn_kernel_available("aclnnAddV3");') == 2  # add, add_out
+    assert text.count("} else if (self.dim() == 0 && !torch_npu::utils::is_npu(self) && "
+                      "addv3_available && (out.scalar_type() == at::kBFloat16") == 2
+    assert text.count("EXEC_NPU_CMD(aclnnAddV3, self_scalar, other, alpha, out);") == 2
+    assert text.count("at::Tensor self_device = npu_preparation::copy_scalar_to_device("
+                      "self.item(), out.scalar_type(), out.device());") == 2
+    assert text.count("EXEC_NPU_CMD(aclnnAdd, self_device, other, alpha, out);") == 2
+    # `other` is checked first, as upstream; the run-time check replaces DO_COMPATIBILITY
+    assert text.index("aclnnAdds, self, other_scalar") < text.index("aclnnAddV3, self_scalar")
+    assert "DO_COMPATIBILITY(aclnnAddV3" not in text
+    # the in-place op has no scalar `self`: no V3 branch there
+    inplace = text[text.index("at::Tensor& add_("):]
+    assert "aclnnAddV3" not in inplace and "aclnnInplaceAddV3" not in inplace
+
+
+def test_wrapped_number_without_a_variant_is_copied_to_the_device():
+    """aclnnMul has aclnnMuls for `other` and no version taking `self` as a scalar:
+    a CPU 0-d `self` is copied to the device (op-plugin MulKernelNpuOpApi.cpp
+    self_tensor_to_device); the in-place op never gets the branch. (The shipped
+    snapshot: the codegen subset has no Mul.)"""
+    from opdb.query import OpDB
+    db = OpDB.open(overlay=False)
+    r = prepare(db, "aclnnMul", "torch", op="aten::mul.Tensor")
+    text = r.files[ADAPTER.format("Mul")]
+    assert text.count("} else if (self.dim() == 0 && !torch_npu::utils::is_npu(self)) {") == 2
+    assert text.count("EXEC_NPU_CMD(aclnnMul, self_device, other, out);") == 2
+    assert text.count("EXEC_NPU_CMD(aclnnMuls, self, other_scalar, out);") == 2
+    assert "self_device" not in text[text.index("at::Tensor& mul_("):]
+    # an op with no scalar variant gets no such branch
+    idx = prepare(db, "aclnnIndexSelect", "torch", op="aten::index_select")
+    assert "_device = npu_preparation::copy_scalar_to_device" not in \
+        idx.files[ADAPTER.format("IndexSelect")]
 
 
 def test_scalar_schema_picks_the_scalar_api(db):
@@ -93,10 +137,75 @@ def test_cat_takes_itensorlistref_and_sizes_from_meta(db):
     assert "at::TensorList acl_tensors(acl_tensors_vec);" in text
 
 
+def test_legacy_empty_tensors_dropped_and_dim_wrapped(db):
+    """aten::cat ignores legacy empty 1-d tensors (probed on Meta tensors, so
+    aten::stack, which rejects them, is left alone); op-plugin CatKernelNpuOpApi.cpp
+    drops them before aclnnCat and wraps `dim` against the first kept tensor."""
+    assert torch_facts.skips_legacy_empty("aten::cat") is True
+    assert torch_facts.skips_legacy_empty("aten::stack") is False
+    assert torch_facts.skips_legacy_empty("aten::index_select") is False
+    r = prepare(db, "aclnnCat", "torch", op="aten::cat")
+    text = r.files[ADAPTER.format("Cat")]
+    assert text.count("if (t.dim() == 1 && t.size(0) == 0) {") == 2  # cat, cat_out
+    assert text.count("dim = c10::maybe_wrap_dim(dim, acl_tensors_vec.front().dim());") == 2
+    assert text.count("if (acl_tensors_vec.empty()) {\n        return out;") == 2
+    assert text.count("EXEC_NPU_CMD(aclnnCat, acl_tensors, dim, out);") == 2
+    stack = db.framework_op("torch", "aten::stack")
+    if stack is not None and db.aclnn_api("aclnnStack") is not None:
+        st = prepare(db, "aclnnStack", "torch", op="aten::stack").files[ADAPTER.format("Stack")]
+        assert "maybe_wrap_dim" not in st and "legacy empty" not in st
+
+
 def test_without_a_meta_function_the_todo_says_so(db):
-    assert torch_facts.meta_kernel("npu::npu_fusion_attention") is None
-    r = prepare(db, "aclnnFlashAttentionScore", "torch", op="npu::npu_fusion_attention")
+    src = Source("test", "2.13.0")
+    op = FrameworkOp("torch", "npu::npu_opgen_no_meta", src,
+                     schema="npu::npu_opgen_no_meta(Tensor self) -> Tensor")
+    assert torch_facts.meta_kernel(op.name) is None
+    api = db.aclnn_api("aclnnAbs")
+    r = render_adapter(api, op, "torch", "in-tree", variants=family(db, api))
     assert any("no meta function is known" in t for t in r.todos)
+
+
+def test_npu_op_sized_by_torch_npus_meta_registration(db):
+    """npu:: ops have no at:: function and no meta in torch; torch_npu registers Python
+    Meta kernels (opdb/sources/torch_npu/2.13.0/meta_registrations.json, from the
+    wheel's _meta_registrations.py): the adapter calls the op by name through the
+    dispatcher on Meta tensors, and the meta function's return names name the outputs,
+    so the aclnn outputs map by name (attentionOut <- attention_score by alias)."""
+    reg = torch_facts.npu_meta_registration("npu::npu_fusion_attention")
+    assert reg is not None and reg.returns == ("attention_score", "softmax_max", "softmax_sum",
+                                               "softmax_out", "seed", "offset", "numels")
+    assert torch_facts.meta_kernel("npu::npu_fusion_attention") is True
+    r = prepare(db, "aclnnFlashAttentionScore", "torch", op="npu::npu_fusion_attention")
+    text = r.files[ADAPTER.format("NpuFusionAttention")]
+    assert "#include <ATen/core/dispatch/Dispatcher.h>" in text
+    assert ('auto meta = c10::Dispatcher::singleton().findSchemaOrThrow('
+            '"npu::npu_fusion_attention", "").typed<std::tuple<at::Tensor, at::Tensor, '
+            'at::Tensor, at::Tensor, int64_t, int64_t, int64_t>(const at::Tensor&, ') in text
+    assert ("at::Tensor softmax_max = npu_preparation::apply_tensor_without_format("
+            "std::get<1>(meta).sizes(), query.options().dtype(std::get<1>(meta).scalar_type()));"
+            ) in text
+    # inputs returned under their own name pass through; numels has no source
+    assert "int64_t seed_ = seed;" in text and "int64_t offset_ = offset;" in text
+    assert any("`numels`" in t for t in r.todos)
+    assert ("EXEC_NPU_CMD(aclnnFlashAttentionScore, query, key, value, pse, dropout_mask, "
+            "padding_mask, atten_mask, prefix, scale, keep_prob, pre_tockens, next_tockens, "
+            "head_num, acl_input_layout, inner_precise, sparse_mode, softmax_max, softmax_sum, "
+            "softmax_out, attention_score);") in text
+    assert not any("matched by" in t for t in r.todos)
+    # `sink` is not an aclnnFlashAttentionScore param; the newer V3 takes it by name:
+    # upstream's branch, failing clearly on a CANN without V3 (pse_type 1 by rule)
+    assert "    if (sink.has_value()) {" in text
+    assert ('TORCH_CHECK(check_aclnn_kernel_available("aclnnFlashAttentionScoreV3"), '
+            '"`sink` needs aclnnFlashAttentionScoreV3') in text
+    assert ("EXEC_NPU_CMD(aclnnFlashAttentionScoreV3, query, key, value, pse, dropout_mask, "
+            "padding_mask, atten_mask, sink, prefix, acl_q_start_idx_optional, "
+            "acl_kv_start_idx_optional, scale, keep_prob, pre_tockens, next_tockens, head_num, "
+            "acl_input_layout, inner_precise, sparse_mode, acl_pse_type, softmax_max, "
+            "softmax_sum, softmax_out, attention_score);") in text
+    assert "int64_t acl_pse_type = 1;" in text
+    assert not any("`sink`" in t or "q_start_idx" in t or "pseType" in t for t in r.todos)
+    assert "DO_COMPATIBILITY(aclnnFlashAttentionScoreV3" not in text
 
 
 def test_int_lists_are_widened_as_upstream(db):
