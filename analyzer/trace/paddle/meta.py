@@ -92,8 +92,8 @@ class _State:
     def n_ops(self) -> int:
         """Watermark: the id of the newest op (PIR op ids grow with creation; parameter
         and data ops are inserted at the block's front, so positions are not stable)."""
-        block = self.main.global_block()  # `block.ops` would build a list of every op
-        return block.back().id() if block.num_ops() else -1
+        block = self.main.global_block()  # `block.ops` lists every op, `num_ops()` counts
+        return -1 if block.empty() else block.back().id()  # them: O(n) per call
 
 
 @contextlib.contextmanager
