@@ -177,28 +177,54 @@ def _patched(state: _State, names: dict[int, str]):
 
 
 @contextlib.contextmanager
-def _no_op_callstacks():
-    """Paddle's static op builders (C++ `CallStackRecorder`) call Python's
+def _lean_build():
+    """Two pieces of Paddle's static build that a meta trace never uses, cut while it runs.
+
+    Op call stacks: Paddle's static op builders (C++ `CallStackRecorder`) call Python's
     `traceback.extract_stack()` for every op they append and store the whole stack, every
     line read through linecache, as the op's `op_callstack` attribute: 0.5-1 ms an op,
     most of a small model's meta build (MobileNetV3: 2,900 ops, parameters, optimizer
     accumulators and their initialisers included). Paddle reads that attribute only to
-    print errors of a program run, which meta mode never does (the value-read slices of
-    `meta_values` run with a placeholder for any failure), and opscan takes each op's source
-    line from its own wrappers. While building, a call from C (the caller's frame does not
-    name `extract_stack`) gets an empty stack; Python callers get the real one."""
+    print errors of a program run; the value-read slices of `meta_values` are the only
+    runs and fall back to a placeholder on any failure, and opscan takes each op's source
+    line from its own wrappers. A call from C (the caller's frame does not name
+    `extract_stack`) gets an empty stack; Python callers get the real one.
+
+    Initialisers of persistable values: `paddle.pir.core.create_persistable_value` (optimizer
+    accumulators: Adam's two moments and two beta powers per parameter; AMP's loss scale)
+    appends an initialiser and a `set_persistable_value` to the startup program and a
+    `pd_op.data` to the main program. The startup program is never run in meta mode, so
+    only the main program's value is made (same name, shape, dtype, persistable); a
+    distributed value (`dist_attr`) goes through Paddle's own function.
+    """
     import traceback
 
-    real = traceback.extract_stack
+    import paddle.pir.core as pir_core
+
+    real_stack = traceback.extract_stack
+    real_persistable = pir_core.create_persistable_value
 
     def extract_stack(f=None, limit=None):
         caller = sys._getframe(1)
         if f is None and limit is None and "extract_stack" not in caller.f_code.co_names:
             return traceback.StackSummary()
-        return real(caller if f is None else f, limit)
+        return real_stack(caller if f is None else f, limit)
+
+    def create_persistable_value(dtype, shape, name=None, **kwargs):
+        if "initializer" not in kwargs or kwargs.get("dist_attr"):
+            return real_persistable(dtype, shape, name, **kwargs)  # its checks, its errors
+        if dtype is not None and not isinstance(dtype, pir_core.DataType):
+            dtype = pir_core.convert_np_dtype_to_dtype_(dtype)
+        with pir_core.program_guard(pir_core.default_main_program()):
+            pir_core.reset_insertion_point_to_start()
+            value = pir_core.data(name or pir_core.unique_name.generate("persistable_value"),
+                                  shape, dtype, pir_core.Place())
+        value.persistable = True
+        return value
 
     patches = AttrPatches()
     patches.put(traceback, "extract_stack", extract_stack)
+    patches.put(pir_core, "create_persistable_value", create_persistable_value)
     try:
         yield
     finally:
@@ -351,7 +377,7 @@ def trace_meta(path: Path, *, steps: int = 1, progress: Callable[[str], None] | 
     shims = ValueShims(main)
     try:
         with paddle.static.program_guard(main, startup), shims.installed(), \
-                _no_op_callstacks():
+                _lean_build():
             if progress:
                 progress(f"building {path} as a static program")
             entry = load_entry(path, "paddle")
