@@ -28,6 +28,7 @@ role, other kernel name; `dygraph_equivalent()` applies it when a caller compare
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -232,18 +233,26 @@ def _lean_build():
 
 
 def _meta(v: Any, ids: dict) -> TensorMeta:
+    """The TensorMeta of value `v`, made once per value (a PIR value's type is fixed when
+    it is created, and a value is read by several ops); `ids` maps value keys to them,
+    tensor ids counting up in order of first sight."""
+    key = _key(v)
+    meta = ids.get(key)
+    if meta is None:
+        try:
+            dtype = _dtype_name(str(v.dtype))
+            shape = tuple(int(d) for d in v.shape)
+        except Exception:  # noqa: BLE001 - non-tensor values (vectors of tensors)
+            dtype, shape = "", ()
+        meta = ids[key] = TensorMeta(len(ids) + 1, dtype, shape)
+    return meta
+
+
+@functools.lru_cache(maxsize=None)
+def _dtype_name(paddle_dtype: str) -> str:
     from opdb.dtypes import normalize_dtype
 
-    key = _key(v)
-    tid = ids.get(key)
-    if tid is None:
-        tid = ids[key] = len(ids) + 1
-    try:
-        dtype = normalize_dtype(str(v.dtype))
-        shape = tuple(int(d) for d in v.shape)
-    except Exception:  # noqa: BLE001 - non-tensor values (vectors of tensors)
-        dtype, shape = "", ()
-    return TensorMeta(tid, dtype, shape)
+    return normalize_dtype(paddle_dtype)
 
 
 def program_calls(state: _State, first_op: int) -> tuple[list[OpCall], dict[str, int]]:
@@ -341,8 +350,9 @@ def _accumulation_adds(c: OpCall, operands: list, ids: dict, index: int) -> list
         if k >= len(parts) - 2 or not c.outputs:
             a.outputs = list(c.outputs)
         else:  # a partial sum: a fresh tensor id
-            tid = ids[f"partial-sum|{len(ids)}"] = len(ids) + 1
-            a.outputs = [TensorMeta(tid, c.outputs[0].dtype, c.outputs[0].shape)]
+            partial = TensorMeta(len(ids) + 1, c.outputs[0].dtype, c.outputs[0].shape)
+            ids[f"partial-sum|{len(ids)}"] = partial
+            a.outputs = [partial]
         out.append(a)
     return out
 
