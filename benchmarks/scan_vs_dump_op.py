@@ -63,7 +63,7 @@ MODELS = [
 META_ONLY = {"benchmarks/models/decoder_70b.py"}
 # Real steps of more than 10 s (ResNet-50, 224x224, at batch 16 and 64): the 10x goal.
 LONG_STEP = {"benchmarks/models/resnet50_224.py", "benchmarks/models/resnet50_224_b64.py"}
-# Only with --large: a dump-op of about a minute and ~9 GB.
+# Only with --large: a dump-op of about a minute and ~6 GB.
 LARGE = {"benchmarks/models/resnet50_224_b64.py"}
 AUTO_ROWS = [("examples/torch_decoder_7b.py", "torch"),
              ("benchmarks/models/decoder_70b.py", "torch")]
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=1, help="runs per command; the fastest counts")
     ap.add_argument("--no-auto", action="store_true", help="skip the --mode auto rows")
     ap.add_argument("--large", action="store_true",
-                    help="add ResNet-50 at batch 64 (a real step of about a minute, ~9 GB)")
+                    help="add ResNet-50 at batch 64 (a real step of about a minute, ~6 GB)")
     args = ap.parse_args(argv)
 
     def wanted(model: str) -> bool:
