@@ -13,7 +13,9 @@ Every `pd_op.*` op the step added is mapped to the phi kernel it would run
 `batch_norm`); graph plumbing (`builtin.*`, `pd_op.data`, `pd_op.full_int_array`) is
 skipped. Op functions are wrapped as in real mode to give each op its layer path and
 source line; grad ops take the layer of the forward op they differentiate, found
-through the values they share.
+through the values they share. While it builds, `_lean_build` cuts two parts of Paddle's
+static build that a meta trace never reads (each op's recorded Python call stack; the
+startup-program initialisers of optimizer accumulators): most of a small model's meta scan.
 
 Real model code that needs dygraph (`register_buffer`, `set_value`, reading a value with
 `int(t)`) is handled by `analyzer.trace.paddle.meta_values` and noted in the trace.
@@ -206,7 +208,10 @@ def _lean_build():
     real_persistable = pir_core.create_persistable_value
 
     def extract_stack(f=None, limit=None):
-        caller = sys._getframe(1)
+        try:
+            caller = sys._getframe(1)
+        except ValueError:  # called from C with no Python frame at all
+            return real_stack(f, limit)
         if f is None and limit is None and "extract_stack" not in caller.f_code.co_names:
             return traceback.StackSummary()
         return real_stack(caller if f is None else f, limit)
