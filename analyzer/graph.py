@@ -47,7 +47,7 @@ def is_out_variant(call) -> bool:
 def build_call_graph(trace: Trace) -> MultiDiGraph:
     """The call-level graph of `trace` (see the module docstring for attributes)."""
     g = MultiDiGraph(kind=CALL_GRAPH, framework=trace.framework, model=trace.model,
-                        steps=trace.steps)
+                     steps=trace.steps)
     last_writer: dict[int, int] = {}  # tensor id -> index of the latest call that output it
     read_after_write: set[tuple[int, int]] = set()  # (tensor id, writer index) consumed later
     calls = sorted(trace.calls, key=lambda c: c.index)
