@@ -36,6 +36,7 @@ from typing import Any, Callable
 
 from analyzer.errors import ModelError
 from analyzer.model import OpCall, TensorMeta, Trace
+from analyzer.trace import heap
 from analyzer.trace.entry import load_entry, user_error, user_source
 from analyzer.trace.patches import AttrPatches
 from analyzer.trace.paddle.meta_values import ValueShims
@@ -388,6 +389,8 @@ def trace_meta(path: Path, *, steps: int = 1, progress: Callable[[str], None] | 
                script_argv: list[str] | None = None) -> Trace:
     import paddle
 
+    heap.settle()  # paddle's heap; again once the model is built
+
     if script_argv is not None:
         raise ModelError(f"{path}: meta mode needs a model file with build()",
                          "use mode real for --script, or add build() to the file")
@@ -405,6 +408,7 @@ def trace_meta(path: Path, *, steps: int = 1, progress: Callable[[str], None] | 
             if progress:
                 progress(f"building {path} as a static program")
             entry = load_entry(path, "paddle")
+            heap.settle()
             names = {}
             if isinstance(entry.model, paddle.nn.Layer):
                 names = {id(m): p for p, m in entry.model.named_sublayers(include_self=True)}
