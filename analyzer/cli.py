@@ -186,7 +186,10 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None:  # the program itself (console script, python -m), not a library call
         import atexit
 
+        from analyzer.trace import heap
+
         atexit.register(_skip_exit_collection)
+        heap.enable()  # meta scans freeze the heap once the model is built
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "classify":
         return main_classify(argv[1:])

@@ -35,8 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import networkx as nx
-
+from analyzer.digraph import DiGraph, MultiDiGraph, connected_components
 from analyzer.model import GAP_CATEGORIES, SETUP, FallbackCost, FallbackGroup, FallbackIsland
 
 OpKey = tuple[str, tuple[str, ...]]
@@ -69,7 +68,7 @@ def _round_div(total: int, steps: int) -> int:
     return (2 * total + steps) // (2 * steps)
 
 
-def host_calls(g: nx.MultiDiGraph, unsupported: Iterable, passthrough: Iterable = ()) -> set:
+def host_calls(g: MultiDiGraph, unsupported: Iterable, passthrough: Iterable = ()) -> set:
     """Call nodes that would run on the host (see the module docstring)."""
     unsupported = set(unsupported)
     passthrough = set(passthrough)
@@ -85,7 +84,7 @@ def host_calls(g: nx.MultiDiGraph, unsupported: Iterable, passthrough: Iterable 
     return host
 
 
-def island_boundary(g: nx.MultiDiGraph, island: set) -> tuple[dict, dict]:
+def island_boundary(g: MultiDiGraph, island: set) -> tuple[dict, dict]:
     """Values crossing into (device->host) and out of (host->device) `island`:
     two dicts {(tensor id, producer index or None): nbytes}."""
     d2h: dict = {}
@@ -105,7 +104,7 @@ def island_boundary(g: nx.MultiDiGraph, island: set) -> tuple[dict, dict]:
     return d2h, h2d
 
 
-def compute_fallback(g: nx.MultiDiGraph, unsupported: Iterable, passthrough: Iterable = (),
+def compute_fallback(g: MultiDiGraph, unsupported: Iterable, passthrough: Iterable = (),
                      steps: int | None = None) -> FallbackCost:
     """The per-step CPU-fallback cost of call graph `g`.
 
@@ -122,11 +121,13 @@ def compute_fallback(g: nx.MultiDiGraph, unsupported: Iterable, passthrough: Ite
     last_step = max(g.nodes[n]["step"] for n in host)
     total_transfers = total_bytes = 0
     islands: list[tuple[int, FallbackIsland, tuple[str, ...]]] = []
-    same_step = nx.Graph()
-    same_step.add_nodes_from(host)
-    same_step.add_edges_from((u, v) for u, v in g.subgraph(host).edges()
-                             if g.nodes[u]["step"] == g.nodes[v]["step"])
-    for comp in nx.connected_components(same_step):
+    same_step = DiGraph()  # host calls, linked where one hands a tensor to the other
+    same_step.add_nodes_from(sorted(host))
+    for u in same_step.nodes:
+        for v in g.successors(u):
+            if v in host and g.nodes[u]["step"] == g.nodes[v]["step"]:
+                same_step.add_edge(u, v)
+    for comp in connected_components(same_step):
         members = sorted(comp)
         d2h, h2d = island_boundary(g, comp)
         transfers = len(d2h) + len(h2d)

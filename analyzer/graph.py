@@ -1,6 +1,7 @@
 """The op graph of a traced step: calls as nodes, tensors flowing between them as edges.
 
-`build_call_graph(trace)` gives a `networkx.MultiDiGraph`:
+`build_call_graph(trace)` gives a `MultiDiGraph` (analyzer.digraph: networkx's API, without
+importing networkx):
   - node = `OpCall.index` (int) with attributes op, overload, phase, module, source,
     step, dtypes (tuple of str), in_shapes / out_shapes (tuples of shape tuples), and
     `external_inputs`: tensors the call reads that no traced call produced (parameters,
@@ -14,7 +15,7 @@
     out= tensors among the inputs too, so a tensor that is also an output and appears once
     in the inputs is taken as out= only; appearing twice, it is read as well.
 
-`collapse_by_op(graph)` gives the per-op view (`networkx.DiGraph`): one node per op (or per
+`collapse_by_op(graph)` gives the per-op view (`DiGraph`): one node per op (or per
 (op, phase) with by_phase=True) with its call count, phases and dtypes; one edge per
 (producer op, consumer op) with the number of tensors and bytes that flowed. `graphml_text()` exports either graph deterministically
 (sorted nodes and edges, GraphML-safe attribute types): the same trace gives the same bytes.
@@ -22,8 +23,7 @@
 """
 from __future__ import annotations
 
-import networkx as nx
-
+from analyzer.digraph import DiGraph, MultiDiGraph
 from analyzer.model import PHASES, Trace
 
 _SCALARS = frozenset({str, int, float, bool})
@@ -44,10 +44,10 @@ def is_out_variant(call) -> bool:
     return False
 
 
-def build_call_graph(trace: Trace) -> nx.MultiDiGraph:
+def build_call_graph(trace: Trace) -> MultiDiGraph:
     """The call-level graph of `trace` (see the module docstring for attributes)."""
-    g = nx.MultiDiGraph(kind=CALL_GRAPH, framework=trace.framework, model=trace.model,
-                        steps=trace.steps)
+    g = MultiDiGraph(kind=CALL_GRAPH, framework=trace.framework, model=trace.model,
+                     steps=trace.steps)
     last_writer: dict[int, int] = {}  # tensor id -> index of the latest call that output it
     read_after_write: set[tuple[int, int]] = set()  # (tensor id, writer index) consumed later
     calls = sorted(trace.calls, key=lambda c: c.index)
@@ -99,12 +99,12 @@ def build_call_graph(trace: Trace) -> nx.MultiDiGraph:
     return g
 
 
-def collapse_by_op(g: nx.MultiDiGraph, by_phase: bool = False) -> nx.DiGraph:
+def collapse_by_op(g: MultiDiGraph, by_phase: bool = False) -> DiGraph:
     """One node per op (calls, phases, dtypes, first call index); edges summed over calls.
 
     by_phase=True keys nodes by (op, phase) instead: forward and backward uses of one op
     (a view in both passes) stay apart, which is what the HTML report draws."""
-    op_graph = nx.DiGraph(kind=OP_GRAPH)
+    op_graph = DiGraph(kind=OP_GRAPH)
 
     def key(a):
         return (a["op"], a["phase"]) if by_phase else a["op"]
@@ -155,7 +155,7 @@ def _graphml_value(v):
     return str(v)
 
 
-def graphml_text(g: nx.Graph) -> str:
+def graphml_text(g: DiGraph) -> str:
     """GraphML of a call graph or an op graph; byte-identical for equal graphs.
 
     Sorted graph attributes, nodes (by key), node attributes, edges (by source, target,
@@ -187,7 +187,7 @@ def graphml_text(g: nx.Graph) -> str:
     return w.text()
 
 
-def graph_summary(g: nx.MultiDiGraph, graphml: str = "op_graph.graphml") -> dict:
+def graph_summary(g: MultiDiGraph, graphml: str = "op_graph.graphml") -> dict:
     """The JSON-safe `ScanReport.graph` dict: sizes, the GraphML file name, and the
     (op, phase) view the HTML report draws: `ops` (id, op, phase, calls, dtypes, first call
     index; ordered by first call) and `links` (source id, target id, tensors, bytes)."""

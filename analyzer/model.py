@@ -3,7 +3,7 @@ classifications (`OpVerdict`), the fallback cost, and the `ScanReport` every rep
 format renders from.
 
 Tracers (analyzer.trace: torch/ and paddle/) produce a `Trace`; the graph
-module turns it into a networkx graph; the classifier turns unique ops into
+module turns it into a call graph (analyzer.digraph); the classifier turns unique ops into
 `OpVerdict`s using opdb; analyzer.scan assembles a `ScanReport`; report writers only
 read a `ScanReport` (through its JSON form, `ScanReport.to_json()`).
 """

@@ -37,7 +37,7 @@ class ScanResult:
     trace: Trace
     graphml: str  # GraphML text of the call graph
     pairing: list = field(default_factory=list)  # target vs installed framework, freshness
-    graph: object = None  # the networkx call graph (analyzer.graph.build_call_graph)
+    graph: object = None  # the call graph (analyzer.graph.build_call_graph)
 
 
 def trace_model(opts: ScanOptions, adapted: set[str]) -> Trace:

@@ -22,3 +22,12 @@ def test_opdb_show_runs_without_importing_frameworks():
             "print('HEAVY' if {'torch','paddle'} & set(sys.modules) else 'LIGHT', file=sys.stderr)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stderr.strip().endswith("LIGHT") and "AdamKernel" in out.stdout
+
+
+def test_scan_pipeline_does_not_import_networkx():
+    """A scan builds its op graph with analyzer.digraph: networkx's import (~0.2 s) is no
+    part of a scan (issue 12, item 7)."""
+    code = ("import sys, analyzer.scan, analyzer.graph, analyzer.fallback, analyzer.blacklist, "
+            "analyzer.report.writer, analyzer.classify; print('networkx' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

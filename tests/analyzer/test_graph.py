@@ -6,6 +6,7 @@ import random
 
 import networkx as nx
 
+from analyzer.digraph import DiGraph, MultiDiGraph
 from analyzer.graph import build_call_graph, collapse_by_op, graph_summary, graphml_text
 from analyzer.model import OpCall, TensorMeta, Trace
 
@@ -30,7 +31,7 @@ def small_trace() -> Trace:
 
 def test_edges_follow_latest_writer_and_dedupe_repeated_inputs():
     g = build_call_graph(small_trace())
-    assert isinstance(g, nx.MultiDiGraph)
+    assert isinstance(g, MultiDiGraph)
     assert sorted(g.edges(keys=True)) == [(0, 1, 3), (1, 2, 3), (2, 3, 4), (2, 4, 4)]
     e = g.edges[2, 3, 4]
     assert (e["tensor"], e["dtype"], e["shape"], e["bytes"]) == (4, "float32", (2, 4), 32)
@@ -50,7 +51,7 @@ def test_edges_follow_latest_writer_and_dedupe_repeated_inputs():
 
 def test_collapsed_view_counts_calls_and_aggregates_edges():
     op = collapse_by_op(build_call_graph(small_trace()))
-    assert isinstance(op, nx.DiGraph)
+    assert isinstance(op, DiGraph) and not op.is_multigraph()
     assert op.nodes["aten::mm"]["calls"] == 2
     assert op.nodes["aten::mm"]["phases"] == ("forward", "backward")
     assert op.nodes["aten::mm"]["dtypes"] == ("float16", "float32")

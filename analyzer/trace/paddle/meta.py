@@ -13,7 +13,9 @@ Every `pd_op.*` op the step added is mapped to the phi kernel it would run
 `batch_norm`); graph plumbing (`builtin.*`, `pd_op.data`, `pd_op.full_int_array`) is
 skipped. Op functions are wrapped as in real mode to give each op its layer path and
 source line; grad ops take the layer of the forward op they differentiate, found
-through the values they share.
+through the values they share. While it builds, `_lean_build` cuts two parts of Paddle's
+static build that a meta trace never reads (each op's recorded Python call stack; the
+startup-program initialisers of optimizer accumulators): most of a small model's meta scan.
 
 Real model code that needs dygraph (`register_buffer`, `set_value`, reading a value with
 `int(t)`) is handled by `analyzer.trace.paddle.meta_values` and noted in the trace.
@@ -28,11 +30,13 @@ role, other kernel name; `dygraph_equivalent()` applies it when a caller compare
 from __future__ import annotations
 
 import contextlib
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
 from analyzer.errors import ModelError
 from analyzer.model import OpCall, TensorMeta, Trace
+from analyzer.trace import heap
 from analyzer.trace.entry import load_entry, user_error, user_source
 from analyzer.trace.patches import AttrPatches
 from analyzer.trace.paddle.meta_values import ValueShims
@@ -91,8 +95,8 @@ class _State:
     def n_ops(self) -> int:
         """Watermark: the id of the newest op (PIR op ids grow with creation; parameter
         and data ops are inserted at the block's front, so positions are not stable)."""
-        block = self.main.global_block()  # `block.ops` would build a list of every op
-        return block.back().id() if block.num_ops() else -1
+        block = self.main.global_block()  # `block.ops` lists every op, `num_ops()` counts
+        return -1 if block.empty() else block.back().id()  # them: O(n) per call
 
 
 @contextlib.contextmanager
@@ -175,19 +179,95 @@ def _patched(state: _State, names: dict[int, str]):
         patches.restore()
 
 
+@contextlib.contextmanager
+def _lean_build():
+    """Two pieces of Paddle's static build that a meta trace never uses, cut while it runs.
+
+    Op call stacks: Paddle's static op builders (C++ `CallStackRecorder`) call Python's
+    `traceback.extract_stack()` for every op they append and store the whole stack, every
+    line read through linecache, as the op's `op_callstack` attribute: 0.5-1 ms an op,
+    most of a small model's meta build (MobileNetV3: 2,900 ops, parameters, optimizer
+    accumulators and their initialisers included). Paddle reads that attribute only to
+    print errors of a program run; the value-read slices of `meta_values` are the only
+    runs and fall back to a placeholder on any failure, and opscan takes each op's source
+    line from its own wrappers. A call from C (the caller's frame does not name
+    `extract_stack`) gets an empty stack; Python callers get the real one.
+
+    Initialisers of persistable values: `paddle.pir.core.create_persistable_value` (optimizer
+    accumulators: Adam's two moments and two beta powers per parameter; AMP's loss scale)
+    appends an initialiser and a `set_persistable_value` to the startup program and a
+    `pd_op.data` to the main program. The startup program is never run in meta mode, so
+    only the main program's value is made (same name, shape, dtype, persistable); a
+    distributed value (`dist_attr`) goes through Paddle's own function.
+    """
+    import traceback
+
+    import paddle.pir.core as pir_core
+
+    real_stack = traceback.extract_stack
+    real_persistable = pir_core.create_persistable_value
+
+    def extract_stack(f=None, limit=None):
+        try:
+            caller = sys._getframe(1)
+        except ValueError:  # called from C with no Python frame at all
+            return real_stack(f, limit)
+        if f is None and limit is None and "extract_stack" not in caller.f_code.co_names:
+            return traceback.StackSummary()
+        return real_stack(caller if f is None else f, limit)
+
+    def create_persistable_value(dtype, shape, name=None, **kwargs):
+        if "initializer" not in kwargs or kwargs.get("dist_attr"):
+            return real_persistable(dtype, shape, name, **kwargs)  # its checks, its errors
+        if dtype is not None and not isinstance(dtype, pir_core.DataType):
+            dtype = pir_core.convert_np_dtype_to_dtype_(dtype)
+        with pir_core.program_guard(pir_core.default_main_program()):
+            pir_core.reset_insertion_point_to_start()
+            value = pir_core.data(name or pir_core.unique_name.generate("persistable_value"),
+                                  shape, dtype, pir_core.Place())
+        value.persistable = True
+        return value
+
+    patches = AttrPatches()
+    patches.put(traceback, "extract_stack", extract_stack)
+    patches.put(pir_core, "create_persistable_value", create_persistable_value)
+    try:
+        yield
+    finally:
+        patches.restore()
+
+
 def _meta(v: Any, ids: dict) -> TensorMeta:
+    """The TensorMeta of value `v`, made once per value (a PIR value's type is fixed when
+    it is created, and a value is read by several ops); `ids` maps value keys to them,
+    tensor ids counting up in order of first sight."""
+    key = _key(v)
+    meta = ids.get(key)
+    if meta is None:
+        try:
+            dtype = _dtype_name(v.dtype)
+            shape = tuple(int(d) for d in v.shape)
+        except Exception:  # noqa: BLE001 - non-tensor values (vectors of tensors)
+            dtype, shape = "", ()
+        meta = ids[key] = TensorMeta(len(ids) + 1, dtype, shape)
+    return meta
+
+
+_DTYPE_NAMES: dict[int, str] = {}
+
+
+def _dtype_name(dtype: Any) -> str:
+    """opdb's name of a PIR DataType, by its enum value: `str(dtype)` and hashing the enum
+    run Python code in Paddle (~10 us each), `.value` does not (0.8 us)."""
     from opdb.dtypes import normalize_dtype
 
-    key = _key(v)
-    tid = ids.get(key)
-    if tid is None:
-        tid = ids[key] = len(ids) + 1
-    try:
-        dtype = normalize_dtype(str(v.dtype))
-        shape = tuple(int(d) for d in v.shape)
-    except Exception:  # noqa: BLE001 - non-tensor values (vectors of tensors)
-        dtype, shape = "", ()
-    return TensorMeta(tid, dtype, shape)
+    key = getattr(dtype, "value", None)
+    if not isinstance(key, int):
+        return normalize_dtype(str(dtype))
+    name = _DTYPE_NAMES.get(key)
+    if name is None:
+        name = _DTYPE_NAMES[key] = normalize_dtype(str(dtype))
+    return name
 
 
 def program_calls(state: _State, first_op: int) -> tuple[list[OpCall], dict[str, int]]:
@@ -199,6 +279,7 @@ def program_calls(state: _State, first_op: int) -> tuple[list[OpCall], dict[str,
     skipped: dict[str, int] = {}
     calls: list[OpCall] = []
     fwd_by_value: dict[str, list[int]] = {}
+    api_of = _innermost_api(state.api, [op.id() for op in ops])
     for op in ops:
         i = op.id()
         if i <= first_op:
@@ -213,13 +294,7 @@ def program_calls(state: _State, first_op: int) -> tuple[list[OpCall], dict[str,
             if s < i <= e:
                 phase = ph
         step = sum(1 for s in starts if s < i) or 1
-        module = source = ""
-        best = None
-        for s, e, mod, src in state.api:
-            if s < i <= e and (best is None or e - s <= best[1] - best[0]):
-                best = (s, e, mod, src)
-        if best is not None:
-            module, source = best[2], best[3]
+        module, source = api_of.get(i, ("", ""))
         kernel = kernel_for(base)
         operands = list(op.operands_source())
         results = list(op.results())
@@ -248,6 +323,25 @@ def program_calls(state: _State, first_op: int) -> tuple[list[OpCall], dict[str,
     return calls, skipped
 
 
+def _innermost_api(api: list[tuple[int, int, str, str]],
+                   op_ids: list[int]) -> dict[int, tuple[str, str]]:
+    """op id -> (module, source) of the innermost wrapped API call that created it: the
+    shortest interval (start, end] holding the id, the later-recorded one of two equal
+    ones (wrappers record on exit, so that is the outer call). Written from the longest
+    interval to the shortest, each over the ids it holds (bisect), instead of testing every
+    interval against every op (2,200 x 2,900 for MobileNetV3)."""
+    import bisect
+
+    ids = sorted(op_ids)
+    out: dict[int, tuple[str, str]] = {}
+    order = sorted(range(len(api)), key=lambda k: (api[k][0] - api[k][1], k))
+    for k in order:
+        s, e, mod, src = api[k]
+        for i in ids[bisect.bisect_right(ids, s): bisect.bisect_right(ids, e)]:
+            out[i] = (mod, src)
+    return out
+
+
 def _accumulation_adds(c: OpCall, operands: list, ids: dict, index: int) -> list[OpCall]:
     """append_backward sums the k gradients of a value used by several ops with one
     `add_n`; Paddle's dygraph backward on the NPU adds them pairwise with k - 1 `add`
@@ -271,8 +365,9 @@ def _accumulation_adds(c: OpCall, operands: list, ids: dict, index: int) -> list
         if k >= len(parts) - 2 or not c.outputs:
             a.outputs = list(c.outputs)
         else:  # a partial sum: a fresh tensor id
-            tid = ids[f"partial-sum|{len(ids)}"] = len(ids) + 1
-            a.outputs = [TensorMeta(tid, c.outputs[0].dtype, c.outputs[0].shape)]
+            partial = TensorMeta(len(ids) + 1, c.outputs[0].dtype, c.outputs[0].shape)
+            ids[f"partial-sum|{len(ids)}"] = partial
+            a.outputs = [partial]
         out.append(a)
     return out
 
@@ -294,6 +389,8 @@ def trace_meta(path: Path, *, steps: int = 1, progress: Callable[[str], None] | 
                script_argv: list[str] | None = None) -> Trace:
     import paddle
 
+    heap.settle()  # paddle's heap; again once the model is built
+
     if script_argv is not None:
         raise ModelError(f"{path}: meta mode needs a model file with build()",
                          "use mode real for --script, or add build() to the file")
@@ -306,10 +403,12 @@ def trace_meta(path: Path, *, steps: int = 1, progress: Callable[[str], None] | 
     paddle.enable_static()
     shims = ValueShims(main)
     try:
-        with paddle.static.program_guard(main, startup), shims.installed():
+        with paddle.static.program_guard(main, startup), shims.installed(), \
+                _lean_build():
             if progress:
                 progress(f"building {path} as a static program")
             entry = load_entry(path, "paddle")
+            heap.settle()
             names = {}
             if isinstance(entry.model, paddle.nn.Layer):
                 names = {id(m): p for p, m in entry.model.named_sublayers(include_self=True)}

@@ -356,6 +356,10 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
         raise ModelError(f"unknown mode {mode!r}", "use --mode real or --mode meta")
     if steps < 1:
         raise ModelError(f"--steps must be at least 1, got {steps}")
+    if mode == "meta":
+        from analyzer.trace import heap
+
+        heap.settle()  # torch's heap, before build() adds torch._dynamo's
     is_script = isinstance(target, Script)
     path = Path(target.path if is_script else target)
     from analyzer.trace.torch.derivatives import backward_names
@@ -392,6 +396,8 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
             trace.steps = max(res.steps_completed, 1) if res.error is None else steps
         else:
             entry = load_entry(path, "torch", context=_npu_context)
+            if mode == "meta":
+                heap.settle()
             cpu_params = [n for n, p in entry.model.named_parameters()
                           if p.device.type != "npu"] if hasattr(entry.model,
                                                                 "named_parameters") else []
