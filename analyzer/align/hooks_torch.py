@@ -17,6 +17,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from analyzer.align.fault import Fault
+from analyzer.align.gc_pause import GcPause
 from analyzer.align.layout import StepDump
 from analyzer.align.stacks import StackSites
 from analyzer.align.stats import HOST, StepStats, scalar_record
@@ -158,6 +159,7 @@ class TorchRecorder:
         self._handles = []
         self._mode = None
         self._busy = False
+        self._gc = GcPause()
         self._reset()
 
     # ------------------------------------------------------------ setup
@@ -178,6 +180,7 @@ class TorchRecorder:
         return self
 
     def remove(self) -> None:
+        self._gc.resume()
         for h in self._handles:
             h.remove()
         self._handles.clear()
@@ -202,6 +205,7 @@ class TorchRecorder:
     def begin_step(self, step: int) -> None:
         self._reset()
         self.step = step
+        self._gc.pause()
         need_mode = self.level == "op" or self.fault is not None or self.capture is not None
         if need_mode:
             self._mode = _Mode(self)
@@ -211,8 +215,11 @@ class TorchRecorder:
         if self._mode is not None:
             self._mode.__exit__(None, None, None)
             self._mode = None
-        with torch._C.DisableTorchFunction():
-            self._batch.flush()
+        try:
+            with torch._C.DisableTorchFunction():
+                self._batch.flush()
+        finally:
+            self._gc.resume()
         d = StepDump(step=self.step, rank=0, framework="pytorch",
                      level="mix" if self.level == "op" else "L0",
                      data=self.data, construct=self.construct, stack=self._sites.stack_json())
