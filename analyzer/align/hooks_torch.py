@@ -62,7 +62,7 @@ def queue_stats(t: torch.Tensor, batch: StepStats, on_device: bool | None = None
     shape = list(t.shape)
     rec = {"type": "torch.Tensor", "dtype": name, "shape": shape, "Max": None, "Min": None,
            "Mean": None, "Norm": None, "NanCount": 0, "InfCount": 0}
-    x = t.detach()
+    x = t.detach() if t.requires_grad else t  # (numpy refuses a tensor that requires grad)
     n = x.numel()
     if n == 0:
         return rec, None
