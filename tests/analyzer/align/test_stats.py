@@ -90,3 +90,26 @@ def test_torch_cpu_numpy_path_matches_torch_reductions(monkeypatch):
         assert a["dtype"] == b["dtype"] and a["shape"] == b["shape"]
     assert by_numpy[10]["Norm"] == pytest.approx(3e18 * math.sqrt(8), rel=1e-6)  # squares overflow float32
     assert (by_numpy[12]["NanCount"], by_numpy[12]["InfCount"]) == (1, 1)
+
+
+def test_paddle_view_and_copy_paths_agree(monkeypatch):
+    """Paddle CPU tensors: a DLPack view (large tensors) and Tensor.numpy()'s copy (small
+    ones) give the same numbers, on a strided view and on bfloat16 too."""
+    import numpy as np
+    import paddle
+
+    from analyzer.align import hooks_paddle as hp
+
+    paddle.seed(0)
+    base = paddle.randn([64, 48]) * 2 + 0.25
+    cases = [base, base.transpose([1, 0]), base.astype("bfloat16"), base.astype("float64")]
+    views = []
+    real = np.from_dlpack
+    monkeypatch.setattr(np, "from_dlpack", lambda x: views.append(1) or real(x))
+    got = {}
+    for limit in (0, 1 << 30):  # every tensor viewed / every tensor copied
+        monkeypatch.setattr(hp, "_VIEW_MIN", limit)
+        got[limit] = [hp.tensor_stats(t) for t in cases]
+    assert len(views) == len(cases)
+    for a, b in zip(got[0], got[1 << 30]):
+        assert a == b
