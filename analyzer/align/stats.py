@@ -139,7 +139,7 @@ def _single_digits(quads: list, single: list) -> list:
     means = [quads[4 * i + 2] for i in idx]
     try:
         means = struct.unpack("%df" % len(means), struct.pack("%df" % len(means), *means))
-    except OverflowError:  # a float64 mean beyond float32's range: per value, as before
+    except OverflowError:  # a mean beyond float32's range (cannot come from float32 data): kept as is
         means = [_F32.unpack(_F32.pack(m))[0] if abs(m) <= 3.4028234663852886e38 or m != m else m
                  for m in means]
     picked = []
