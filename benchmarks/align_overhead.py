@@ -15,7 +15,11 @@ interception is part of the dump's cost). Ratio = median dumped step / median un
 Criterion (issue 15): <= 1.5x and <= 2 KB per module call (forward + backward record +
 parameter gradients).
 
-    python benchmarks/align_overhead.py [--models fw:path,...] [--rounds N] [--block N] [--threads N]
+    python benchmarks/align_overhead.py [--models fw:path,...] [--rounds N] [--block N] [--threads N] [--breakdown]
+
+--breakdown also times, in every round, blocks of the dumped step cut short: hooks only
+(statistics replaced by an empty record), + statistics, + encoding the files (CPU time per
+step; the full dumped step adds the writing).
 """
 from __future__ import annotations
 
@@ -52,7 +56,8 @@ class _Clock:
         self.wall, self.cpu = time.perf_counter() - self.w, _cpu() - self.c
 
 
-def measure(framework: str, model: str, work: Path, rounds: int, block: int, device: str = "cpu") -> dict:
+def measure(framework: str, model: str, work: Path, rounds: int, block: int, device: str = "cpu",
+            breakdown: bool = False) -> dict:
     from analyzer.align.layout import StepWriter
     from analyzer.align.loader import load_model
     from analyzer.align.runner import _seed, _session
@@ -64,6 +69,7 @@ def measure(framework: str, model: str, work: Path, rounds: int, block: int, dev
     s.disable_dropout()
     out = work / Path(model).stem
     plain, dumped, hooks, calls, last = [], [], [], 0, None
+    parts: dict = {}
     rec = s.recorder("module", (), None)
     rec.remove()
     step = 0
@@ -94,6 +100,11 @@ def measure(framework: str, model: str, work: Path, rounds: int, block: int, dev
                 dumped.append((c.wall / block, c.cpu / block))
                 hooks.append(h1.wall + h2.wall)
             calls = sum(1 for k in d.data if k.startswith("Module.") and ".forward." in k)
+            if breakdown:
+                for part in PARTS:
+                    cpu = _part(part, rec, s, entry, block, framework)
+                    if r >= 0:
+                        parts.setdefault(part, []).append(cpu)
     finally:
         s.close()
     size = (last / "dump.json").stat().st_size
@@ -108,7 +119,42 @@ def measure(framework: str, model: str, work: Path, rounds: int, block: int, dev
             "install_remove_s": round(statistics.median(hooks), 4),
             "dump_json_bytes": size, "bytes_per_call": round(size / max(calls, 1)),
             "undumped_per_step": [[round(w, 4), round(c, 4)] for w, c in plain],
-            "dumped_per_step": [[round(w, 4), round(c, 4)] for w, c in dumped]}
+            "dumped_per_step": [[round(w, 4), round(c, 4)] for w, c in dumped],
+            **({"breakdown_cpu_s": {p: round(statistics.median(v), 4) for p, v in parts.items()}} if breakdown else {})}
+
+
+# --breakdown: the dumped step built up in parts, each a block of its own in every round
+# (CPU time per step; cumulative: each part includes the ones before it; the dumped step
+# adds the writing of the files)
+PARTS = ("hooks", "statistics", "encode")
+
+
+def _part(part: str, rec, s, entry, block: int, framework: str) -> float:
+    """CPU time per step of a dumped block cut after `part`: "hooks" (the recorder's hooks
+    and end of step, each tensor's statistics replaced by an empty record), "statistics"
+    (the real statistics and their conversion at the end of the step), "encode" (+ the
+    three files' bytes, not written)."""
+    import importlib
+
+    hooks = importlib.import_module(f"analyzer.align.hooks_{framework}")
+    real = hooks.queue_stats
+    if part == "hooks":
+        hooks.queue_stats = lambda t, batch, on_device=None: ({"type": "stub", "shape": list(t.shape)}, None)
+    rec.install()
+    try:
+        with _Clock() as c:
+            for i in range(block):
+                rec.begin_step(10_000 + i)
+                with s.step_context(None):
+                    entry.run_step()
+                d = rec.end_step()
+                if part == "encode":
+                    d.encode()
+            s.sync()
+    finally:
+        hooks.queue_stats = real
+        rec.remove()
+    return c.cpu / block
 
 
 def device_skip(framework: str, device: str) -> str | None:
@@ -137,6 +183,8 @@ def main() -> int:
     ap.add_argument("--devices", default="cpu,gpu,npu",
                     help="devices to measure (default cpu,gpu,npu; one without hardware is skipped with the reason)")
     ap.add_argument("--json", default=None, help="also write the rows to this file")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="also time the dumped step in parts (hooks, + statistics, + encoding; CPU time)")
     args = ap.parse_args()
     if args.threads:
         import torch
@@ -150,12 +198,18 @@ def main() -> int:
             if why:
                 print(f"{Path(model).name:26s} {fw:6s} {device}: skipped: {why}", flush=True)
                 continue
-            r = measure(fw, model, Path(tmp), args.rounds, args.block, device)
+            r = measure(fw, model, Path(tmp), args.rounds, args.block, device, args.breakdown)
             rows.append(r)
             print(f"{r['model']:26s} {fw:6s} {device} {r['module_calls']:4d} calls  undumped {r['undumped_wall_s']:.4f}s "
                   f"(cpu {r['undumped_cpu_s']:.4f}s)  dumped {r['dumped_wall_s']:.4f}s (cpu {r['dumped_cpu_s']:.4f}s)  "
                   f"ratio {r['ratio_wall']:.2f}x wall, {r['ratio_cpu']:.2f}x cpu, {r['ratio_fastest_wall']:.2f}x fastest"
                   f"  {r['bytes_per_call']} B/call", flush=True)
+            if args.breakdown:
+                b = r["breakdown_cpu_s"]
+                steps = [("undumped", r["undumped_cpu_s"]), *b.items(), ("write (dumped)", r["dumped_cpu_s"])]
+                print("    cpu per step: " + ", ".join(
+                    f"{k} {v * 1e3:.2f} ms" + (f" (+{(v - steps[i - 1][1]) * 1e3:.2f})" if i else "")
+                    for i, (k, v) in enumerate(steps)), flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
     # CPU runs are judged on CPU time (what the dump costs, whatever else loads the machine;

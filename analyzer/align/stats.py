@@ -115,18 +115,41 @@ class StepStats:
         groups, self._groups = self._groups, {}
         for group, (vals, slots, _) in groups.items():
             nums = vals if group == HOST else self._to_floats(vals)
+            quads = []  # Max, Min, Sum, Norm of each slot, the sum then turned into the mean
             for off, width, n, single, *recs in slots:
-                mx, mn, total, norm = nums[off:off + 4]
-                mean = total / n
-                if single:
-                    mean = _F32.unpack(_F32.pack(mean))[0] if mean - mean == 0 else mean  # a float32 mean  # 9 significant digits round-trip every float32; nan/inf stay floats
-                    mx, mn, mean, norm = [float("%.9g" % v) if v - v == 0 else v
-                                          for v in (mx, mn, mean, norm)]
+                quads += nums[off:off + 4]
+                quads[-2] /= n
+            if any(slot[3] for slot in slots):
+                quads = _single_digits(quads, [slot[3] for slot in slots])
+            for i, (off, width, n, single, *recs) in enumerate(slots):
+                mx, mn, mean, norm = quads[4 * i:4 * i + 4]
                 stats = {"Max": mx, "Min": mn, "Mean": mean, "Norm": norm}
                 if width == 6:
                     stats["NanCount"], stats["InfCount"] = int(nums[off + 4]), int(nums[off + 5])
                 for rec in recs:
                     rec.update(stats)
+
+
+def _single_digits(quads: list, single: list) -> list:
+    """Each slot's (Max, Min, Mean, Norm) in `quads`; for the slots computed in float32
+    (`single`): the mean rounded to float32, then all four to 9 significant digits (which
+    round-trip every float32; nan/inf stay floats). One struct call and one %-format for
+    the whole group instead of a few per value."""
+    idx = [i for i, s in enumerate(single) if s]
+    means = [quads[4 * i + 2] for i in idx]
+    try:
+        means = struct.unpack("%df" % len(means), struct.pack("%df" % len(means), *means))
+    except OverflowError:  # a mean beyond float32's range (cannot come from float32 data): kept as is
+        means = [_F32.unpack(_F32.pack(m))[0] if abs(m) <= 3.4028234663852886e38 or m != m else m
+                 for m in means]
+    picked = []
+    for i, m in zip(idx, means):
+        picked += (quads[4 * i], quads[4 * i + 1], m, quads[4 * i + 3])
+    short = list(map(float, (("%.9g " * len(picked)) % tuple(picked)).split()))
+    out = list(quads)
+    for j, i in enumerate(idx):
+        out[4 * i:4 * i + 4] = short[4 * j:4 * j + 4]
+    return out
 
 
 def pending_record(type_: str, dtype: str, shape: list) -> dict:

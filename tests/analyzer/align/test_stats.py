@@ -53,3 +53,63 @@ def test_alias_shares_the_queued_numbers():
     StepStats.alias(slot, twin)
     batch.flush()
     assert rec["Mean"] == twin["Mean"] == 3.0 and twin["requires_grad"] is True
+
+
+def test_torch_cpu_numpy_path_matches_torch_reductions(monkeypatch):
+    """Small CPU tensors reduce through numpy; the numbers are torch's own within float
+    rounding (max/min exactly), whatever the dtype or layout; NaN/Inf and values whose
+    squares would overflow float32 take torch's path and keep their counts."""
+    import torch
+
+    from analyzer.align import hooks_torch as ht
+
+    g = torch.Generator().manual_seed(0)
+    base = torch.randn(6, 40, generator=g) * 3 + 0.5
+    cases = [base, base.t(), base[:, ::3], base.to(torch.bfloat16), base.to(torch.float16),
+             base.double(), (base * 10).to(torch.int64), base > 0, base.requires_grad_(),
+             torch.nn.Parameter(base.clone()), torch.full((8,), 3e18), torch.full((4,), -1e30),
+             torch.tensor([1.0, float("nan"), float("inf")]), base.to(torch.complex64)]
+
+    def run(limit):
+        monkeypatch.setattr(ht, "_NUMPY_MAX", limit)
+        batch = StepStats(ht._to_floats)
+        recs = [ht.queue_stats(t, batch)[0] for t in cases]
+        batch.flush()
+        return recs
+
+    dots = []
+    real_dot = ht._np_dot
+    monkeypatch.setattr(ht, "_np_dot", lambda a, b: dots.append(1) or real_dot(a, b))
+    by_numpy, by_torch = run(1 << 14), run(0)
+    assert len(dots) == len(cases) - 3  # all but the overflowing two and the NaN/Inf one went through numpy
+    for t, a, b in zip(cases, by_numpy, by_torch):
+        assert (a["Max"], a["Min"], a["NanCount"], a["InfCount"]) == (b["Max"], b["Min"], b["NanCount"], b["InfCount"]) \
+            or math.isnan(a["Max"]), t
+        assert a["Mean"] == pytest.approx(b["Mean"], rel=1e-6, abs=1e-6, nan_ok=True), t
+        assert a["Norm"] == pytest.approx(b["Norm"], rel=1e-6, nan_ok=True), t
+        assert a["dtype"] == b["dtype"] and a["shape"] == b["shape"]
+    assert by_numpy[10]["Norm"] == pytest.approx(3e18 * math.sqrt(8), rel=1e-6)  # squares overflow float32
+    assert (by_numpy[12]["NanCount"], by_numpy[12]["InfCount"]) == (1, 1)
+
+
+def test_paddle_view_and_copy_paths_agree(monkeypatch):
+    """Paddle CPU tensors: a DLPack view (large tensors) and Tensor.numpy()'s copy (small
+    ones) give the same numbers, on a strided view and on bfloat16 too."""
+    import numpy as np
+    import paddle
+
+    from analyzer.align import hooks_paddle as hp
+
+    paddle.seed(0)
+    base = paddle.randn([64, 48]) * 2 + 0.25
+    cases = [base, base.transpose([1, 0]), base.astype("bfloat16"), base.astype("float64")]
+    views = []
+    real = np.from_dlpack
+    monkeypatch.setattr(np, "from_dlpack", lambda x: views.append(1) or real(x))
+    got = {}
+    for limit in (0, 1 << 30):  # every tensor viewed / every tensor copied
+        monkeypatch.setattr(hp, "_VIEW_MIN", limit)
+        got[limit] = [hp.tensor_stats(t) for t in cases]
+    assert len(views) == len(cases)
+    for a, b in zip(got[0], got[1 << 30]):
+        assert a == b
