@@ -187,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
         import atexit
 
         atexit.register(_skip_exit_collection)
+        from analyzer.trace.heap import keep_frozen
+
+        keep_frozen()  # the process ends after this command (analyzer.trace.heap)
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "classify":
         return main_classify(argv[1:])

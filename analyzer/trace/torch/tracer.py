@@ -22,6 +22,7 @@ from analyzer.errors import ModelError
 from analyzer.model import SETUP, OpCall, TensorMeta, Trace
 from analyzer.trace.entry import Script, load_entry, optimizer_step_hooks, run_script, \
     user_error, user_source
+from analyzer.trace import heap
 from analyzer.trace.partial import finish
 
 
@@ -374,6 +375,8 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
     single_thread = torch.autograd.set_multithreading_enabled(False)
     prof = _StepProfiler(emu, enabled=mode == "real")
     rec.on_step_end = prof.flush
+    frozen = heap.frozen_heap(enabled=mode == "real")
+    frozen.__enter__()
     try:
         if stage is not None:
             stage(f"running {path.name}" if is_script else f"building {path.name}")
@@ -392,6 +395,7 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
             trace.steps = max(res.steps_completed, 1) if res.error is None else steps
         else:
             entry = load_entry(path, "torch", context=_npu_context)
+            heap.freeze_built()
             cpu_params = [n for n, p in entry.model.named_parameters()
                           if p.device.type != "npu"] if hasattr(entry.model,
                                                                 "named_parameters") else []
@@ -420,6 +424,7 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
     finally:
         single_thread.__exit__(None, None, None)
         emu.uninstall()
+        frozen.__exit__(None, None, None)
     rec.settle_setup()
     trace.calls = rec.calls
     trace.cpu_route = _cpu_route(rec.calls, prof)
