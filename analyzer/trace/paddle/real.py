@@ -97,6 +97,7 @@ class Recorder:
         self._ids: dict[int, tuple[int, Any]] = {}
         self._prune_at = 4096
         self._next_id = 1
+        self._dtype_names: dict = {}  # paddle dtype -> opdb spelling ("float32")
         self._depth = 0
         self._layer_stack: list[str] = []
         self._names: dict[int, str] = {}
@@ -132,7 +133,11 @@ class Recorder:
             shape = tuple(int(d) for d in t.shape)
         except Exception:  # noqa: BLE001 - uninitialised tensors
             shape = ()
-        return TensorMeta(tid, normalize_dtype(str(t.dtype)), shape)
+        dtype = t.dtype
+        name = self._dtype_names.get(dtype)
+        if name is None:  # str(dtype) and its normalisation: once per dtype, not per tensor
+            name = self._dtype_names[dtype] = normalize_dtype(str(dtype))
+        return TensorMeta(tid, name, shape)
 
     def _prune(self) -> None:
         """Drop the id entries of dead tensors; ids are kept for live tensors only, and
