@@ -70,3 +70,14 @@ def test_fingerprint_ignores_tensor_ids_only():
                "fc", "m.py:3", [], [], 2)
     assert tracer.step_fingerprint([a]) == tracer.step_fingerprint([b])
     assert tracer.step_fingerprint([a]) != tracer.step_fingerprint([c])
+
+
+def test_an_unprofiled_failing_step_is_named(monkeypatch):
+    monkeypatch.setattr(tracer, "REUSE_STEADY_ROUTE", True)
+    tr = tracer.trace_torch(FIX / "route_failing_step.py",
+                            adapted=set(npu_adapted.adapted_ops()), steps=5)
+    assert tr.partial and "step 4 fails on purpose" in tr.error
+    notes = [n for n in tr.notes if "CPU route" in n]
+    assert len(notes) == 1 and notes[0].startswith("CPU route: the ")
+    assert notes[0].endswith(" call(s) after step 3 were not profiled, so their rows are "
+                             "not counted"), notes

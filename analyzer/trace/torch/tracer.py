@@ -359,8 +359,10 @@ class _StepProfiler:
         if self._on:
             self._stop()
         elif self.enabled and len(self.calls) > self._step_start:
-            self.notes.append(f"CPU route: the unfinished step {self._step} was not "
-                              "profiled, so its rows are not counted")
+            # a step that failed, or a script's calls after its last optimizer step
+            n = len(self.calls) - self._step_start
+            self.notes.append(f"CPU route: the {n} call(s) after step {self._step - 1} "
+                              "were not profiled, so their rows are not counted")
         return False
 
 
