@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         from analyzer.trace import heap
 
         atexit.register(_skip_exit_collection)
-        heap.enable()  # meta scans freeze the heap once the model is built
+        heap.enable()  # the process ends after this command (analyzer.trace.heap)
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "classify":
         return main_classify(argv[1:])

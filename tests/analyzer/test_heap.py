@@ -26,7 +26,7 @@ def test_library_main_does_not_enable_it():
     code = ("import contextlib, analyzer.cli as c, analyzer.trace.heap as h\n"
             "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(None):\n"
             "    c.main(['--help'])\n"
-            "print(h._enabled)")
+            "print(h._program)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"

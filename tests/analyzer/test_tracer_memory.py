@@ -53,6 +53,8 @@ def test_torch_route_profiler_holds_one_step_at_a_time(monkeypatch):
         return records
 
     monkeypatch.setattr(torch.autograd, "_disable_profiler_legacy", spy)
+    from analyzer.trace.torch import tracer
+    monkeypatch.setattr(tracer, "REUSE_STEADY_ROUTE", False)  # profile every step
     tr = trace_torch(FIX / "tiny_mlp.py", adapted=set(npu_adapted.adapted_ops()), steps=4)
     assert not tr.partial, tr.error
     assert tr.cpu_route

@@ -97,6 +97,7 @@ class Recorder:
         self._ids: dict[int, tuple[int, Any]] = {}
         self._prune_at = 4096
         self._next_id = 1
+        self._dtype_names: dict = {}  # paddle dtype -> opdb spelling ("float32")
         self._depth = 0
         self._layer_stack: list[str] = []
         self._names: dict[int, str] = {}
@@ -132,7 +133,11 @@ class Recorder:
             shape = tuple(int(d) for d in t.shape)
         except Exception:  # noqa: BLE001 - uninitialised tensors
             shape = ()
-        return TensorMeta(tid, normalize_dtype(str(t.dtype)), shape)
+        dtype = t.dtype
+        name = self._dtype_names.get(dtype)
+        if name is None:  # str(dtype) and its normalisation: once per dtype, not per tensor
+            name = self._dtype_names[dtype] = normalize_dtype(str(dtype))
+        return TensorMeta(tid, name, shape)
 
     def _prune(self) -> None:
         """Drop the id entries of dead tensors; ids are kept for live tensors only, and
@@ -434,10 +439,19 @@ def unrecorded_kernel(scope: str) -> str:
     return name if name in registered_kernels() else ""
 
 
-def _is_grad_node(node: Any, T: Any) -> bool:
-    name = node.name
-    return node.type == T.Operator and name.startswith("Global_") and name.endswith(
+def _is_grad_name(name: str) -> bool:
+    return name.startswith("Global_") and name.endswith(
         ("GradNode", "GradNodeFinal", "GradNodeCompat"))
+
+
+def _with(ctx: _Ctx, **changes) -> _Ctx:
+    """dataclasses.replace for the frozen _Ctx without its per-call field introspection
+    (~20 us a call; the walk makes one or more per profiler node)."""
+    new = object.__new__(_Ctx)
+    d = new.__dict__
+    d.update(ctx.__dict__)
+    d.update(changes)
+    return new
 
 
 def _grad_marker(node: Any) -> int:
@@ -468,6 +482,7 @@ def collect_launches(result: Any, setup: bool = False) -> list[Launch]:
 
     def walk(node: Any, ctx: _Ctx) -> None:
         name = node.name
+        typ = node.type  # a pybind property: read once per node
         if name.startswith(MARK):
             kind, _, val = name[len(MARK):].partition("|")
             if kind == "begin":
@@ -478,38 +493,38 @@ def collect_launches(result: Any, setup: bool = False) -> list[Launch]:
                 in_setup[0] = False
                 return
             elif kind == "api":
-                ctx = replace(ctx, api=int(val))
+                ctx = _with(ctx, api=int(val))
             elif kind == "layer":
-                ctx = replace(ctx, layer=val)
+                ctx = _with(ctx, layer=val)
                 in_setup[0] = False
             elif kind == "phase":
-                ctx = replace(ctx, phase=val)
-        elif node.type == T.Backward:
-            ctx = replace(ctx, phase="backward")
-        elif node.type == T.Optimization:
-            ctx = replace(ctx, phase="optimizer")
-        elif _is_grad_node(node, T):
-            ctx = replace(ctx, phase="backward", in_grad_node=True, api=-1,
-                          grad_of=_grad_marker(node))
-        elif node.type == T.DygraphKernelLaunch and name.endswith(LAUNCH):
+                ctx = _with(ctx, phase=val)
+        elif typ == T.Backward:
+            ctx = _with(ctx, phase="backward")
+        elif typ == T.Optimization:
+            ctx = _with(ctx, phase="optimizer")
+        elif typ == T.Operator and _is_grad_name(name):
+            ctx = _with(ctx, phase="backward", in_grad_node=True, api=-1,
+                        grad_of=_grad_marker(node))
+        elif typ == T.DygraphKernelLaunch and name.endswith(LAUNCH):
             if inside[0]:
                 if in_setup[0] and ctx.phase == "forward" and not ctx.in_grad_node:
                     launches.append(Launch(name[: -len(LAUNCH)],
-                                           replace(ctx, step=0, phase=SETUP)))
+                                           _with(ctx, step=0, phase=SETUP)))
                 else:
                     in_setup[0] = False
-                    launches.append(Launch(name[: -len(LAUNCH)], replace(ctx, step=step[0])))
+                    launches.append(Launch(name[: -len(LAUNCH)], _with(ctx, step=step[0])))
             return
         before = len(launches)
         for child in sorted(node.children_node, key=lambda c: (c.start_ns, -c.end_ns)):
             walk(child, ctx)
-        if len(launches) == before and inside[0] and node.type == T.Operator and (
-                name.endswith(API_SCOPE) or _is_grad_node(node, T)):
+        if len(launches) == before and inside[0] and typ == T.Operator and (
+                name.endswith(API_SCOPE) or _is_grad_name(name)):
             kernel = unrecorded_kernel(name)
             if kernel:
-                launch_ctx = replace(ctx, step=step[0])
+                launch_ctx = _with(ctx, step=step[0])
                 if in_setup[0] and ctx.phase == "forward" and not ctx.in_grad_node:
-                    launch_ctx = replace(ctx, step=0, phase=SETUP)
+                    launch_ctx = _with(ctx, step=0, phase=SETUP)
                 launches.append(Launch(kernel, launch_ctx, unrecorded=True))
 
     for root in roots:

@@ -36,6 +36,7 @@ from typing import Any, Callable
 from analyzer.errors import ModelError
 from analyzer.model import Trace
 from analyzer.trace.entry import Entry, load_entry, user_error
+from analyzer.trace import heap
 from analyzer.progress import report_step
 from analyzer.trace.partial import finish
 
@@ -159,7 +160,7 @@ def _trace_real_entry(entry: Entry, steps: int, progress) -> Trace:
     rec.on_calls = _calls_reporter(progress, steps)
     prof = _profiler()
     error: ModelError | None = None
-    with rec.installed():
+    with rec.installed(), heap.frozen_heap():
         prof.start()
         try:
             rec.enabled = True
@@ -199,7 +200,7 @@ def _trace_real_script(path: Path, argv: list[str], steps: int, progress) -> Tra
     rec.on_calls = _calls_reporter(progress, steps, step)
     _report(progress, f"running {path.name}")
 
-    with rec.installed():
+    with rec.installed(), heap.frozen_heap():
         prof.start()
         try:
             rec.enabled = True

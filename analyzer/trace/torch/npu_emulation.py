@@ -125,26 +125,46 @@ def _restride(npu_t, raw) -> None:
 
 # ------------------------------------------------------------------ containers
 
+# Leaves every `_map` function returns unchanged and `_tensors` skips: shape lists and
+# scalar arguments are most of an op's leaves, so they are passed over without a call.
+_SCALARS = frozenset({int, float, bool, type(None)})
+
+
 def _map(fn, obj):
     """tree_map for what op arguments and results hold (lists, tuples, dicts): a
-    fraction of pytree's per-call cost, which dominated the tracer's overhead."""
-    if isinstance(obj, (list, tuple)):
-        out = [_map(fn, x) for x in obj]
+    fraction of pytree's per-call cost, which dominated the tracer's overhead. `fn` must
+    return ints, floats, bools and None unchanged (they are not passed to it)."""
+    t = type(obj)
+    if t in _SCALARS:
+        return obj
+    if t is list or t is tuple or isinstance(obj, (list, tuple)):
+        out = [x if type(x) in _SCALARS else _map(fn, x) for x in obj]
         return out if isinstance(obj, list) else tuple(out)
     if isinstance(obj, dict):
         return {k: _map(fn, v) for k, v in obj.items()}
     return fn(obj)
 
 
+_TENSOR = None
+
+
 def _tensors(obj, out: list) -> list:
     """The tensors in obj (nested lists/tuples/dicts), in order."""
-    import torch
+    global _TENSOR
+    if _TENSOR is None:
+        import torch
 
-    if isinstance(obj, torch.Tensor):
+        _TENSOR = torch.Tensor
+    if isinstance(obj, _TENSOR):
         out.append(obj)
     elif isinstance(obj, (list, tuple)):
         for x in obj:
-            _tensors(x, out)
+            if type(x) in _SCALARS:
+                continue
+            if isinstance(x, _TENSOR):
+                out.append(x)
+            else:
+                _tensors(x, out)
     elif isinstance(obj, dict):
         for x in obj.values():
             _tensors(x, out)

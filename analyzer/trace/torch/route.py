@@ -7,7 +7,9 @@ another route; this module says which route, per op (`analyzer.model.RouteDiff`)
 - inside-adapted-op: a CPU kernel that ran inside an NPU kernel. In real mode this is
   measured, not guessed: the step runs under torch's RecordFunction profiler and every
   emulated kernel marks itself (`opscan::kernel::<op>` around the kernel, `opscan::cpu`
-  around its CPU computation), so the profiler's nesting says what ran inside what;
+  around its CPU computation), so the profiler's nesting says what ran inside what
+  (once two profiled steps agree, later identical steps reuse their rows:
+  `tracer._StepProfiler`);
 - inside-cpu-fallback: the same inside an op the NPU lacks (it runs on the CPU whole);
 - cpu-only: the same, for CPU-specific kernels (`_scaled_dot_product_flash_attention_for_cpu`);
 - view: an op whose every overload returns an alias of an input (no kernel on the NPU);

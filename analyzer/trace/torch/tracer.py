@@ -22,6 +22,7 @@ from analyzer.errors import ModelError
 from analyzer.model import SETUP, OpCall, TensorMeta, Trace
 from analyzer.trace.entry import Script, load_entry, optimizer_step_hooks, run_script, \
     user_error, user_source
+from analyzer.trace import heap
 from analyzer.trace.partial import finish
 
 
@@ -246,6 +247,22 @@ def _hooks(rec: _Recorder):
         del torch
 
 
+# Later steps reuse the route rows of the last profiled step when their calls match it
+# (see _StepProfiler); tests switch it off to compare with profiling every step.
+REUSE_STEADY_ROUTE = True
+
+
+def step_fingerprint(calls) -> tuple:
+    """What a step dispatched, call by call, without its tensor ids: op, overload, phase,
+    module, user source line, input and output dtypes and shapes, and the CPU kernels
+    each emulated kernel dispatched. Two steps with equal fingerprints ran the same
+    kernels on the same shapes from the same lines of the same modules."""
+    return tuple((c.op, c.overload, c.phase, c.module, c.source,
+                  tuple((t.dtype, t.shape) for t in c.inputs),
+                  tuple((t.dtype, t.shape) for t in c.outputs), tuple(c.cpu_ops))
+                 for c in calls)
+
+
 class _StepProfiler:
     """Real mode: torch's RecordFunction profiler around the traced steps, with the
     emulator's kernels marking themselves, so `route.RouteFolder` reads what ran inside
@@ -256,15 +273,34 @@ class _StepProfiler:
     restarting it per step is safe. The kineto profiler (torch.profiler) was not: one
     session for the whole trace grew the peak RSS with every step (shufflenet 2.3x the
     plain run at --steps 4) and restarting it per step crashed the process (SIGSEGV while
-    parsing its results)."""
+    parsing its results).
 
-    def __init__(self, emu, enabled: bool):
+    Steady state: recording every RecordFunction event costs about as much as the
+    emulation itself (a transformer step: 6 ms plain, +20 ms profiler, +9 ms folding).
+    Once two consecutive profiled steps have equal `step_fingerprint`s *and* fold into
+    equal route rows, the profiler stays off and each later step whose fingerprint equals
+    theirs is counted with their rows. The rows are a function of the RecordFunction
+    events, and those are what the same kernels on the same shapes, called from the same
+    source lines, record; the second profiled step checks that in this very run. A step
+    whose fingerprint differs was not profiled: its rows are missing from the counts,
+    a trace note says which step, and profiling resumes until the steady state is seen
+    again. (Optimizers make step 1 differ from step 2, creating their state, so with
+    --steps 4 typically steps 1-3 are profiled and step 4 reuses step 3's rows.)"""
+
+    def __init__(self, emu, enabled: bool, calls: list | None = None):
         from analyzer.trace.torch.route import RouteFolder
 
         self.emu = emu
         self.enabled = enabled
         self.folder = RouteFolder()
         self._on = False
+        self.calls = calls if calls is not None else []
+        self._step_start = 0  # index in calls of the current step's first call
+        self._step = 1
+        self._ref: tuple | None = None  # (fingerprint, rows) of the last profiled step
+        self._steady = False
+        self.reused_steps = 0
+        self.notes: list[str] = []
 
     @property
     def counts(self) -> Counter:
@@ -278,17 +314,40 @@ class _StepProfiler:
         self._on = True
         self.emu.profiling = True
 
-    def _stop(self) -> None:
+    def _stop(self) -> Counter:
+        """Stop the session; its route rows (also added to the totals)."""
         import torch
 
         self.emu.profiling = False
         self._on = False
+        total, self.folder.counts = self.folder.counts, Counter()
         self.folder.fold(torch.autograd._disable_profiler_legacy())
+        rows, self.folder.counts = self.folder.counts, total
+        total.update(rows)
+        return rows
 
     def flush(self) -> None:
-        """At a step's end: fold the step's records, start afresh for the next step."""
+        """At a step's end: fold the step's records (or reuse the steady state's rows),
+        then profile the next step unless the steady state holds."""
+        if not self.enabled:
+            return
+        fingerprint = step_fingerprint(self.calls[self._step_start:])
+        self._step_start = len(self.calls)
         if self._on:
-            self._stop()
+            rows = self._stop()
+            self._steady = (REUSE_STEADY_ROUTE and self._ref is not None
+                            and self._ref[0] == fingerprint and self._ref[1] == rows)
+            self._ref = (fingerprint, rows)
+        elif self._ref is not None and self._ref[0] == fingerprint:
+            self.counts.update(self._ref[1])
+            self.reused_steps += 1
+        else:
+            self.notes.append(f"CPU route: step {self._step} was not profiled and its calls "
+                              "differ from the steps before it, so its rows are not counted; "
+                              "later steps are profiled")
+            self._steady = False
+        self._step += 1
+        if not self._steady:
             self._start()
 
     def __enter__(self):
@@ -299,6 +358,11 @@ class _StepProfiler:
     def __exit__(self, *exc):
         if self._on:
             self._stop()
+        elif self.enabled and len(self.calls) > self._step_start:
+            # a step that failed, or a script's calls after its last optimizer step
+            n = len(self.calls) - self._step_start
+            self.notes.append(f"CPU route: the {n} call(s) after step {self._step - 1} "
+                              "were not profiled, so their rows are not counted")
         return False
 
 
@@ -357,8 +421,6 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
     if steps < 1:
         raise ModelError(f"--steps must be at least 1, got {steps}")
     if mode == "meta":
-        from analyzer.trace import heap
-
         heap.settle()  # torch's heap, before build() adds torch._dynamo's
     is_script = isinstance(target, Script)
     path = Path(target.path if is_script else target)
@@ -376,8 +438,10 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
     # queues once per process, so a device registered after the first backward (ours,
     # registered here) has no queue of its own; the CPU queue serves every device.
     single_thread = torch.autograd.set_multithreading_enabled(False)
-    prof = _StepProfiler(emu, enabled=mode == "real")
+    prof = _StepProfiler(emu, enabled=mode == "real", calls=rec.calls)
     rec.on_step_end = prof.flush
+    frozen = heap.frozen_heap(enabled=mode == "real")
+    frozen.__enter__()
     try:
         if stage is not None:
             stage(f"running {path.name}" if is_script else f"building {path.name}")
@@ -396,8 +460,7 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
             trace.steps = max(res.steps_completed, 1) if res.error is None else steps
         else:
             entry = load_entry(path, "torch", context=_npu_context)
-            if mode == "meta":
-                heap.settle()
+            heap.settle()
             cpu_params = [n for n, p in entry.model.named_parameters()
                           if p.device.type != "npu"] if hasattr(entry.model,
                                                                 "named_parameters") else []
@@ -426,9 +489,11 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
     finally:
         single_thread.__exit__(None, None, None)
         emu.uninstall()
+        frozen.__exit__(None, None, None)
     rec.settle_setup()
     trace.calls = rec.calls
     trace.cpu_route = _cpu_route(rec.calls, prof)
+    trace.notes.extend(prof.notes)
     trace.cpu_only_ops = dict(sorted(rec.cpu_only.items()))
     trace.notes.extend(rec.optimizer_notes)
     trace.notes.extend(sorted(emu.meta_notes))
