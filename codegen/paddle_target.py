@@ -256,12 +256,12 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     if backward:
         args = [_output_mask(amap, a, nullable) if _is_output_mask(a) else a for a in args]
     fn_alias, fn_type = fn_pointer_type(amap)
-    # the first output has the kernel's dtype T; the others are allocated with the dtype
-    # InferMeta set (layer_norm's mean/variance are float32 for a float16 x)
+    # every output in the dtype InferMeta set (templates/paddle/alloc.j2): T for most,
+    # float32 for layer_norm's mean/variance of a float16 x and for a float32 x + float16
+    # y (ElementwiseRawInferMeta promotes; PaddleCustomDevice AddKernel allocates float)
     allocs = []
-    for i, f in enumerate(f for f in outputs if not f.optional):
-        alloc = (f"dev_ctx.template Alloc<T>({f.name});" if i == 0 else
-                 f"dev_ctx.Alloc({f.name}, {f.name}->dtype());")
+    for f in (f for f in outputs if not f.optional):
+        alloc = f"opgen_alloc<T>(dev_ctx, {f.name});"
         allocs += _nullable_alloc(f, alloc, fwp) if backward else [alloc]
     dtypes, soc_cut = paddle_dtypes(api, framework_dtypes or framework_dtypes_of(op), soc)
     return {

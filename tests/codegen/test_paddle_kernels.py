@@ -1,0 +1,58 @@
+"""Paddle kernel bodies against upstream PaddleCustomDevice (issue 9): outputs in the
+dtype InferMeta set, list members upstream skips, the variant a phi kernel calls."""
+from __future__ import annotations
+
+from codegen.api import prepare, render_context
+from codegen.paddle_target import build_paddle_kernel, params_from_signature
+from opdb.model import FrameworkOp, Source
+
+KERNEL = "in-tree/backends/npu/kernels/{}_kernel.cc"
+
+
+def _op(name: str, signature: str) -> FrameworkOp:
+    return FrameworkOp("paddle", name, Source("test", "", "", ""), schema=signature,
+                       params=params_from_signature(signature))
+
+
+def test_outputs_take_the_dtype_infermeta_set(db):
+    # PaddleCustomDevice AddKernel allocates float for float32 x + float16 y; that is the
+    # dtype ElementwiseRawInferMeta promotes to, so every output is allocated with it
+    r = prepare(db, "aclnnAdd", "paddle", op="add", layout="in-tree")
+    text = r.files[KERNEL.format("add")]
+    assert "opgen_alloc<T>(dev_ctx, out);" in text
+    assert "dev_ctx.template Alloc<T>(out)" not in text
+    assert "phi::DataType dtype = out->dtype();" in text  # the helper: InferMeta's, else T
+    assert "EXEC_NPU_CMD(aclnnAdd, dev_ctx, x, y, acl_alpha, *out);" in text
+
+
+def test_inplace_api_for_a_phi_kernel_calls_the_out_of_place_variant(db):
+    # `add_` runs the `add` kernel with out sharing x: upstream AddKernel calls aclnnAdd
+    # and writes `out`; aclnnInplaceAdd would write the input x and leave out unset
+    r = prepare(db, "aclnnInplaceAdd", "paddle", op="add", layout="in-tree")
+    text = r.files[KERNEL.format("add")]
+    assert "EXEC_NPU_CMD(aclnnAdd, dev_ctx, x, y, acl_alpha, *out);" in text
+    assert "aclnnInplaceAdd," not in text and not r.todos
+
+
+def test_concat_skips_members_without_elements(db):
+    op = _op("concat", "void ConcatKernel(const Context& dev_ctx, const std::vector<const "
+                       "DenseTensor*>& x, const Scalar& axis, DenseTensor* out)")
+    k = build_paddle_kernel(db.aclnn_api("aclnnCat"), op)
+    tensors = next(a for a in k["args"] if a.aclnn_name == "tensors")
+    assert tensors.decision == "rule" and tensors.expr == "acl_tensors"
+    assert "  if (member && member->numel() > 0) acl_tensors.push_back(member);" in tensors.prelude
+    assert "for (const phi::DenseTensor* member : x) {" in tensors.prelude
+    # aclnnCat takes a negative dim ([-N, N-1], aclnnCat.md): passed as is
+    dim = next(a for a in k["args"] if a.aclnn_name == "dim")
+    assert dim.prelude == ["int64_t acl_dim = static_cast<int64_t>(axis.to<int64_t>());"]
+    assert not k["unused"]
+
+
+def test_lists_whose_members_all_count_are_not_filtered(db):
+    # a reviewed rule scoped to the APIs that concatenate or sum their members: an
+    # element-wise list API (aclnnForeachAbs) passes the list unchanged
+    op = _op("foreach_abs", "void ForeachAbsKernel(const Context& dev_ctx, const "
+                            "std::vector<const DenseTensor*>& x, std::vector<DenseTensor*> out)")
+    k = build_paddle_kernel(db.aclnn_api("aclnnForeachAbs"), op)
+    x = next(a for a in k["args"] if a.aclnn_name == "x")
+    assert x.decision == "name" and x.expr == "x" and not x.prelude
