@@ -9,9 +9,9 @@ from opdb.model import FrameworkOp, Source
 KERNEL = "in-tree/backends/npu/kernels/{}_kernel.cc"
 
 
-def _op(name: str, signature: str) -> FrameworkOp:
+def _op(name: str, signature: str, kind: str = "forward") -> FrameworkOp:
     return FrameworkOp("paddle", name, Source("test", "", "", ""), schema=signature,
-                       params=params_from_signature(signature))
+                       params=params_from_signature(signature), kind=kind)
 
 
 def test_outputs_take_the_dtype_infermeta_set(db):
@@ -56,3 +56,31 @@ def test_lists_whose_members_all_count_are_not_filtered(db):
     k = build_paddle_kernel(db.aclnn_api("aclnnForeachAbs"), op)
     x = next(a for a in k["args"] if a.aclnn_name == "x")
     assert x.decision == "name" and x.expr == "x" and not x.prelude
+
+
+def test_sum_passes_keep_dim_and_allocates_the_out_dtype(db):
+    # PaddleCustomDevice reduce_sum_kernel.cc SumKernel: Alloc by out->dtype() (the
+    # `dtype` attribute InferMeta applied), aclnnReduceSum(keepDims <- keep_dim)
+    r = prepare(db, "aclnnReduceSum", "paddle", op="sum", layout="in-tree")
+    text = r.files[KERNEL.format("sum")]
+    assert "opgen_alloc<T>(dev_ctx, out);" in text
+    call = next(line for line in text.splitlines() if "EXEC_NPU_CMD(aclnnReduceSum" in line)
+    assert ", keep_dim, " in call and "keep_dim" not in " ".join(r.todos)
+
+
+def test_an_aclnn_output_never_writes_a_read_only_framework_tensor(db):
+    # softmax_grad reads the forward `out`; aclnnSoftmaxBackward writes its `out`: the same
+    # name is no match (the write goes to x_grad, never into a const input). `output` is
+    # an input here, as the gradient formula reads it (opdb's catalog marks it output:
+    # an extraction error, see docs/opgen.md)
+    op = _op("softmax_grad", "void SoftmaxGradKernel(const Context& dev_ctx, const DenseTensor& "
+                             "out, const DenseTensor& out_grad, int axis, DenseTensor* x_grad)", "backward")
+    from opdb.model import AclnnApi, Param
+    api = AclnnApi("aclnnSoftmaxBackward", (
+        Param("gradOutput", "const aclTensor*", "input"), Param("output", "const aclTensor*", "input"),
+        Param("dim", "int64_t", "input"), Param("out", "aclTensor*", "output")),
+        Source("test", "", "", ""))
+    k = build_paddle_kernel(api, op)
+    exprs = {a.aclnn_name: a.expr for a in k["args"]}
+    assert exprs == {"gradOutput": "out_grad", "output": "out", "dim": "acl_dim",
+                     "out": "x_grad_tensor"}
