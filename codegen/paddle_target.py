@@ -72,8 +72,9 @@ class PaddleDialect(Dialect):
 
     target = "paddle"
 
-    def __init__(self, nullable: set[str] | frozenset = frozenset()):
+    def __init__(self, nullable: set[str] | frozenset = frozenset(), first_output: str = ""):
         self.nullable = set(nullable)
+        self.first_output = first_output
 
     def convert(self, p: MappedParam, ref: str) -> CallArg:
         fw = p.fw
@@ -128,8 +129,15 @@ class PaddleDialect(Dialect):
                            [f"char* {var} = const_cast<char*>({name}.c_str());"],
                            p.todo, p.decision)
         if k == fk == "dtype":
+            value = name
+            if self.first_output and not fw.is_output:
+                # a phi DataType attribute left UNDEFINED means "as InferMeta decides" (sum's
+                # dtype: x's); the output's dtype is the resolved one (PaddleCustomDevice
+                # reduce_sum_kernel.cc: ConvertToNpuDtype(out->dtype()))
+                value = (f"{name} == phi::DataType::UNDEFINED ? {self.first_output}->dtype() "
+                         f": {name}")
             return CallArg(p.aclnn.name, p.aclnn.ctype, var,
-                           [f"aclDataType {var} = ConvertToNpuDtype({name});"], p.todo, p.decision)
+                           [f"aclDataType {var} = ConvertToNpuDtype({value});"], p.todo, p.decision)
         if k == "tensor" and fk in ("scalar", "float", "int"):
             # PaddleCustomDevice adam_kernel.cc: a number the API takes as a tensor becomes
             # a 1-element device tensor (FillNpuTensorWithConstant), here of the kernel's T
@@ -252,7 +260,8 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     outputs = [f for f in fwp if f.is_output and f.kind == "tensor"]
     backward = op.kind == "backward"
     nullable = {f.name for f in outputs} if backward else set()
-    args = call_args(amap, PaddleDialect(nullable), ref)
+    args = call_args(amap, PaddleDialect(nullable, outputs[0].name if outputs and not backward
+                                         else ""), ref)
     if backward:
         args = [_output_mask(amap, a, nullable) if _is_output_mask(a) else a for a in args]
     fn_alias, fn_type = fn_pointer_type(amap)

@@ -66,6 +66,9 @@ def test_sum_passes_keep_dim_and_allocates_the_out_dtype(db):
     assert "opgen_alloc<T>(dev_ctx, out);" in text
     call = next(line for line in text.splitlines() if "EXEC_NPU_CMD(aclnnReduceSum" in line)
     assert ", keep_dim, " in call and "keep_dim" not in " ".join(r.todos)
+    # sum's `dtype` attribute is UNDEFINED unless given: then out's (InferMeta's) dtype
+    assert ("ConvertToNpuDtype(out_dtype == phi::DataType::UNDEFINED ? out->dtype() : out_dtype)"
+            in text)
 
 
 def test_an_aclnn_output_never_writes_a_read_only_framework_tensor(db):
