@@ -87,3 +87,13 @@ def test_an_aclnn_output_never_writes_a_read_only_framework_tensor(db):
     exprs = {a.aclnn_name: a.expr for a in k["args"]}
     assert exprs == {"gradOutput": "out_grad", "output": "out", "dim": "acl_dim",
                      "out": "x_grad_tensor"}
+
+
+def test_shipped_roles_of_gradient_apis_read_the_forward_result():
+    # opdb/sources/cann/role_fixes.json: the `output` of these grad APIs is read
+    from opdb.query import OpDB
+    db = OpDB.open(overlay=False)
+    for name in ("aclnnSoftmaxBackward", "aclnnLogSoftmaxBackward", "aclnnSigmoidBackward",
+                 "aclnnTanhBackward"):
+        roles = {p.name: p.role for p in db.aclnn_api(name).params}
+        assert roles["output"] == "input", name
