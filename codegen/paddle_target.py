@@ -264,6 +264,7 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
                                          else ""), ref)
     if backward:
         args = [_output_mask(amap, a, nullable) if _is_output_mask(a) else a for a in args]
+    args = _channel_first_views(api, fwp, args)
     fn_alias, fn_type = fn_pointer_type(amap)
     # every output in the dtype InferMeta set (templates/paddle/alloc.j2): T for most,
     # float32 for layer_norm's mean/variance of a float16 x and for a float32 x + float16
@@ -319,6 +320,40 @@ def _nullable_alloc(out: FwParam, alloc: str, fwp: list[FwParam]) -> list[str]:
         lines += [f"  {n}_tensor.set_meta({src.name}.meta());"]
     lines += [f"  dev_ctx.Alloc(&{n}_tensor, {n}_tensor.dtype());", "}"]
     return lines
+
+
+def _channel_first_views(api: AclnnApi, fwp: list[FwParam], args: list[CallArg]
+                         ) -> list[CallArg]:
+    """Tensors of an API that takes channel-first layouts only (arg_rules.yaml
+    `channel_first`), passed as NCHW views when the kernel's layout attribute says NHWC:
+    dims permuted to [N, C, H, W], strides those of the NHWC storage, so aclnn reads (and
+    writes) the framework tensor in place."""
+    from codegen.argmap import norm_param
+    from opdb.arg_rules import load
+
+    cf = load().channel_first_for(api.name)
+    attr = next((f.name for f in fwp if cf is not None and f.name == cf.attr
+                 and f.kind == "string"), None)
+    if attr is None:
+        return args
+    out = []
+    for a in args:
+        if norm_param(a.aclnn_name) not in cf.params or aclnn_kind(a.aclnn_ctype) != "tensor":
+            out.append(a)
+            continue
+        v = "acl_" + re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", a.aclnn_name).lower() + "_nchw"
+        d = f"{v}_d"
+        view = [f"phi::DenseTensor {v}({a.expr});  // {a.aclnn_name}: {api.name} takes "
+                f"channel-first tensors only; an NHWC one goes as an NCHW view",
+                f'if ({attr} == "NHWC" && {v}.dims().size() == 4) {{',
+                f"  auto {d} = {v}.dims();",
+                f"  {v}.Resize(phi::make_ddim({{{d}[0], {d}[3], {d}[1], {d}[2]}}));",
+                f"  {v}.set_strides(phi::make_ddim({{{d}[1] * {d}[2] * {d}[3], 1, "
+                f"{d}[2] * {d}[3], {d}[3]}}));",
+                "}"]
+        out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, a.prelude + view, a.todo,
+                           a.decision, a.after))
+    return out
 
 
 def _is_output_mask(a: CallArg) -> bool:

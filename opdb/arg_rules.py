@@ -72,11 +72,30 @@ class ListExpansion:
 
 
 @dataclass(frozen=True)
+class ChannelFirst:
+    """aclnn APIs (`apis`, a regex) whose tensor params `params` (normalized names) take
+    channel-first layouts only (NCL/NCHW/NCDHW) but accept strided views: a framework
+    kernel whose string attribute `attr` says `NHWC` passes them as NCHW views of the
+    channel-last storage."""
+
+    apis: str
+    params: tuple[str, ...]
+    attr: str
+    evidence: str
+
+
+@dataclass(frozen=True)
 class ArgRules:
     aliases: tuple[AliasGroup, ...]
     rules: tuple[ArgRule, ...]
     test_values: tuple[TestValue, ...] = ()
     expansions: tuple[ListExpansion, ...] = ()
+    channel_first: tuple[ChannelFirst, ...] = ()
+
+    def channel_first_for(self, api: str) -> ChannelFirst | None:
+        """The channel-first entry of aclnn API `api` (None when its tensors take any)."""
+        import re
+        return next((c for c in self.channel_first if re.search(c.apis, api)), None)
 
     def expansion(self, arg: str, have: set[str]) -> ListExpansion | None:
         """The expansion of framework int list `arg` whose `needs`/`empty` are all in
@@ -117,9 +136,10 @@ def _fail(where: str, msg: str):
 
 
 def parse(data: dict) -> ArgRules:
-    if not isinstance(data, dict) or set(data) - {"aliases", "rules", "test_values", "expansions"}:
-        _fail("top level", "expected keys aliases, rules, test_values, expansions; got "
-              f"{sorted(data or {})}")
+    if not isinstance(data, dict) or set(data) - {"aliases", "rules", "test_values", "expansions",
+                                                  "channel_first"}:
+        _fail("top level", "expected keys aliases, rules, test_values, expansions, channel_first; "
+              f"got {sorted(data or {})}")
     groups = []
     for i, g in enumerate(data.get("aliases") or []):
         where = f"aliases[{i}]"
@@ -167,7 +187,15 @@ def parse(data: dict) -> ArgRules:
         exps.append(ListExpansion(tuple(str(a) for a in e["args"]), str(e["evidence"]),
                                   str(e.get("length") or ""), tuple(e.get("needs") or ()),
                                   str(e.get("empty") or "")))
-    return ArgRules(tuple(groups), tuple(rules), tuple(tests), tuple(exps))
+    chans = []
+    for i, c in enumerate(data.get("channel_first") or []):
+        where = f"channel_first[{i}] ({c.get('apis')})"
+        if set(c) != {"apis", "params", "attr", "evidence"} or not c["evidence"] \
+                or not c["params"]:
+            _fail(where, "needs exactly `apis`, `params` (non-empty), `attr` and `evidence`")
+        chans.append(ChannelFirst(str(c["apis"]), tuple(str(n) for n in c["params"]),
+                                  str(c["attr"]), str(c["evidence"])))
+    return ArgRules(tuple(groups), tuple(rules), tuple(tests), tuple(exps), tuple(chans))
 
 
 @functools.lru_cache(maxsize=1)

@@ -97,3 +97,44 @@ def test_shipped_roles_of_gradient_apis_read_the_forward_result():
                  "aclnnTanhBackward"):
         roles = {p.name: p.role for p in db.aclnn_api(name).params}
         assert roles["output"] == "input", name
+
+
+def test_conv_nhwc_goes_as_nchw_views_and_asymmetric_padding_as_four_values(db):
+    # aclnnConvolution takes NCL/NCHW/NCDHW only, strided views allowed (its docs); 4
+    # paddings are up, down, left, right (aclnn_convolution.cpp), Paddle's order
+    r = prepare(db, "aclnnConvolution", "paddle", op="conv2d", layout="in-tree")
+    text = r.files[KERNEL.format("conv2d")]
+    for v, src in (("acl_input_nchw", "input"), ("acl_output_nchw", "*out")):
+        assert f"phi::DenseTensor {v}({src});" in text
+        assert f"{v}.set_strides(phi::make_ddim({{{v}_d[1] * {v}_d[2] * {v}_d[3], 1, " in text
+    assert 'if (data_format == "NHWC" && acl_input_nchw.dims().size() == 4) {' in text
+    assert "EXEC_NPU_CMD(aclnnConvolution, dev_ctx, acl_input_nchw, filter," in text
+    assert ", acl_output_nchw, acl_cube_math_type);" in text
+    assert "filter_nchw" not in text  # Paddle's NHWC conv keeps the filter [M, C/g, kH, kW]
+    assert ("  acl_padding.assign(acl_padding_pad.begin(), acl_padding_pad.end());"
+            "  // asymmetric: top, bottom, left, right") in text
+
+
+def test_channel_first_table_is_validated():
+    import pytest
+    from opdb.arg_rules import parse
+    from opdb.errors import ParseError
+    with pytest.raises(ParseError, match=r"channel_first\[0\] \(x\): needs exactly"):
+        parse({"channel_first": [{"apis": "x", "params": [], "attr": "data_format",
+                                  "evidence": "e"}]})
+
+
+def test_conv_grad_views_its_gradients_too(db):
+    op = _op("conv2d_grad", "void ConvGradKernel(const Context& dev_ctx, const DenseTensor& input, "
+                            "const DenseTensor& filter, const DenseTensor& out_grad, "
+                            "const std::vector<int>& strides, const std::vector<int>& paddings, "
+                            "const std::string& padding_algorithm, const std::vector<int>& dilations, "
+                            "int groups, const std::string& data_format, DenseTensor* input_grad, "
+                            "DenseTensor* filter_grad)", "backward")
+    k = build_paddle_kernel(db.aclnn_api("aclnnConvolutionBackward"), op)
+    exprs = {a.aclnn_name: a.expr for a in k["args"]}
+    assert (exprs["gradOutput"], exprs["input"], exprs["weight"]) == \
+        ("acl_grad_output_nchw", "acl_input_nchw", "filter")
+    assert (exprs["gradInput"], exprs["gradWeight"]) == ("acl_grad_input_nchw", "filter_grad_tensor")
+    grad_in = next(a for a in k["args"] if a.aclnn_name == "gradInput")
+    assert grad_in.prelude[0].startswith("phi::DenseTensor acl_grad_input_nchw(input_grad_tensor);")
