@@ -138,3 +138,25 @@ def test_conv_grad_views_its_gradients_too(db):
     assert (exprs["gradInput"], exprs["gradWeight"]) == ("acl_grad_input_nchw", "filter_grad_tensor")
     grad_in = next(a for a in k["args"] if a.aclnn_name == "gradInput")
     assert grad_in.prelude[0].startswith("phi::DenseTensor acl_grad_input_nchw(input_grad_tensor);")
+
+
+def test_pool2d_avg_reads_global_adaptive_padding_algorithm_and_nhwc():
+    # the shipped opdb (the fixture has no pooling): pool2d_kernel.cc's attribute handling
+    from opdb.query import OpDB
+    r = prepare(OpDB.open(overlay=False), "aclnnAvgPool2d", "paddle", op="pool2d",
+                layout="in-tree")
+    text = r.files[KERNEL.format("pool2d")]
+    fwd = text[text.index("void Pool2dKernel("):text.index("void Pool2dGradKernel(")]
+    assert "acl_kernel_size = {acl_kernel_size_in[0], acl_kernel_size_in[1]};" in fwd
+    assert "acl_strides[i] = acl_strides_in[i] / kernel_size.GetData()[i];" in fwd
+    assert ("custom_kernel::UpdatePaddingAndDilation(&acl_paddings_pad, &acl_paddings_dil, "
+            "padding_algorithm, acl_paddings_in, acl_paddings_s, acl_paddings_k);") in fwd
+    assert "if (global_pooling || adaptive) std::fill(" in fwd
+    assert 'PADDLE_ENFORCE_EQ(pooling_type == "avg", true,' in fwd
+    assert "EXEC_NPU_CMD(aclnnAvgPool2d, dev_ctx, acl_self_nchw, acl_kernel_size, acl_strides, " \
+           "acl_paddings, ceil_mode, acl_count_include_pad," in fwd
+    assert "acl_cube_math_type, acl_out_nchw);" in fwd
+    # the grad kernel: only the forward `out` is left (upstream reads only its dims)
+    assert [t for t in r.todos if "TODO" in t] == [
+        "TODO(opgen): framework param `out` (const phi::DenseTensor&) is not passed to "
+        "aclnnAvgPool2dBackward: check whether the API needs it (or handle it in the body)"]
