@@ -265,6 +265,8 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     if backward:
         args = [_output_mask(amap, a, nullable) if _is_output_mask(a) else a for a in args]
     args = _channel_first_views(api, fwp, args)
+    args = _device_copies(args, _any_backend_inputs(op))
+    before, after = _kernel_rules(api, fwp, amap)
     fn_alias, fn_type = fn_pointer_type(amap)
     # every output in the dtype InferMeta set (templates/paddle/alloc.j2): T for most,
     # float32 for layer_norm's mean/variance of a float16 x and for a float32 x + float16
@@ -287,7 +289,8 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
         "fn_type": fn_type,
         "asserts": static_asserts(api.name, fn_alias, args, "ConvertType"),
         "unused": [{"name": u.name, "todo": unused_todo(api, u)} for u in amap.unused],
-        "after": [line for a in args for line in a.after],
+        "guards": before,
+        "after": [line for a in args for line in a.after] + after,
         "includes": sorted({h for p in amap.params if p.rule is not None
                             for h in p.rule.includes}),
         "dtypes": [PHI_DTYPES[d] for d in dtypes],
@@ -353,6 +356,95 @@ def _channel_first_views(api: AclnnApi, fwp: list[FwParam], args: list[CallArg]
                 "}"]
         out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, a.prelude + view, a.todo,
                            a.decision, a.after))
+    return out
+
+
+def _slot(n: str | None) -> str:
+    """beta1_pow_in = beta1_pow, master_param_outs = master_param_out (registration names)."""
+    return re.sub(r"(_in|s)$", "", n or "")
+
+
+def _any_backend_inputs(op: FrameworkOp) -> set[str]:
+    """Inputs the other backends' registrations leave on any backend
+    (`InputAt(i).SetBackend(phi::Backend::ALL_BACKEND)`: adam's beta pows, skip_update):
+    Paddle does not move them to the device, so they may arrive on the host."""
+    from opdb.paddle_backends import kernel_settings
+
+    settings, _ = kernel_settings(op.name)
+    names = {_slot(p.name): p.name for p in op.params}
+    return {names[_slot(st.get("name"))] for st in settings
+            if st["io"] == "input" and st["set"] == "backend" and st["value"] == "ALL_BACKEND"
+            and _slot(st.get("name")) in names}
+
+
+def _device_copies(args: list[CallArg], host_ok: set[str]) -> list[CallArg]:
+    """A tensor that may be on the host is copied to the device before aclnn reads it
+    (PaddleCustomDevice adam_kernel.cc copies a host beta1_pow into a device tensor)."""
+    out = []
+    for a in args:
+        if a.expr not in host_ok or aclnn_kind(a.aclnn_ctype) != "tensor":
+            out.append(a)
+            continue
+        v = f"acl_{a.expr}_dev"
+        copy = [f"phi::DenseTensor {v};  // {a.expr} is registered for any backend: it may be "
+                "on the host",
+                f"if ({a.expr}.place().GetType() == phi::AllocationType::CPU) {{",
+                f"  phi::Copy(dev_ctx, {a.expr}, dev_ctx.GetPlace(), false, &{v});",
+                "} else {",
+                f"  {v} = {a.expr};",
+                "}"]
+        out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, a.prelude + copy, a.todo,
+                           a.decision, a.after))
+    return out
+
+
+def _kernel_rules(api: AclnnApi, fwp: list[FwParam], amap) -> tuple[list[str], list[str]]:
+    """Statements for framework values the API has no parameter for (arg_rules.yaml
+    `kernel_rules`): outputs it does not write, computed after the call (an optimizer's
+    beta powers), and inputs/attributes that change the whole kernel, checked before it
+    (`skip_update`). The values a rule handles or reads leave `amap.unused`."""
+    from codegen.argmap import _find
+    from opdb.arg_rules import load
+
+    before: list[str] = []
+    after: list[str] = []
+    done: set[str] = set()
+    for u in list(amap.unused):
+        for rule in load().kernel_rules_for(u.name, api.name):
+            needs = {n: _find(n, fwp) for n in rule.needs}
+            if any(f is None for f in needs.values()):
+                continue
+            names = {n: f.name for n, f in needs.items()}
+            names[u.name] = u.name
+            lines: list[str] = []
+            for line in rule.paddle:
+                if line.strip() == "{inplace_copies}":
+                    pad = line[: len(line) - len(line.lstrip())]
+                    lines += [pad + c for c in _inplace_copies(fwp)]
+                else:
+                    lines.append(line.format(var=f"acl_{u.name}", api=api.name, **names))
+            (before if rule.where == "before" else after).extend(lines)
+            done |= {u.name} | {f.name for f in needs.values()}
+            break
+    amap.unused = [u for u in amap.unused if u.name not in done]
+    return before, after
+
+
+def _inplace_copies(fwp: list[FwParam]) -> list[str]:
+    """`x_out` keeps `x`'s value: one copy per in-place output/input pair (skipped when
+    they share memory; optional ones only when both are there)."""
+    by_name = {f.name: f for f in fwp}
+    out = []
+    for f in fwp:
+        src = by_name.get(f.inplace_of)
+        if not (f.is_output and f.kind == "tensor" and src is not None and src.kind == "tensor"):
+            continue
+        ref = f"*{src.name}" if src.optional else src.name
+        data = f"{src.name}->data()" if src.optional else f"{src.name}.data()"
+        cond = f"{f.name} && {f.name}->data() != {data}"
+        if src.optional:
+            cond = f"{src.name} && " + cond
+        out.append(f"if ({cond}) phi::Copy(dev_ctx, {ref}, dev_ctx.GetPlace(), false, {f.name});")
     return out
 
 

@@ -160,3 +160,35 @@ def test_pool2d_avg_reads_global_adaptive_padding_algorithm_and_nhwc():
     assert [t for t in r.todos if "TODO" in t] == [
         "TODO(opgen): framework param `out` (const phi::DenseTensor&) is not passed to "
         "aclnnAvgPool2dBackward: check whether the API needs it (or handle it in the body)"]
+
+
+def test_adamw_kernel_rules_cover_what_the_api_does_not_do():
+    from opdb.query import OpDB
+    r = prepare(OpDB.open(overlay=False), "aclnnApplyAdamW", "paddle", op="adamw",
+                layout="in-tree")
+    text = r.files[KERNEL.format("adamw")]
+    # skip_update: every state keeps its value, before anything is computed
+    assert text.index("if (acl_skip_update_host.data<bool>()[0]) {") \
+        < text.index("EXEC_NPU_CMD(aclnnApplyAdamW,")
+    assert ("if (moment1_out && moment1_out->data() != moment1.data()) phi::Copy(dev_ctx, "
+            "moment1, dev_ctx.GetPlace(), false, moment1_out);") in text
+    # beta pows: registered for any backend -> device copies for the API; advanced after it
+    assert "phi::Copy(dev_ctx, beta1_pow, dev_ctx.GetPlace(), false, &acl_beta1_pow_dev);" in text
+    assert "EXEC_NPU_CMD(aclnnMuls, dev_ctx, acl_beta2_pow_out_in, beta2, *beta2_pow_out);" in text
+    assert text.index("EXEC_NPU_CMD(aclnnApplyAdamW,") < text.index("acl_beta1_pow_out_in;")
+    # lr_ratio, with_decay; master weights refused rather than ignored
+    assert "EXEC_NPU_CMD(aclnnMuls, dev_ctx, learning_rate, acl_lr_ratio, acl_lr);" in text
+    assert "static_cast<T>(with_decay ? coeff : 0.0f)" in text
+    assert "PADDLE_ENFORCE_EQ(multi_precision, false," in text
+    left = sorted(t.split("`")[1] for t in r.todos if "framework param" in t)
+    assert left == ["lazy_mode", "master_param", "master_param_outs",
+                    "min_row_size_to_use_multithread", "moment2_max_out"]
+
+
+def test_kernel_rules_are_validated():
+    import pytest
+    from opdb.arg_rules import parse
+    from opdb.errors import ParseError
+    with pytest.raises(ParseError, match=r"kernel_rules\[0\] \(x_out\): needs `param`, `where`"):
+        parse({"kernel_rules": [{"param": "x_out", "where": "during", "paddle": ["{var}"],
+                                 "evidence": "e"}]})
