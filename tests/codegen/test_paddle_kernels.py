@@ -174,7 +174,7 @@ def test_adamw_kernel_rules_cover_what_the_api_does_not_do():
             "moment1, dev_ctx.GetPlace(), false, moment1_out);") in text
     # beta pows: registered for any backend -> device copies for the API; advanced after it
     assert "phi::Copy(dev_ctx, beta1_pow, dev_ctx.GetPlace(), false, &acl_beta1_pow_dev);" in text
-    assert "EXEC_NPU_CMD(aclnnMuls, dev_ctx, acl_beta2_pow_out_in, beta2, *beta2_pow_out);" in text
+    assert "EXEC_NPU_CMD(aclnnMuls, dev_ctx, acl_beta2_pow_out_in, acl_beta2_pow_out_factor, *beta2_pow_out);" in text
     assert text.index("EXEC_NPU_CMD(aclnnApplyAdamW,") < text.index("acl_beta1_pow_out_in;")
     # lr_ratio, with_decay; master weights refused rather than ignored
     assert "EXEC_NPU_CMD(aclnnMuls, dev_ctx, learning_rate, acl_lr_ratio, acl_lr);" in text
