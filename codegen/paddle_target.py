@@ -265,7 +265,8 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     if backward:
         args = [_output_mask(amap, a, nullable) if _is_output_mask(a) else a for a in args]
     args = _channel_first_views(api, fwp, args)
-    args = _device_copies(args, _any_backend_inputs(op))
+    optional = {f.name for f in fwp if f.optional}
+    args = _device_copies(args, _any_backend_inputs(op) - optional)
     before, after = _kernel_rules(api, fwp, amap)
     fn_alias, fn_type = fn_pointer_type(amap)
     # every output in the dtype InferMeta set (templates/paddle/alloc.j2): T for most,

@@ -192,3 +192,12 @@ def test_kernel_rules_are_validated():
     with pytest.raises(ParseError, match=r"kernel_rules\[0\] \(x_out\): needs `param`, `where`"):
         parse({"kernel_rules": [{"param": "x_out", "where": "during", "paddle": ["{var}"],
                                  "evidence": "e"}]})
+
+
+def test_an_optional_input_registered_for_any_backend_is_passed_as_it_is(db):
+    # flash_attn's fixed_seed_offset is ALL_BACKEND on the other backends but optional:
+    # paddle::optional is converted by ConvertType itself (no device copy of a maybe-absent
+    # tensor; the standalone build failed on one)
+    r = prepare(db, "aclnnFlashAttentionScore", "paddle", op="flash_attn", layout="in-tree")
+    text = r.files[KERNEL.format("flash_attn")]
+    assert "acl_fixed_seed_offset_dev" not in text
