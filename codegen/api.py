@@ -246,7 +246,7 @@ def render_context(db, api: AclnnApi, op: FrameworkOp, target: str) -> dict:
     torch schema family and acl_op fallbacks, and the API's variants."""
     from codegen.resolve import backward_api
     from codegen.variants import family as api_family
-    from codegen.variants import versions
+    from codegen.variants import paddle_candidates, versions
 
     ctx: dict = {"acl_op_fallback": _acl_op_fallback(db, target, op)}
     if target == "torch":
@@ -260,7 +260,7 @@ def render_context(db, api: AclnnApi, op: FrameworkOp, target: str) -> dict:
     gop = db.framework_op("paddle", op.name + "_grad")
     if bwd is not None and gop is not None:
         grad = (bwd, gop)
-    variants = {"versions": versions(db, api)}
+    variants = {"versions": paddle_candidates(db, api)}
     if grad is not None:
         variants["grad_versions"] = versions(db, grad[0])
     ctx.update(grad=grad, variants=variants)

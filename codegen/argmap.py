@@ -145,6 +145,14 @@ def _role_ok(p: Param, fw: FwParam) -> bool:
     return not fw.is_output or (fw.origin == "param" and fw.kind != "tensor")
 
 
+def _writes_const(p: Param, fw: FwParam) -> bool:
+    """An aclnn output cannot be a read-only framework tensor even when the names agree:
+    aclnnSoftmaxBackward's `out` is the gradient it writes, Paddle softmax_grad's `out`
+    is the forward result it reads (that one is aclnn's `output`)."""
+    return (p.role == "output" and fw.kind in ("tensor", "tensor_list")
+            and not fw.is_output and not fw.mutable)
+
+
 def _find(name: str, fw_params: list[FwParam]) -> FwParam | None:
     """The framework value called `name` (or one of its aliases)."""
     for f in fw_params:
@@ -232,6 +240,8 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
                 if not hit or not _kind_ok(kind, fw.kind):
                     continue
                 if not _role_ok(p, fw) and pass_kind != "name":
+                    continue
+                if _writes_const(p, fw):
                     continue
                 mapped[i] = _decide(api, p, kind, take(fw), pass_kind, by_name, used)
                 break

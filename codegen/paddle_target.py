@@ -72,8 +72,9 @@ class PaddleDialect(Dialect):
 
     target = "paddle"
 
-    def __init__(self, nullable: set[str] | frozenset = frozenset()):
+    def __init__(self, nullable: set[str] | frozenset = frozenset(), first_output: str = ""):
         self.nullable = set(nullable)
+        self.first_output = first_output
 
     def convert(self, p: MappedParam, ref: str) -> CallArg:
         fw = p.fw
@@ -128,8 +129,15 @@ class PaddleDialect(Dialect):
                            [f"char* {var} = const_cast<char*>({name}.c_str());"],
                            p.todo, p.decision)
         if k == fk == "dtype":
+            value = name
+            if self.first_output and not fw.is_output:
+                # a phi DataType attribute left UNDEFINED means "as InferMeta decides" (sum's
+                # dtype: x's); the output's dtype is the resolved one (PaddleCustomDevice
+                # reduce_sum_kernel.cc: ConvertToNpuDtype(out->dtype()))
+                value = (f"{name} == phi::DataType::UNDEFINED ? {self.first_output}->dtype() "
+                         f": {name}")
             return CallArg(p.aclnn.name, p.aclnn.ctype, var,
-                           [f"aclDataType {var} = ConvertToNpuDtype({name});"], p.todo, p.decision)
+                           [f"aclDataType {var} = ConvertToNpuDtype({value});"], p.todo, p.decision)
         if k == "tensor" and fk in ("scalar", "float", "int"):
             # PaddleCustomDevice adam_kernel.cc: a number the API takes as a tensor becomes
             # a 1-element device tensor (FillNpuTensorWithConstant), here of the kernel's T
@@ -252,16 +260,21 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     outputs = [f for f in fwp if f.is_output and f.kind == "tensor"]
     backward = op.kind == "backward"
     nullable = {f.name for f in outputs} if backward else set()
-    args = call_args(amap, PaddleDialect(nullable), ref)
+    args = call_args(amap, PaddleDialect(nullable, outputs[0].name if outputs and not backward
+                                         else ""), ref)
     if backward:
         args = [_output_mask(amap, a, nullable) if _is_output_mask(a) else a for a in args]
+    args = _channel_first_views(api, fwp, args)
+    optional = {f.name for f in fwp if f.optional}
+    args = _device_copies(args, _any_backend_inputs(op) - optional)
+    before, after = _kernel_rules(api, fwp, amap)
     fn_alias, fn_type = fn_pointer_type(amap)
-    # the first output has the kernel's dtype T; the others are allocated with the dtype
-    # InferMeta set (layer_norm's mean/variance are float32 for a float16 x)
+    # every output in the dtype InferMeta set (templates/paddle/alloc.j2): T for most,
+    # float32 for layer_norm's mean/variance of a float16 x and for a float32 x + float16
+    # y (ElementwiseRawInferMeta promotes; PaddleCustomDevice AddKernel allocates float)
     allocs = []
-    for i, f in enumerate(f for f in outputs if not f.optional):
-        alloc = (f"dev_ctx.template Alloc<T>({f.name});" if i == 0 else
-                 f"dev_ctx.Alloc({f.name}, {f.name}->dtype());")
+    for f in (f for f in outputs if not f.optional):
+        alloc = f"opgen_alloc<T>(dev_ctx, {f.name});"
         allocs += _nullable_alloc(f, alloc, fwp) if backward else [alloc]
     dtypes, soc_cut = paddle_dtypes(api, framework_dtypes or framework_dtypes_of(op), soc)
     return {
@@ -277,7 +290,8 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
         "fn_type": fn_type,
         "asserts": static_asserts(api.name, fn_alias, args, "ConvertType"),
         "unused": [{"name": u.name, "todo": unused_todo(api, u)} for u in amap.unused],
-        "after": [line for a in args for line in a.after],
+        "guards": before,
+        "after": [line for a in args for line in a.after] + after,
         "includes": sorted({h for p in amap.params if p.rule is not None
                             for h in p.rule.includes}),
         "dtypes": [PHI_DTYPES[d] for d in dtypes],
@@ -310,6 +324,129 @@ def _nullable_alloc(out: FwParam, alloc: str, fwp: list[FwParam]) -> list[str]:
         lines += [f"  {n}_tensor.set_meta({src.name}.meta());"]
     lines += [f"  dev_ctx.Alloc(&{n}_tensor, {n}_tensor.dtype());", "}"]
     return lines
+
+
+def _channel_first_views(api: AclnnApi, fwp: list[FwParam], args: list[CallArg]
+                         ) -> list[CallArg]:
+    """Tensors of an API that takes channel-first layouts only (arg_rules.yaml
+    `channel_first`), passed as NCHW views when the kernel's layout attribute says NHWC:
+    dims permuted to [N, C, H, W], strides those of the NHWC storage, so aclnn reads (and
+    writes) the framework tensor in place."""
+    from codegen.argmap import norm_param
+    from opdb.arg_rules import load
+
+    cf = load().channel_first_for(api.name)
+    attr = next((f.name for f in fwp if cf is not None and f.name == cf.attr
+                 and f.kind == "string"), None)
+    if attr is None:
+        return args
+    out = []
+    for a in args:
+        if norm_param(a.aclnn_name) not in cf.params or aclnn_kind(a.aclnn_ctype) != "tensor":
+            out.append(a)
+            continue
+        v = "acl_" + re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", a.aclnn_name).lower() + "_nchw"
+        d = f"{v}_d"
+        view = [f"phi::DenseTensor {v}({a.expr});  // {a.aclnn_name}: {api.name} takes "
+                f"channel-first tensors only; an NHWC one goes as an NCHW view",
+                f'if ({attr} == "NHWC" && {v}.dims().size() == 4) {{',
+                f"  auto {d} = {v}.dims();",
+                f"  {v}.Resize(phi::make_ddim({{{d}[0], {d}[3], {d}[1], {d}[2]}}));",
+                f"  {v}.set_strides(phi::make_ddim({{{d}[1] * {d}[2] * {d}[3], 1, "
+                f"{d}[2] * {d}[3], {d}[3]}}));",
+                "}"]
+        out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, a.prelude + view, a.todo,
+                           a.decision, a.after))
+    return out
+
+
+def _slot(n: str | None) -> str:
+    """beta1_pow_in = beta1_pow, master_param_outs = master_param_out (registration names)."""
+    return re.sub(r"(_in|s)$", "", n or "")
+
+
+def _any_backend_inputs(op: FrameworkOp) -> set[str]:
+    """Inputs the other backends' registrations leave on any backend
+    (`InputAt(i).SetBackend(phi::Backend::ALL_BACKEND)`: adam's beta pows, skip_update):
+    Paddle does not move them to the device, so they may arrive on the host."""
+    from opdb.paddle_backends import kernel_settings
+
+    settings, _ = kernel_settings(op.name)
+    names = {_slot(p.name): p.name for p in op.params}
+    return {names[_slot(st.get("name"))] for st in settings
+            if st["io"] == "input" and st["set"] == "backend" and st["value"] == "ALL_BACKEND"
+            and _slot(st.get("name")) in names}
+
+
+def _device_copies(args: list[CallArg], host_ok: set[str]) -> list[CallArg]:
+    """A tensor that may be on the host is copied to the device before aclnn reads it
+    (PaddleCustomDevice adam_kernel.cc copies a host beta1_pow into a device tensor)."""
+    out = []
+    for a in args:
+        if a.expr not in host_ok or aclnn_kind(a.aclnn_ctype) != "tensor":
+            out.append(a)
+            continue
+        v = f"acl_{a.expr}_dev"
+        copy = [f"phi::DenseTensor {v};  // {a.expr} is registered for any backend: it may be "
+                "on the host",
+                f"if ({a.expr}.place().GetType() == phi::AllocationType::CPU) {{",
+                f"  phi::Copy(dev_ctx, {a.expr}, dev_ctx.GetPlace(), false, &{v});",
+                "} else {",
+                f"  {v} = {a.expr};",
+                "}"]
+        out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, a.prelude + copy, a.todo,
+                           a.decision, a.after))
+    return out
+
+
+def _kernel_rules(api: AclnnApi, fwp: list[FwParam], amap) -> tuple[list[str], list[str]]:
+    """Statements for framework values the API has no parameter for (arg_rules.yaml
+    `kernel_rules`): outputs it does not write, computed after the call (an optimizer's
+    beta powers), and inputs/attributes that change the whole kernel, checked before it
+    (`skip_update`). The values a rule handles or reads leave `amap.unused`."""
+    from codegen.argmap import _find
+    from opdb.arg_rules import load
+
+    before: list[str] = []
+    after: list[str] = []
+    done: set[str] = set()
+    for u in list(amap.unused):
+        for rule in load().kernel_rules_for(u.name, api.name):
+            needs = {n: _find(n, fwp) for n in rule.needs}
+            if any(f is None for f in needs.values()):
+                continue
+            names = {n: f.name for n, f in needs.items()}
+            names[u.name] = u.name
+            lines: list[str] = []
+            for line in rule.paddle:
+                if line.strip() == "{inplace_copies}":
+                    pad = line[: len(line) - len(line.lstrip())]
+                    lines += [pad + c for c in _inplace_copies(fwp)]
+                else:
+                    lines.append(line.format(var=f"acl_{u.name}", api=api.name, **names))
+            (before if rule.where == "before" else after).extend(lines)
+            done |= {u.name} | {f.name for f in needs.values()}
+            break
+    amap.unused = [u for u in amap.unused if u.name not in done]
+    return before, after
+
+
+def _inplace_copies(fwp: list[FwParam]) -> list[str]:
+    """`x_out` keeps `x`'s value: one copy per in-place output/input pair (skipped when
+    they share memory; optional ones only when both are there)."""
+    by_name = {f.name: f for f in fwp}
+    out = []
+    for f in fwp:
+        src = by_name.get(f.inplace_of)
+        if not (f.is_output and f.kind == "tensor" and src is not None and src.kind == "tensor"):
+            continue
+        ref = f"*{src.name}" if src.optional else src.name
+        data = f"{src.name}->data()" if src.optional else f"{src.name}.data()"
+        cond = f"{f.name} && {f.name}->data() != {data}"
+        if src.optional:
+            cond = f"{src.name} && " + cond
+        out.append(f"if ({cond}) phi::Copy(dev_ctx, {ref}, dev_ctx.GetPlace(), false, {f.name});")
+    return out
 
 
 def _is_output_mask(a: CallArg) -> bool:

@@ -95,6 +95,19 @@ def versions(db, api: AclnnApi) -> list[AclnnApi]:
     return [api] + [a for a in newer if a is not None]
 
 
+def paddle_candidates(db, api: AclnnApi) -> list[AclnnApi]:
+    """The variants a phi kernel may call for `api`: its newer versions and, for an
+    `Inplace...` API, the out-of-place one. A phi kernel always writes its own output
+    (Paddle's in-place `add_` runs the `add` kernel with `out` sharing `x`'s memory;
+    PaddleCustomDevice's AddKernel calls aclnnAdd and no kernel calls aclnnInplaceAdd
+    for `add`), so pick_variant chooses by the signature."""
+    out = versions(db, api)
+    base = out_of_place_of(db, api) if is_inplace(api) else None
+    if base is not None:
+        out += [v for v in versions(db, base) if v.name not in {a.name for a in out}]
+    return out
+
+
 def family(db, api: AclnnApi) -> dict:
     """Every member opdb has: keys `base`, `scalar`, `inplace`, `inplace_scalar`, and
     `versions` (the base API's V2/V3... variants, base included)."""

@@ -72,11 +72,55 @@ class ListExpansion:
 
 
 @dataclass(frozen=True)
+class ChannelFirst:
+    """aclnn APIs (`apis`, a regex) whose tensor params `params` (normalized names) take
+    channel-first layouts only (NCL/NCHW/NCDHW) but accept strided views: a framework
+    kernel whose string attribute `attr` says `NHWC` passes them as NCHW views of the
+    channel-last storage."""
+
+    apis: str
+    params: tuple[str, ...]
+    attr: str
+    evidence: str
+
+
+@dataclass(frozen=True)
+class KernelRule:
+    """Statements for a framework value the aclnn API has no parameter for (paddle):
+    an output it does not write (`where` after: computed after the call, e.g. the beta
+    powers an optimizer advances) or an input/attribute that changes the whole kernel
+    (`where` before: run before the call, e.g. `skip_update`). `param` is the framework
+    name; `needs` the other values the statements use ({name}); `{var}` a local prefix;
+    `{inplace_copies}` expands to one copy per in-place input/output pair."""
+
+    param: str
+    where: str
+    needs: tuple[str, ...]
+    paddle: tuple[str, ...]
+    evidence: str
+    apis: str = ""
+
+
+@dataclass(frozen=True)
 class ArgRules:
     aliases: tuple[AliasGroup, ...]
     rules: tuple[ArgRule, ...]
     test_values: tuple[TestValue, ...] = ()
     expansions: tuple[ListExpansion, ...] = ()
+    channel_first: tuple[ChannelFirst, ...] = ()
+    kernel_rules: tuple[KernelRule, ...] = ()
+
+    def kernel_rules_for(self, param: str, api: str) -> list[KernelRule]:
+        """Kernel rules of framework value `param` for aclnn API `api` (scoped first)."""
+        import re
+        hits = [r for r in self.kernel_rules if r.param == param
+                and (not r.apis or re.search(r.apis, api))]
+        return sorted(hits, key=lambda r: not r.apis)
+
+    def channel_first_for(self, api: str) -> ChannelFirst | None:
+        """The channel-first entry of aclnn API `api` (None when its tensors take any)."""
+        import re
+        return next((c for c in self.channel_first if re.search(c.apis, api)), None)
 
     def expansion(self, arg: str, have: set[str]) -> ListExpansion | None:
         """The expansion of framework int list `arg` whose `needs`/`empty` are all in
@@ -117,9 +161,11 @@ def _fail(where: str, msg: str):
 
 
 def parse(data: dict) -> ArgRules:
-    if not isinstance(data, dict) or set(data) - {"aliases", "rules", "test_values", "expansions"}:
-        _fail("top level", "expected keys aliases, rules, test_values, expansions; got "
-              f"{sorted(data or {})}")
+    if not isinstance(data, dict) or set(data) - {"aliases", "rules", "test_values", "expansions",
+                                                  "channel_first", "kernel_rules"}:
+        _fail("top level", "expected keys aliases, rules, test_values, expansions, channel_first, "
+              "kernel_rules; "
+              f"got {sorted(data or {})}")
     groups = []
     for i, g in enumerate(data.get("aliases") or []):
         where = f"aliases[{i}]"
@@ -167,7 +213,28 @@ def parse(data: dict) -> ArgRules:
         exps.append(ListExpansion(tuple(str(a) for a in e["args"]), str(e["evidence"]),
                                   str(e.get("length") or ""), tuple(e.get("needs") or ()),
                                   str(e.get("empty") or "")))
-    return ArgRules(tuple(groups), tuple(rules), tuple(tests), tuple(exps))
+    chans = []
+    for i, c in enumerate(data.get("channel_first") or []):
+        where = f"channel_first[{i}] ({c.get('apis')})"
+        if set(c) != {"apis", "params", "attr", "evidence"} or not c["evidence"] \
+                or not c["params"]:
+            _fail(where, "needs exactly `apis`, `params` (non-empty), `attr` and `evidence`")
+        chans.append(ChannelFirst(str(c["apis"]), tuple(str(n) for n in c["params"]),
+                                  str(c["attr"]), str(c["evidence"])))
+    krules = []
+    for i, k in enumerate(data.get("kernel_rules") or []):
+        where = f"kernel_rules[{i}] ({k.get('param')})"
+        extra = set(k) - {"param", "where", "needs", "paddle", "evidence", "apis"}
+        if extra:
+            _fail(where, f"unexpected keys {sorted(extra)}")
+        if not k.get("param") or k.get("where") not in ("before", "after") \
+                or not k.get("paddle") or not k.get("evidence"):
+            _fail(where, "needs `param`, `where` (before or after), `paddle` statements and "
+                         "`evidence`")
+        krules.append(KernelRule(str(k["param"]), str(k["where"]), tuple(k.get("needs") or ()),
+                                 tuple(k["paddle"]), str(k["evidence"]), str(k.get("apis") or "")))
+    return ArgRules(tuple(groups), tuple(rules), tuple(tests), tuple(exps), tuple(chans),
+                    tuple(krules))
 
 
 @functools.lru_cache(maxsize=1)

@@ -47,7 +47,7 @@ def test_paddle_adapter_compiles_in_tree_and_errors_name_the_line(db, tmp_path):
     # a broken adapter: the first error, with file and line, is what the user sees
     key = "in-tree/backends/npu/kernels/layer_norm_kernel.cc"
     bad = dataclasses.replace(r, files={**r.files, key: r.files[key].replace(
-        "dev_ctx.template Alloc<T>(out);", "dev_ctx.template Alloc<T>(not_a_tensor);", 1)})
+        "opgen_alloc<T>(dev_ctx, out);", "opgen_alloc<T>(dev_ctx, not_a_tensor);", 1)})
     res = check_in_tree(bad, tree)
     assert not res.ok
     assert res.first_error.startswith("layer_norm_kernel.cc:") and "not_a_tensor" in res.first_error
