@@ -839,7 +839,6 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
     if meta_ok and functional is not None and functional.name.startswith("npu::") and \
             any("SymInt" in a.type for a in functional.args):
         meta_ok = None  # the by-name dispatcher call spells int[], not SymInt[]
-    primary_role = schema_role(schema)
     functions: list[TorchFunction] = []
     for role in ROLES:
         member = family.get(role)

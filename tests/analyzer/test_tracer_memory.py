@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from analyzer.trace import trace
 
 FIX = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "models"

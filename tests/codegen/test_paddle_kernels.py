@@ -2,7 +2,7 @@
 dtype InferMeta set, list members upstream skips, the variant a phi kernel calls."""
 from __future__ import annotations
 
-from codegen.api import prepare, render_context
+from codegen.api import prepare
 from codegen.paddle_target import build_paddle_kernel, params_from_signature
 from opdb.model import FrameworkOp, Source
 

@@ -14,6 +14,7 @@ target is a model file path (build() contract) or an `analyzer.trace.entry.Scrip
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections import Counter
 from pathlib import Path
 from typing import Callable
@@ -514,9 +515,7 @@ def trace(model, *, mode: str = "real", steps: int = 1, adapted=(),
     step_progress = None
     if progress is not None:
         progress("importing torch")
-
-        def step_progress(done: int, total: int, calls: int) -> None:
-            report_step(progress, done, total, calls)
+        step_progress = functools.partial(report_step, progress)  # (done, total, calls)
     result = trace_torch(target, adapted=set(adapted), mode=mode, steps=steps,
                          progress=step_progress, stage=progress)
     return result
