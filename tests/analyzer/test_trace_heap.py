@@ -1,9 +1,12 @@
-"""Issue 16 (scan wall time): a real-mode trace freezes the imported and built heap
-(gc.freeze) so the scan's full collections skip it, and hands everything back to the
-collector when it ends, unless the process is `opscan` itself (analyzer.trace.heap)."""
+"""analyzer.trace.heap (issues 12 and 16): the opscan program freezes the collector's heap
+after import and build (meta and real mode); a library caller's real-mode trace freezes it
+only inside frozen_heap() and hands everything back when it ends; library callers keep
+their collector as it was otherwise."""
 from __future__ import annotations
 
 import gc
+import subprocess
+import sys
 from pathlib import Path
 
 from analyzer.trace import heap
@@ -58,3 +61,30 @@ def test_torch_real_trace_hands_the_heap_back(monkeypatch):
     assert not tr.partial, tr.error
     assert frozen_during and frozen_during[0] > 0  # the built model was frozen
     assert gc.get_freeze_count() == 0
+
+
+CODE = """
+import gc
+from analyzer.trace import heap
+heap.settle()
+before = gc.get_freeze_count()
+heap.enable()
+heap.settle()
+print(before, gc.get_freeze_count() > 0)
+"""
+
+
+def test_settle_freezes_only_when_the_program_enabled_it():
+    out = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.split() == ["0", "True"]
+
+
+def test_library_main_does_not_enable_it():
+    code = ("import contextlib, analyzer.cli as c, analyzer.trace.heap as h\n"
+            "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(None):\n"
+            "    c.main(['--help'])\n"
+            "print(h._program)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"

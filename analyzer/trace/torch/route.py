@@ -119,8 +119,10 @@ class RouteFolder:
         self.counts: Counter = Counter()
         self._memo: dict = {}  # (name, ctx) -> (row or None, inner ctx)
 
-    def fold(self, thread_records) -> None:
-        counts, memo, hidden = self.counts, self._memo, _HIDDEN
+    def fold(self, thread_records) -> Counter:
+        """Fold one profiler session's records: their rows, also added to `counts`."""
+        counts: Counter = Counter()
+        memo, hidden = self._memo, _HIDDEN
         for records in thread_records:
             stack: list = []  # (handle, context of the enclosing range)
             ctx = _TOP
@@ -153,6 +155,8 @@ class RouteFolder:
                             ctx = stack[i][1]
                             del stack[i:]
                             break
+        self.counts.update(counts)
+        return counts
 
 
 def route_from_cpu_ops(calls: Iterable[OpCall]) -> Counter:

@@ -321,11 +321,7 @@ class _StepProfiler:
 
         self.emu.profiling = False
         self._on = False
-        total, self.folder.counts = self.folder.counts, Counter()
-        self.folder.fold(torch.autograd._disable_profiler_legacy())
-        rows, self.folder.counts = self.folder.counts, total
-        total.update(rows)
-        return rows
+        return self.folder.fold(torch.autograd._disable_profiler_legacy())
 
     def flush(self) -> None:
         """At a step's end: fold the step's records (or reuse the steady state's rows),
