@@ -19,7 +19,7 @@ from analyzer.align.fault import Fault
 from analyzer.align.gc_pause import GcPause
 from analyzer.align.layout import StepDump
 from analyzer.align.stacks import StackSites
-from analyzer.align.stats import HOST, PADDLE_TO_TORCH_DTYPE, StepStats, scalar_record
+from analyzer.align.stats import HOST, PADDLE_TO_TORCH_DTYPE, StepStats, host_reductions, scalar_record
 
 # ops whose output is their input's numbers (views, metadata, allocation)
 _SKIP_OPS = {"reshape", "reshape_", "squeeze", "unsqueeze", "squeeze_", "unsqueeze_", "transpose",
@@ -37,8 +37,6 @@ def _tstr(dtype) -> str:
 
 
 _DTYPE_NAMES: dict = {}
-# below these (m * m * n, m the largest magnitude) a sum of squares cannot overflow the dtype
-_SAFE_SQ = {True: 1e37, False: 1e306}
 # a DLPack view costs ~7 us whatever the size, Tensor.numpy()'s copy ~2.7 us plus the copy:
 # the same at ~32K elements (measured on this machine), the copy cheaper below
 _VIEW_MIN = 1 << 15
@@ -97,13 +95,9 @@ def queue_stats(t, batch: StepStats, on_device: bool | None = None) -> tuple[dic
     a = a.reshape(-1)
     if a.dtype != np.float64 and a.dtype != np.float32:
         a = a.astype(np.float32)
-    mx, mn = float(np.maximum.reduce(a)), float(np.minimum.reduce(a))
-    m = mx if mx > -mn else -mn
     single = a.dtype != np.float64
-    if mx - mx == 0 and mn - mn == 0 and m * m * n < _SAFE_SQ[single]:  # finite, no overflow
-        norm = float(np.sqrt(a.dot(a)))  # numpy's norm of a vector, in the array's precision
-        total = float(np.add.reduce(a))
-    else:  # NaN/Inf, or squares that overflow: numpy's warnings off, NaN/Inf counted
+    mx, mn, total, norm = host_reductions(a)
+    if norm is None:  # NaN/Inf, or squares that overflow: numpy's warnings off, NaN/Inf counted
         with np.errstate(all="ignore"):
             norm = float(np.sqrt(a.dot(a)))
             total = float(np.add.reduce(a))

@@ -156,3 +156,21 @@ def pending_record(type_: str, dtype: str, shape: list) -> dict:
     """A tensor's record with its statistics to come (key order as msprobe writes them)."""
     return {"type": type_, "dtype": dtype, "shape": shape, "Max": None, "Min": None,
             "Mean": None, "Norm": None, "NanCount": 0, "InfCount": 0}
+
+
+# numpy sums in the array's dtype: below these (m * m * n, m the largest magnitude) a sum of
+# n squares cannot overflow float32 / float64, so numpy warns of nothing and the norm is finite
+_SAFE_SQ = {True: 1e37, False: 1e306}
+
+
+def host_reductions(a) -> tuple[float, float, float | None, float | None]:
+    """(Max, Min, Sum, Norm) of `a`, a flat float32 or float64 numpy array on the host, in
+    its own dtype (as the frameworks reduce); Sum and Norm are None when `a` holds NaN/Inf
+    or its squares could overflow, where the caller takes its own careful path."""
+    import numpy as np
+
+    mx, mn = float(np.maximum.reduce(a)), float(np.minimum.reduce(a))
+    m = mx if mx > -mn else -mn
+    if mx - mx == 0 and mn - mn == 0 and m * m * a.size < _SAFE_SQ[a.dtype != np.float64]:
+        return mx, mn, float(np.add.reduce(a)), float(np.sqrt(np.dot(a, a)))
+    return mx, mn, None, None
