@@ -36,8 +36,8 @@ import functools
 import re
 import sys
 import weakref
-from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from dataclasses import dataclass, field
+from typing import Any, Callable, NamedTuple
 
 from analyzer.trace.entry import optimizer_step_hooks, user_source
 from analyzer.trace.patches import AttrPatches
@@ -389,8 +389,7 @@ def op_function_slots() -> list[tuple[Any, str, str, Callable]]:
 
 # ---------------------------------------------------------------- profiler tree -> calls
 
-@dataclass(frozen=True)
-class _Ctx:
+class _Ctx(NamedTuple):
     step: int = 1
     phase: str = "forward"
     api: int = -1
@@ -444,16 +443,6 @@ def _is_grad_name(name: str) -> bool:
         ("GradNode", "GradNodeFinal", "GradNodeCompat"))
 
 
-def _with(ctx: _Ctx, **changes) -> _Ctx:
-    """dataclasses.replace for the frozen _Ctx without its per-call field introspection
-    (~20 us a call; the walk makes one or more per profiler node)."""
-    new = object.__new__(_Ctx)
-    d = new.__dict__
-    d.update(ctx.__dict__)
-    d.update(changes)
-    return new
-
-
 def _grad_marker(node: Any) -> int:
     """The forward call index of the first `opscan|grad|n` marker under a grad node."""
     todo = [node]
@@ -493,27 +482,27 @@ def collect_launches(result: Any, setup: bool = False) -> list[Launch]:
                 in_setup[0] = False
                 return
             elif kind == "api":
-                ctx = _with(ctx, api=int(val))
+                ctx = ctx._replace(api=int(val))
             elif kind == "layer":
-                ctx = _with(ctx, layer=val)
+                ctx = ctx._replace(layer=val)
                 in_setup[0] = False
             elif kind == "phase":
-                ctx = _with(ctx, phase=val)
+                ctx = ctx._replace(phase=val)
         elif typ == T.Backward:
-            ctx = _with(ctx, phase="backward")
+            ctx = ctx._replace(phase="backward")
         elif typ == T.Optimization:
-            ctx = _with(ctx, phase="optimizer")
+            ctx = ctx._replace(phase="optimizer")
         elif typ == T.Operator and _is_grad_name(name):
-            ctx = _with(ctx, phase="backward", in_grad_node=True, api=-1,
-                        grad_of=_grad_marker(node))
+            ctx = ctx._replace(phase="backward", in_grad_node=True, api=-1,
+                               grad_of=_grad_marker(node))
         elif typ == T.DygraphKernelLaunch and name.endswith(LAUNCH):
             if inside[0]:
                 if in_setup[0] and ctx.phase == "forward" and not ctx.in_grad_node:
                     launches.append(Launch(name[: -len(LAUNCH)],
-                                           _with(ctx, step=0, phase=SETUP)))
+                                           ctx._replace(step=0, phase=SETUP)))
                 else:
                     in_setup[0] = False
-                    launches.append(Launch(name[: -len(LAUNCH)], _with(ctx, step=step[0])))
+                    launches.append(Launch(name[: -len(LAUNCH)], ctx._replace(step=step[0])))
             return
         before = len(launches)
         for child in sorted(node.children_node, key=lambda c: (c.start_ns, -c.end_ns)):
@@ -522,15 +511,15 @@ def collect_launches(result: Any, setup: bool = False) -> list[Launch]:
                 name.endswith(API_SCOPE) or _is_grad_name(name)):
             kernel = unrecorded_kernel(name)
             if kernel:
-                launch_ctx = _with(ctx, step=step[0])
+                launch_ctx = ctx._replace(step=step[0])
                 if in_setup[0] and ctx.phase == "forward" and not ctx.in_grad_node:
-                    launch_ctx = _with(ctx, step=0, phase=SETUP)
+                    launch_ctx = ctx._replace(step=0, phase=SETUP)
                 launches.append(Launch(kernel, launch_ctx, unrecorded=True))
 
     for root in roots:
         walk(root, _Ctx())
     if setup and not any(la.ctx.layer for la in launches):
-        launches = [Launch(la.kernel, replace(la.ctx, step=1, phase="forward"))
+        launches = [Launch(la.kernel, la.ctx._replace(step=1, phase="forward"))
                     if la.ctx.phase == SETUP else la for la in launches]
     return launches
 
@@ -725,7 +714,7 @@ def _attribute_composite_grads(launches: list[Launch]) -> None:
             last = ctx.grad_of
         elif last >= 0 and la.kernel.endswith("_grad") and \
                 la.kernel[: -len("_grad")] in fwd_kernels.get(last, ()):
-            launches[i] = Launch(la.kernel, replace(ctx, grad_of=last))
+            launches[i] = Launch(la.kernel, ctx._replace(grad_of=last))
 
 
 def _api_alias(name: str) -> str:
