@@ -40,7 +40,7 @@ from analyzer.trace import heap
 from analyzer.trace.entry import load_entry, user_error, user_source
 from analyzer.trace.patches import AttrPatches
 from analyzer.trace.paddle.meta_values import ValueShims
-from analyzer.trace.paddle.names import NON_KERNEL_PROGRAM_OPS, aliases_for, kernel_for
+from analyzer.trace.paddle.names import NON_KERNEL_PROGRAM_OPS, aliases_for, dtype_name, kernel_for
 from analyzer.trace.partial import finish
 from analyzer.trace.paddle.real import op_function_slots
 
@@ -245,29 +245,12 @@ def _meta(v: Any, ids: dict) -> TensorMeta:
     meta = ids.get(key)
     if meta is None:
         try:
-            dtype = _dtype_name(v.dtype)
+            dtype = dtype_name(v.dtype)
             shape = tuple(int(d) for d in v.shape)
         except Exception:  # noqa: BLE001 - non-tensor values (vectors of tensors)
             dtype, shape = "", ()
         meta = ids[key] = TensorMeta(len(ids) + 1, dtype, shape)
     return meta
-
-
-_DTYPE_NAMES: dict[int, str] = {}
-
-
-def _dtype_name(dtype: Any) -> str:
-    """opdb's name of a PIR DataType, by its enum value: `str(dtype)` and hashing the enum
-    run Python code in Paddle (~10 us each), `.value` does not (0.8 us)."""
-    from opdb.dtypes import normalize_dtype
-
-    key = getattr(dtype, "value", None)
-    if not isinstance(key, int):
-        return normalize_dtype(str(dtype))
-    name = _DTYPE_NAMES.get(key)
-    if name is None:
-        name = _DTYPE_NAMES[key] = normalize_dtype(str(dtype))
-    return name
 
 
 def program_calls(state: _State, first_op: int) -> tuple[list[OpCall], dict[str, int]]:

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from analyzer.trace.entry import user_source
+from analyzer.trace.paddle.names import dtype_name
 from analyzer.trace.patches import AttrPatches
 
 # A value-reading slice is run for real only when its tensors total at most this.
@@ -173,9 +174,7 @@ def _where(reads: list[Read]) -> str:
 
 
 def _numpy_dtype(v: Any) -> str:
-    from opdb.dtypes import normalize_dtype
-
-    name = normalize_dtype(str(v.dtype))
+    name = dtype_name(v.dtype)
     return {"bfloat16": "float32"}.get(name, name) if name in _ITEM_SIZE else "float32"
 
 
@@ -186,9 +185,7 @@ def _nbytes(v: Any) -> int | None:
         return 0
     if any(d < 0 for d in shape):
         return None
-    from opdb.dtypes import normalize_dtype
-
-    n = _ITEM_SIZE.get(normalize_dtype(str(v.dtype)), 8)
+    n = _ITEM_SIZE.get(dtype_name(v.dtype), 8)
     for d in shape:
         n *= d
     return n

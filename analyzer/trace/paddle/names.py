@@ -175,3 +175,22 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+_DTYPE_NAMES: dict = {}
+
+
+def dtype_name(dtype) -> str:
+    """opdb's spelling ("float32") of a Paddle dtype, dygraph or PIR, computed once per dtype:
+    keyed by the enum's type and value (`str()` and hashing of some Paddle enums run Python
+    code, ~10 us each; `.value` does not)."""
+    from opdb.dtypes import normalize_dtype
+
+    value = getattr(dtype, "value", None)
+    if not isinstance(value, int):
+        return normalize_dtype(str(dtype))
+    key = (type(dtype), value)
+    name = _DTYPE_NAMES.get(key)
+    if name is None:
+        name = _DTYPE_NAMES[key] = normalize_dtype(str(dtype))
+    return name

@@ -42,7 +42,7 @@ from typing import Any, Callable, NamedTuple
 from analyzer.trace.entry import optimizer_step_hooks, user_source
 from analyzer.trace.patches import AttrPatches
 from analyzer.model import SETUP, OpCall, TensorMeta
-from analyzer.trace.paddle.names import aliases_for, kernel_for, registered_kernels
+from analyzer.trace.paddle.names import aliases_for, dtype_name, kernel_for, registered_kernels
 
 MARK = "opscan|"
 LAUNCH = " kernel launch"
@@ -97,7 +97,6 @@ class Recorder:
         self._ids: dict[int, tuple[int, Any]] = {}
         self._prune_at = 4096
         self._next_id = 1
-        self._dtype_names: dict = {}  # paddle dtype -> opdb spelling ("float32")
         self._depth = 0
         self._layer_stack: list[str] = []
         self._names: dict[int, str] = {}
@@ -111,8 +110,6 @@ class Recorder:
     # ------------------------------------------------------------ tensors
 
     def meta(self, t: Any, fresh: bool = False) -> TensorMeta:
-        from opdb.dtypes import normalize_dtype
-
         key = id(t)
         known = self._ids.get(key)
         if fresh or known is None or known[1]() is not t:
@@ -133,11 +130,7 @@ class Recorder:
             shape = tuple(int(d) for d in t.shape)
         except Exception:  # noqa: BLE001 - uninitialised tensors
             shape = ()
-        dtype = t.dtype
-        name = self._dtype_names.get(dtype)
-        if name is None:  # str(dtype) and its normalisation: once per dtype, not per tensor
-            name = self._dtype_names[dtype] = normalize_dtype(str(dtype))
-        return TensorMeta(tid, name, shape)
+        return TensorMeta(tid, dtype_name(t.dtype), shape)
 
     def _prune(self) -> None:
         """Drop the id entries of dead tensors; ids are kept for live tensors only, and
