@@ -42,15 +42,30 @@ def is_cpu_only_kernel(name: str) -> bool:
     return any(m in base for m in _CPU_ONLY_MARKERS) or base.endswith("_cpu")
 
 
+_AUTOGRAD_ENTRY: dict = {}  # code object -> is it torch.autograd.backward/grad/_make_grads
+
+
+def _is_autograd_entry(code) -> bool:
+    hit = code.co_filename.endswith(("torch/autograd/__init__.py", "torch/_tensor.py")) and \
+        code.co_name in ("backward", "grad", "_make_grads")
+    _AUTOGRAD_ENTRY[code] = hit
+    return hit
+
+
 def _called_from_autograd() -> bool:
-    """True inside torch.autograd.backward/grad (before the engine runs a node)."""
+    """True inside torch.autograd.backward/grad (before the engine runs a node). Asked for
+    every call outside a module (an optimizer step is hundreds): the verdict per frame's
+    code object is kept, so the walk is one dict lookup a frame."""
     import sys
 
+    known = _AUTOGRAD_ENTRY
     f = sys._getframe(2)
     while f is not None:
-        fn = f.f_code.co_filename
-        if fn.endswith(("torch/autograd/__init__.py", "torch/_tensor.py")) and \
-                f.f_code.co_name in ("backward", "grad", "_make_grads"):
+        code = f.f_code
+        hit = known.get(code)
+        if hit is None:
+            hit = _is_autograd_entry(code)
+        if hit:
             return True
         f = f.f_back
     return False
