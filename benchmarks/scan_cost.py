@@ -15,6 +15,12 @@ benchmarks/models/paddle_det_train.py, a PP-OCR-det-like training script (argpar
 `--script` mode) whose plain step needs >= 2 GiB.
 
     python benchmarks/scan_cost.py [--steps 1,2,3,4] [--only NAME] [--skip NAME] [--json out.json]
+                                   [--threads N]
+
+--threads N runs both children with N intra-op threads (OMP_NUM_THREADS, MKL_NUM_THREADS):
+on a machine shared with other jobs, idle OpenMP workers spin while the traced step runs
+Python between ops and inflate the scan's CPU time far more than the plain run's; with
+--threads 1 the CPU ratio measures the work each side does.
 """
 from __future__ import annotations
 
@@ -73,9 +79,12 @@ class Run:
     stderr: str = field(default="", repr=False)
 
 
+_THREADS: dict[str, str] = {}  # --threads: the intra-op thread settings of both children
+
+
 def _child(cmd: list[str]) -> Run:
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               TORCH_DEVICE_BACKEND_AUTOLOAD="0")
+               TORCH_DEVICE_BACKEND_AUTOLOAD="0", **_THREADS)
     t0 = time.perf_counter()
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=err)
@@ -113,7 +122,14 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default="", help="run only models whose name contains this")
     ap.add_argument("--skip", default="", help="skip models whose name contains this")
     ap.add_argument("--json", default="", help="also write the figures here")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="intra-op threads of both children (default: the frameworks' own)")
     args = ap.parse_args(argv)
+    if args.threads is not None and args.threads < 1:
+        ap.error(f"--threads must be at least 1, got {args.threads}")
+    _THREADS.clear()
+    if args.threads:
+        _THREADS.update(OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads))
     step_list = [int(s) for s in args.steps.split(",")]
     rows = []
     print("| model | steps | plain RSS | scan RSS | RSS ratio | plain wall | scan wall | wall ratio "

@@ -63,16 +63,54 @@ class ApiCall:
     pending: list = field(default_factory=list, repr=False)  # needs_grad tensors, until _end
 
 
+# Leaves `_walk_tensors` passes over without a call: shapes, axes and flags are most of
+# an op's arguments.
+_SCALARS = frozenset({int, float, bool, str, type(None)})
+
+
 def _walk_tensors(obj: Any, tensor_type: type, out: list, depth: int = 0) -> list:
+    """The tensors in obj (lists, tuples, dicts nested up to 3 deep), in order."""
     if isinstance(obj, tensor_type):
         out.append(obj)
     elif depth < 3 and isinstance(obj, (list, tuple)):
         for x in obj:
-            _walk_tensors(x, tensor_type, out, depth + 1)
+            if type(x) not in _SCALARS:
+                _walk_tensors(x, tensor_type, out, depth + 1)
     elif depth < 3 and isinstance(obj, dict):
         for x in obj.values():
-            _walk_tensors(x, tensor_type, out, depth + 1)
+            if type(x) not in _SCALARS:
+                _walk_tensors(x, tensor_type, out, depth + 1)
     return out
+
+
+class _NoEvent:
+    """What a marker is while no profiler records (`RecordEvent.begin()` does nothing then)."""
+
+    __slots__ = ()
+
+    def end(self) -> None:
+        pass
+
+
+_NO_EVENT = _NoEvent()
+
+
+def _marker_factory() -> Callable[[str], Any]:
+    """name -> an open profiler range (call `.end()` on it): what
+    `paddle.profiler.RecordEvent(name).begin()` opens, without the Python checks it repeats
+    on every call (a traced step opens one per API call, layer and gradient hook). Like
+    RecordEvent, it opens nothing unless a `paddle.profiler.Profiler` is recording."""
+    from paddle.base.core import TracerEventType, _RecordEvent
+    from paddle.profiler import utils
+
+    kind = TracerEventType.PythonUserDefined
+
+    def open_event(name: str):
+        if not utils._is_profiler_used:
+            return _NO_EVENT
+        return _RecordEvent(name, kind)
+
+    return open_event
 
 
 class Recorder:
@@ -80,10 +118,9 @@ class Recorder:
 
     def __init__(self, model: Any = None):
         import paddle
-        from paddle.profiler import RecordEvent
 
         self._paddle = paddle
-        self._event = RecordEvent
+        self._event = _marker_factory()
         self._tensor = paddle.Tensor
         self.calls: list[ApiCall] = []
         # gradient fan-in since the last backward: grad target (`_grad_target`) -> (its
@@ -127,7 +164,7 @@ class Recorder:
         if t is None:
             return TensorMeta(tid, "", ())
         try:
-            shape = tuple(int(d) for d in t.shape)
+            shape = tuple(map(int, t.shape))
         except Exception:  # noqa: BLE001 - uninitialised tensors
             shape = ()
         return TensorMeta(tid, dtype_name(t.dtype), shape)
@@ -146,14 +183,11 @@ class Recorder:
     # ------------------------------------------------------------ markers
 
     def instant(self, text: str) -> None:
-        ev = self._event(MARK + text)
-        ev.begin()
-        ev.end()
+        self._event(MARK + text).end()
 
     @contextlib.contextmanager
     def span(self, text: str):
         ev = self._event(MARK + text)
-        ev.begin()
         try:
             yield
         finally:
@@ -171,7 +205,6 @@ class Recorder:
             try:
                 call = rec._begin(name, args, kwargs)
                 ev = rec._event(f"{MARK}api|{call.idx}")
-                ev.begin()
                 try:
                     out = fn(*args, **kwargs)
                 finally:
@@ -186,7 +219,9 @@ class Recorder:
         return wrapper
 
     def _begin(self, name: str, args: tuple, kwargs: dict) -> ApiCall:
-        tensors = _walk_tensors(list(args) + list(kwargs.values()), self._tensor, [])
+        tensors = _walk_tensors(args, self._tensor, [])
+        if kwargs:
+            _walk_tensors(tuple(kwargs.values()), self._tensor, tensors)
         inputs, needs, pending = [], [], []
         for t in tensors:
             m = self.meta(t)
@@ -336,9 +371,7 @@ class Recorder:
             opt_span: list = []
 
             def pre():
-                ev = self._event(MARK + "phase|optimizer")
-                ev.begin()
-                opt_span.append(ev)
+                opt_span.append(self._event(MARK + "phase|optimizer"))
 
             def post():
                 if opt_span:
@@ -448,6 +481,11 @@ def _grad_marker(node: Any) -> int:
     return -1
 
 
+def _time_order(node: Any) -> tuple:
+    """Children in time order; of two starting together, the enclosing one first."""
+    return (node.start_ns, -node.end_ns)
+
+
 def collect_launches(result: Any, setup: bool = False) -> list[Launch]:
     """Kernel launches in time order with their context, from a profiler result.
 
@@ -456,6 +494,10 @@ def collect_launches(result: Any, setup: bool = False) -> list[Launch]:
     Layer call ever marks the step's start, nothing is setup."""
     from paddle.profiler import TracerEventType as T
 
+    # node types as ints: comparing pybind enums costs ~1 us each, and a node was
+    # compared with up to six of them
+    BACKWARD, OPTIMIZATION, OPERATOR, LAUNCH_T = (T.Backward.value, T.Optimization.value,
+                                                  T.Operator.value, T.DygraphKernelLaunch.value)
     launches: list[Launch] = []
     step = [1]
     inside = [False]  # after the `opscan|begin` marker
@@ -464,7 +506,7 @@ def collect_launches(result: Any, setup: bool = False) -> list[Launch]:
 
     def walk(node: Any, ctx: _Ctx) -> None:
         name = node.name
-        typ = node.type  # a pybind property: read once per node
+        typ = node.type.value  # a pybind property: read once per node
         if name.startswith(MARK):
             kind, _, val = name[len(MARK):].partition("|")
             if kind == "begin":
@@ -481,14 +523,16 @@ def collect_launches(result: Any, setup: bool = False) -> list[Launch]:
                 in_setup[0] = False
             elif kind == "phase":
                 ctx = ctx._replace(phase=val)
-        elif typ == T.Backward:
-            ctx = ctx._replace(phase="backward")
-        elif typ == T.Optimization:
-            ctx = ctx._replace(phase="optimizer")
-        elif typ == T.Operator and _is_grad_name(name):
+        elif typ == BACKWARD:
+            if ctx.phase != "backward":
+                ctx = ctx._replace(phase="backward")
+        elif typ == OPTIMIZATION:
+            if ctx.phase != "optimizer":
+                ctx = ctx._replace(phase="optimizer")
+        elif typ == OPERATOR and _is_grad_name(name):
             ctx = ctx._replace(phase="backward", in_grad_node=True, api=-1,
                                grad_of=_grad_marker(node))
-        elif typ == T.DygraphKernelLaunch and name.endswith(LAUNCH):
+        elif typ == LAUNCH_T and name.endswith(LAUNCH):
             if inside[0]:
                 if in_setup[0] and ctx.phase == "forward" and not ctx.in_grad_node:
                     launches.append(Launch(name[: -len(LAUNCH)],
@@ -498,9 +542,12 @@ def collect_launches(result: Any, setup: bool = False) -> list[Launch]:
                     launches.append(Launch(name[: -len(LAUNCH)], ctx._replace(step=step[0])))
             return
         before = len(launches)
-        for child in sorted(node.children_node, key=lambda c: (c.start_ns, -c.end_ns)):
+        children = node.children_node
+        if len(children) > 1:
+            children = sorted(children, key=_time_order)
+        for child in children:
             walk(child, ctx)
-        if len(launches) == before and inside[0] and typ == T.Operator and (
+        if len(launches) == before and inside[0] and typ == OPERATOR and (
                 name.endswith(API_SCOPE) or _is_grad_name(name)):
             kernel = unrecorded_kernel(name)
             if kernel:

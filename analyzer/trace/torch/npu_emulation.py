@@ -104,10 +104,31 @@ def npu_from_raw(raw, like=None):
     if like is not None and like.dtype == raw.dtype:
         base = like
     else:
+        shape = raw.shape
+        if raw.storage_offset() == 0 and raw.stride() == _contiguous_strides_of(shape):
+            # a fresh contiguous output (most of them): the npu tensor is made with its
+            # geometry at once, with no as_strided redispatch (~a tenth of a traced call)
+            t = torch._C._acc.create_empty_tensor(list(shape), raw.dtype)
+            t.untyped_storage()._opscan_raw = raw.untyped_storage()
+            return t
         base = torch._C._acc.create_empty_tensor([0], raw.dtype)
         base.untyped_storage()._opscan_raw = raw.untyped_storage()
     return torch.ops.aten.as_strided.default.redispatch(
         _meta_keyset(), base, list(raw.shape), list(raw.stride()), raw.storage_offset())
+
+
+_CONTIGUOUS: dict = {}  # shape -> the strides create_empty_tensor gives it
+
+
+def _contiguous_strides_of(shape) -> tuple | None:
+    """The strides `create_empty_tensor(shape)` gives (row-major; None for a shape with a
+    0: those keep the general path)."""
+    strides = _CONTIGUOUS.get(shape)
+    if strides is None:
+        if 0 in shape:
+            return None
+        strides = _CONTIGUOUS[tuple(shape)] = _contiguous_strides(tuple(shape))
+    return strides
 
 
 def _restride(npu_t, raw) -> None:
@@ -186,11 +207,17 @@ class KernelCall:
     origin: tuple[str, str] | None = None  # (module, source) of the forward call
 
 
+_QUALIFIED: dict = {}  # OpOverload -> its qualified name (asked for every dispatched op)
+
+
 def qualified_name(op) -> str:
     """`aten::add.Tensor` / `aten::matmul` (default overload written without suffix)."""
-    base = op._schema.name
-    ov = op._overloadname
-    return base if ov == "default" else f"{base}.{ov}"
+    name = _QUALIFIED.get(op)
+    if name is None:
+        base = op._schema.name
+        ov = op._overloadname
+        name = _QUALIFIED[op] = base if ov == "default" else f"{base}.{ov}"
+    return name
 
 
 _MODE_CLASS = None
@@ -238,6 +265,27 @@ class _CpuCapture:
     def __init__(self):
         self.names: list[str] = []
         self.mode = _capture_mode_class()(self.names)
+
+
+_NULL_CONTEXT = contextlib.nullcontext()  # reusable and reentrant
+
+
+class _Depth:
+    """Kernel nesting depth, thread-locally: `with emu._inside():` (one object per emulator:
+    the count lives in the thread-local, so nesting and threads are safe)."""
+
+    __slots__ = ("tls",)
+
+    def __init__(self, tls):
+        self.tls = tls
+
+    def __enter__(self):
+        self.tls.depth = getattr(self.tls, "depth", 0) + 1
+        return self
+
+    def __exit__(self, *exc):
+        self.tls.depth -= 1
+        return False
 
 
 class _Range:
@@ -308,6 +356,8 @@ class Emulator:
         self.profiling = False
         self._libs: list = []
         self._tls = threading.local()
+        self._depth_cm = _Depth(self._tls)
+        self._rawdev = None  # torch.device(raw_device), made on first use
         # meta mode: (op, input geometry, other arguments) -> what the op returned (see
         # _meta_key); a decoder's 80 layers repeat the same few hundred signatures
         self._meta_cache: dict = {}
@@ -322,13 +372,8 @@ class Emulator:
     def _depth(self) -> int:
         return getattr(self._tls, "depth", 0)
 
-    @contextlib.contextmanager
-    def _inside(self):
-        self._tls.depth = self._depth() + 1
-        try:
-            yield
-        finally:
-            self._tls.depth -= 1
+    def _inside(self) -> _Depth:
+        return self._depth_cm
 
     def _mark(self, name: str):
         """A profiler range named `name` while profiling, else nothing. Inside a kernel's
@@ -336,13 +381,15 @@ class Emulator:
         emulator's unwrapping and wrapping around it gives no route row, and every event
         recorded costs time to record and to fold."""
         if not self.profiling:
-            return contextlib.nullcontext()
+            return _NULL_CONTEXT
         return _Range(name, name == "opscan::cpu", self._tls)
 
     def _unwrap(self, args, kwargs):
         import torch
 
-        rawdev = torch.device(self.raw_device)
+        rawdev = self._rawdev
+        if rawdev is None:
+            rawdev = self._rawdev = torch.device(self.raw_device)
         seen: dict[int, Any] = {}
 
         def f(x):
@@ -741,11 +788,18 @@ def _from_meta_specs(hit):
     return out, None, list(cpu_ops)
 
 
+_LAYOUT_FREE: dict = {}  # OpOverload -> _keeps_layout_free(op)
+
+
 def _keeps_layout_free(op) -> bool:
     """False for ops whose output strides are part of their contract (empty_strided...)."""
-    base = op._schema.name.split("::", 1)[1]
-    return not ("strided" in base or "empty" in base or base.endswith("_like")
-                or base in ("clone", "_to_copy", "contiguous", "set_", "resize_"))
+    free = _LAYOUT_FREE.get(op)
+    if free is None:
+        base = op._schema.name.split("::", 1)[1]
+        free = _LAYOUT_FREE[op] = not (
+            "strided" in base or "empty" in base or base.endswith("_like")
+            or base in ("clone", "_to_copy", "contiguous", "set_", "resize_"))
+    return free
 
 
 def _resolve(name: str):

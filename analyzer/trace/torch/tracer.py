@@ -35,21 +35,37 @@ _DTYPE_NAMES: dict = {}  # torch.dtype -> "float32" (TensorMeta's spelling)
 ProgressFn = Callable[[int, int, int], None]  # (steps done, steps requested, calls so far)
 
 
+@functools.lru_cache(maxsize=4096)
 def is_cpu_only_kernel(name: str) -> bool:
     """True for CPU-specific kernels (`_scaled_dot_product_flash_attention_for_cpu`, mkldnn)."""
     base = name.split("::", 1)[-1]
     return any(m in base for m in _CPU_ONLY_MARKERS) or base.endswith("_cpu")
 
 
+_AUTOGRAD_ENTRY: dict = {}  # code object -> is it torch.autograd.backward/grad/_make_grads
+
+
+def _is_autograd_entry(code) -> bool:
+    hit = code.co_filename.endswith(("torch/autograd/__init__.py", "torch/_tensor.py")) and \
+        code.co_name in ("backward", "grad", "_make_grads")
+    _AUTOGRAD_ENTRY[code] = hit
+    return hit
+
+
 def _called_from_autograd() -> bool:
-    """True inside torch.autograd.backward/grad (before the engine runs a node)."""
+    """True inside torch.autograd.backward/grad (before the engine runs a node). Asked for
+    every call outside a module (an optimizer step is hundreds): the verdict per frame's
+    code object is kept, so the walk is one dict lookup a frame."""
     import sys
 
+    known = _AUTOGRAD_ENTRY
     f = sys._getframe(2)
     while f is not None:
-        fn = f.f_code.co_filename
-        if fn.endswith(("torch/autograd/__init__.py", "torch/_tensor.py")) and \
-                f.f_code.co_name in ("backward", "grad", "_make_grads"):
+        code = f.f_code
+        hit = known.get(code)
+        if hit is None:
+            hit = _is_autograd_entry(code)
+        if hit:
             return True
         f = f.f_back
     return False
@@ -80,6 +96,7 @@ class _Recorder:
         self.module_names: dict[int, str] = {}
         self.seq_origin: dict[int, tuple[str, str]] = {}
         self._next_id = 0
+        self._op_names: dict = {}  # OpOverload -> (qualified name, overload)
         self.optimizer_notes: list[str] = []
 
     # -- tensor ids: fresh for every output, stable for inputs seen before. The id is
@@ -111,10 +128,15 @@ class _Recorder:
             return "forward"
         return "other"
 
+    def _names(self, op) -> tuple[str, str]:
+        """(qualified name, `schema.overload`) of an OpOverload, made once per op."""
+        from analyzer.trace.torch.npu_emulation import qualified_name
+
+        names = self._op_names[op] = (qualified_name(op), f"{op._schema.name}.{op._overloadname}")
+        return names
+
     def on_call(self, kc) -> None:
         import torch
-
-        from analyzer.trace.torch.npu_emulation import qualified_name
 
         node = torch._C._current_autograd_node()
         phase = "backward" if kc.backward_of_composite else self.phase(node)
@@ -135,7 +157,8 @@ class _Recorder:
             seq = torch._C._autograd._get_sequence_nr() - 1
             if seq >= 0 and seq not in self.seq_origin:
                 self.seq_origin[seq] = (module, source)
-        name = qualified_name(kc.op)
+        names = self._op_names.get(kc.op)
+        name, overload = names if names is not None else self._names(kc.op)
         in_ids = {id(t) for t in kc.inputs}
         inputs = [self._meta(t, False) for t in kc.inputs]
         outputs = [self._meta(t, id(t) not in in_ids) for t in kc.outputs]
@@ -145,7 +168,6 @@ class _Recorder:
         for c in cpu_ops:
             if c not in self.adapted and is_cpu_only_kernel(c):
                 self.cpu_only[c] = self.cpu_only.get(c, 0) + 1
-        overload = f"{kc.op._schema.name}.{kc.op._overloadname}"
         if kc.backward_of_composite:
             kernels = self.backward_kernels(name)
             if kernels:  # what torch_npu runs: op-plugin's derivative (matmul_backward)

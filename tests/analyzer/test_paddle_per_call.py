@@ -1,0 +1,80 @@
+"""Issue 16 (scan wall time, per traced call), paddle real recorder: its markers open the
+same profiler ranges `paddle.profiler.RecordEvent(...).begin()` does, without that
+method's per-call checks, and only while a profiler records; the argument walk skips
+scalar leaves and finds the same tensors in the same order."""
+from __future__ import annotations
+
+import paddle  # installed by scripts/setup.sh
+from paddle import profiler
+
+from analyzer.trace.paddle import real
+
+
+def _names(result) -> list[str]:
+    out: list[str] = []
+    todo = [root for _, root in sorted(result.get_data().items())]
+    while todo:
+        node = todo.pop()
+        out.append(node.name)
+        todo.extend(node.children_node)
+    return out
+
+
+def test_markers_are_profiler_ranges_only_while_a_profiler_records():
+    open_event = real._marker_factory()
+    assert open_event("opscan|idle") is real._NO_EVENT  # no profiler: nothing opened
+    open_event("opscan|idle").end()
+    prof = profiler.Profiler(targets=[profiler.ProfilerTarget.CPU], on_trace_ready=lambda p: None)
+    prof.start()
+    try:
+        outer = open_event("opscan|outer")
+        inner = open_event("opscan|inner")
+        paddle.ones([2]) + 1
+        inner.end()
+        outer.end()
+        ours = paddle.profiler.RecordEvent("opscan|reference")
+        ours.begin()
+        ours.end()
+    finally:
+        prof.stop()
+    result = prof.profiler_result
+    prof.profiler = None
+    names = _names(result)
+    assert {"opscan|outer", "opscan|inner", "opscan|reference"} <= set(names)
+    assert open_event("opscan|after") is real._NO_EVENT
+
+
+def test_marker_nesting_matches_record_event():
+    open_event = real._marker_factory()
+    prof = profiler.Profiler(targets=[profiler.ProfilerTarget.CPU], on_trace_ready=lambda p: None)
+    prof.start()
+    try:
+        outer = open_event("opscan|outer")
+        inner = open_event("opscan|inner")
+        inner.end()
+        outer.end()
+    finally:
+        prof.stop()
+    result = prof.profiler_result
+    prof.profiler = None
+
+    def find(nodes, name):
+        for n in nodes:
+            if n.name == name:
+                return n
+            hit = find(n.children_node, name)
+            if hit is not None:
+                return hit
+        return None
+
+    outer_node = find([r for _, r in sorted(result.get_data().items())], "opscan|outer")
+    assert outer_node is not None
+    assert [c.name for c in outer_node.children_node] == ["opscan|inner"]
+
+
+def test_walk_tensors_skips_scalars_and_keeps_order():
+    a, b, c, d, deep = (paddle.to_tensor([float(i)]) for i in range(5))
+    args = (a, 3, "mean", None, [b, 1.5, (c, True)], {"w": d, "axis": [0, 1]},
+            [[[[deep]]]])  # deeper than 3 levels: not walked, as before
+    found = real._walk_tensors(args, paddle.Tensor, [])
+    assert [id(t) for t in found] == [id(a), id(b), id(c), id(d)]
