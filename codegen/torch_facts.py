@@ -209,3 +209,37 @@ def skips_legacy_empty(op: str) -> bool | None:
     except Exception:
         return False
     return isinstance(out, torch.Tensor) and tuple(out.shape) == (2, 3)
+
+
+@functools.lru_cache(maxsize=None)
+def number_params(op: str) -> frozenset[str]:
+    """The `Tensor` parameters of `op` (`aten::where.self`) that a Python number can
+    arrive in, as a CPU 0-d wrapped-number tensor: those that another overload of the
+    same name takes as a `Scalar` with the other parameters named alike
+    (`where.ScalarOther(Tensor condition, Tensor self, Scalar other)`; ATen's composite
+    Scalar overloads wrap the number with `wrapped_scalar_tensor` and call the Tensor
+    one, and PythonArgParser does the same for numbers passed to such ops). op-plugin
+    copies those to the device before aclnn (WhereKernelNpuOpApi.cpp
+    `unify_tensors_to_npu`). Empty when torch or the op is unknown."""
+    torch = _torch()
+    if torch is None or not op.startswith("aten::"):
+        return frozenset()
+    base, _, overload = op.partition(".")
+    try:
+        schemas = torch._C._jit_get_schemas_for_operator(base)
+    except RuntimeError:
+        return frozenset()
+    own = next((s for s in schemas if s.overload_name == overload), None)
+    if own is None:
+        return frozenset()
+    names = [a.name for a in own.arguments]
+    kinds = {a.name: str(a.type) for a in own.arguments}
+    out: set[str] = set()
+    for s in schemas:
+        if s is own or [a.name for a in s.arguments] != names:
+            continue
+        for a in s.arguments:
+            if str(a.type) == "number" or str(a.type) == "Scalar":
+                if kinds.get(a.name) == "Tensor":
+                    out.add(a.name)
+    return frozenset(out)

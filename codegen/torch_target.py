@@ -8,7 +8,7 @@ mapping decisions are made here, the templates only loop.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from opdb.model import AclnnApi, FrameworkOp
 
@@ -82,8 +82,9 @@ class TorchDialect(Dialect):
 
     def __init__(self, names: set[str] | frozenset = frozenset(),
                  outs: tuple[str, ...] = (), skip_empty: dict[str, list[str]] | None = None,
-                 ret: str = ""):
+                 ret: str = "", api_name: str = ""):
         self.names = set(names)
+        self.api_name = api_name  # the aclnn API called (scopes reviewed rules)
         self.outs = tuple(outs)  # the function's output tensors, allocated before the call
         # tensor lists whose op ignores legacy empty 1-d tensors -> the dim args to rewrap
         self.skip_empty = dict(skip_empty or {})
@@ -136,6 +137,32 @@ class TorchDialect(Dialect):
         lines.append(f"at::IntArrayRef {var}({var}_vec);")
         return CallArg(p.aclnn.name, p.aclnn.ctype, var, lines, p.todo, p.decision)
 
+    def required_from_optional(self, p: MappedParam) -> CallArg:
+        """A required aclnn tensor fed by an optional framework tensor is never passed as
+        nullptr: when unset, it takes the value a reviewed rule gives (arg_rules.yaml
+        `rules` of kind tensor; op-plugin NLLLossKernelNpuOpApi.cpp: an unset `weight`
+        is `at::ones(self.size(-1))`, ATen's meaning of weight=None), else a TODO."""
+        from opdb.arg_rules import load as load_rules
+        var, name = local_name(p), p.fw.name
+        for rule in load_rules().rules_for(norm_param(p.aclnn.name), "tensor",
+                                            self.api_name):
+            lines = rule.lines("torch")
+            if not lines or not set(rule.needs) <= self.names:
+                continue
+            fill = [line.format(var=f"{var}_unset", **{n: n for n in rule.needs})
+                    for line in lines]
+            return CallArg(p.aclnn.name, p.aclnn.ctype, var,
+                           [f"at::Tensor {var};",
+                            f"if ({name}.has_value() && {name}->defined()) {{",
+                            f"    {var} = *{name};",
+                            f"}} else {{  // unset: {rule.evidence.split(':')[0]}",
+                            *[f"    {line}" for line in fill],
+                            f"    {var} = {var}_unset;",
+                            "}"], p.todo, p.decision)
+        return CallArg(p.aclnn.name, p.aclnn.ctype, name, [],
+                       _todo(p, f"`{name}` is optional but aclnn requires `{p.aclnn.name}`: "
+                                "an unset value would be passed as nullptr"), p.decision)
+
     def convert(self, p: MappedParam, ref: str) -> CallArg:
         fw = p.fw
         assert fw is not None
@@ -153,6 +180,8 @@ class TorchDialect(Dialect):
             widened = self.expanded_list(p)
             if widened is not None:
                 return widened
+        if k == fk == "tensor" and fw.optional and not p.optional:
+            return self.required_from_optional(p)
         if k == fk and k in ("tensor", "tensor_list", "scalar", "int_array", "bool_array",
                              "scalar_list"):
             return CallArg(p.aclnn.name, p.aclnn.ctype, name, [], p.todo, p.decision)
@@ -243,8 +272,10 @@ def _todo(p: MappedParam, note: str) -> str:
 
 
 def function_name(schema: TorchSchema) -> str:
+    """torchgen's C++ name (`cpp.name`): an out function (kwarg-only mutable outs, as
+    `topk.values`, `silu_backward.grad_input`) gets `_out`, whatever its overload name."""
     base = schema.base
-    if schema.overload == "out" or schema.overload.endswith("_out"):
+    if schema_role(schema) == "out":
         return f"{base}_out"
     return base
 
@@ -394,7 +425,39 @@ def schema_family(db, op: FrameworkOp) -> dict[str, FrameworkOp]:
             if schema_role(cs) == role and _plain_args(cs) == want:
                 members[role] = cand
                 break
+    missing = [r for r in ROLES if r not in members]
+    if missing:
+        # torchgen pairs a family by signature, not by overload name: `topk.values`,
+        # `sort.values`, `silu_backward.grad_input`, `nll_loss_forward.output` are the
+        # out variants of `topk`, `sort`, ... (NativeFunctionsGroup.from_dict keys on
+        # FunctionSchema.signature()). So every overload of the base name is a candidate.
+        base = schema.base[:-1] if schema_role(schema) == "inplace" else schema.base
+        ns = schema.name.split("::")[0]
+        for cand in _overloads(db, f"{ns}::{base}") + _overloads(db, f"{ns}::{base}_"):
+            try:
+                cs = schema_of(cand)
+            except Exception:
+                continue
+            role = schema_role(cs)
+            if role in missing and role not in members and _plain_args(cs) == want:
+                members[role] = cand
     return {r: members[r] for r in ROLES if r in members}
+
+
+_OVERLOADS: dict[int, tuple[object, dict[str, list[FrameworkOp]]]] = {}
+
+
+def _overloads(db, base_name: str) -> list[FrameworkOp]:
+    """Every torch op of opdb named `base_name` or `base_name.<overload>`, by name
+    (read once per opened OpDB)."""
+    key = id(db)
+    hit = _OVERLOADS.get(key)
+    if hit is None or hit[0] is not db:
+        index: dict[str, list[FrameworkOp]] = {}
+        for o in db.framework_ops("torch"):
+            index.setdefault(o.name.split(".", 1)[0], []).append(o)
+        hit = _OVERLOADS[key] = (db, index)
+    return hit[1].get(base_name, [])
 
 
 # ------------------------------------------------------------------ function model
@@ -410,6 +473,7 @@ class Branch:
     cond: str = ""
     prelude: list[str] = field(default_factory=list)
     note: str = ""
+    binding_args: list[CallArg] | None = None  # when the NPU call differs from the binding's
 
 
 @dataclass
@@ -485,7 +549,7 @@ def _scalar_branch(api: AclnnApi, scalar_api: AclnnApi, amap: ArgMap, fwp: list[
     t = mp.fw.name
     fwp2 = [FwParam(f.name, "scalar", "const at::Scalar&") if f.name == t else f for f in fwp]
     amap2 = map_args(scalar_api, fwp2, "torch")
-    args = call_args(amap2, TorchDialect({f.name for f in fwp2}), ref_expr)
+    args = call_args(amap2, TorchDialect({f.name for f in fwp2}, api_name=amap2.api.name), ref_expr)
     for a in args:
         if a.expr == t:
             a.expr = f"{t}_scalar"
@@ -558,7 +622,7 @@ def _device_copy_branch(api: AclnnApi, amap: ArgMap, fwp: list[FwParam], ref_exp
     AddKernelNpuOpApi.cpp / MulKernelNpuOpApi.cpp `self_tensor_to_device`)."""
     dst = outs[0] if outs else ref_expr
     dev = f"{t}_device"
-    args = call_args(amap, TorchDialect({f.name for f in fwp}, outs), ref_expr)
+    args = call_args(amap, TorchDialect({f.name for f in fwp}, outs, api_name=amap.api.name), ref_expr)
     for a in args:
         if a.expr == t:
             a.expr = dev
@@ -569,6 +633,28 @@ def _device_copy_branch(api: AclnnApi, amap: ArgMap, fwp: list[FwParam], ref_exp
                            f"{t}.item(), {dst}.scalar_type(), {dst}.device());"],
                   note=f"`{t}` is a CPU 0-d tensor and {why}: copied to the device for "
                        f"{api.name}")
+
+
+def _copy_numbers_to_device(branches: list[Branch], inputs: list[str], dst: str) -> list[str]:
+    """Each of `inputs` that arrives as a CPU 0-d tensor (a wrapped Python number; see
+    torch_facts.number_params) is copied to the device in the output's dtype before
+    the call, as op-plugin WhereKernelNpuOpApi.cpp (`unify_tensors_to_npu`) and
+    PowKernelNpuOpApi.cpp (`self_tensor_to_device`) do: aclnn takes device tensors.
+    Returns the statements (before the branches); the branches pass the copies."""
+    lines = []
+    for t in inputs:
+        dev = f"{t}_device"
+        lines.append(
+            f"at::Tensor {dev} = {t}.dim() == 0 && !torch_npu::utils::is_npu({t}) ? "
+            f"npu_preparation::copy_scalar_to_device({t}.item(), {dst}.scalar_type(), "
+            f"{dst}.device()) : {t};  // a wrapped Python number goes to the device")
+        for b in branches:
+            if b.binding_args is None:
+                b.binding_args = b.args  # the CPU binding passes its inputs as they are
+            b.args = [replace(a, expr=dev) if a.expr == t else a for a in b.args]
+            b.asserts = [line.replace(f"ConvertType({t}))", f"ConvertType({dev}))")
+                         for line in b.asserts]
+    return lines
 
 
 def _optional_input_branches(api: AclnnApi, versions: list[AclnnApi], amap: ArgMap,
@@ -595,7 +681,7 @@ def _optional_input_branches(api: AclnnApi, versions: list[AclnnApi], amap: ArgM
                        if p.aclnn.name in base)
             if hit is None or not same:
                 continue
-            args = call_args(vmap, TorchDialect({f.name for f in fwp}, outs), ref_expr)
+            args = call_args(vmap, TorchDialect({f.name for f in fwp}, outs, api_name=vmap.api.name), ref_expr)
             for a, mp in zip(args, vmap.params):
                 if mp.aclnn.name not in base and mp.decision == "default":
                     a.todo = ""  # a feature the base call does not use either
@@ -758,7 +844,8 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     ref_expr = ref or "at::Tensor()"
     outs = tuple(f.name for f in fwp if f.is_output and f.kind == "tensor")
     skip_empty = _legacy_empty_lists(schema, functional)
-    dialect = TorchDialect({f.name for f in fwp}, outs, skip_empty, return_stmt(schema))
+    dialect = TorchDialect({f.name for f in fwp}, outs, skip_empty, return_stmt(schema),
+                           api_name=chosen.name)
     args = call_args(amap, dialect, ref_expr)
     alias, _ = fn_pointer_type(amap)
     main = Branch(chosen, args, static_asserts(chosen.name, alias, args, "ConvertType"),
@@ -794,6 +881,15 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                     branches = branches[:-1] + [_device_copy_branch(
                         chosen, amap, fwp, ref_expr, outs, t,
                         "no variant takes it as an aclScalar")] + [main]
+    from codegen import torch_facts
+    number_copies = []
+    if role != "inplace" and not scalar_branched and schema.name.startswith("aten::"):
+        fs = functional or schema  # the `.out` overload has no Scalar siblings of its own
+        full = f"{fs.name}.{fs.overload}" if fs.overload else fs.name
+        numbers = torch_facts.number_params(full)
+        number_copies = [t for t in _wrapped_number_inputs(amap) if t in numbers]
+        guards += _copy_numbers_to_device(branches, number_copies,
+                                          outs[0] if outs else ref_expr)
     fn = function_name(schema)
     call_names = [a.name for a in schema.args]
     ret_cpp, _ = return_type(schema)
@@ -809,7 +905,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                         and m.aclnn.role == "inout" and m.rule is None},
                        _wrapped_number_inputs(amap) if any(
                            b.prelude and b.prelude[0].startswith("c10::Scalar ")
-                           for b in branches) else None),
+                           for b in branches) else number_copies or None),
         branches=branches, return_stmt=return_stmt(schema),
         unused=[{"name": u.name, "todo": unused_todo(chosen, u)} for u in amap.unused
                 if u.name not in consumed],
@@ -897,7 +993,7 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
         "binding_prelude": bprelude,
         "binding_call": [a.name for a in schema.args],
         "allocs": primary.allocs,
-        "args": main.args,
+        "args": main.binding_args if main.binding_args is not None else main.args,
         "main_api": main.api,
         "fn_alias": main_alias,
         "fn_type": main_type,
