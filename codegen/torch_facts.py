@@ -243,3 +243,21 @@ def number_params(op: str) -> frozenset[str]:
                 if kinds.get(a.name) == "Tensor":
                     out.add(a.name)
     return frozenset(out)
+
+
+@functools.lru_cache(maxsize=None)
+def pointwise(op: str) -> bool | None:
+    """Whether ATen tags `op` (`aten::silu`, `aten::clamp`) `pointwise` in
+    native_functions.yaml (`torch.Tag.pointwise`): each output element depends only on
+    the same element of the inputs, so the output may alias `self` (an in-place op
+    can run the out-of-place kernel writing into `self`; `cumsum` is not pointwise).
+    None when torch or the overload is unknown."""
+    torch = _torch()
+    if torch is None or not op.startswith("aten::"):
+        return None
+    name, _, overload = op.split("::", 1)[1].partition(".")
+    try:
+        fn = getattr(getattr(torch.ops.aten, name), overload or "default")
+    except (AttributeError, RuntimeError):
+        return None
+    return torch.Tag.pointwise in fn.tags

@@ -834,8 +834,18 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     fwp = fw_params(schema, ilistref)
     cands = [api] + [v for v in variants.get("versions", []) if v.name != api.name] \
         + ([variants["scalar"]] if variants.get("scalar") is not None else [])
+    via_out: list[str] = []
     if role == "inplace":
         cands = [v for v in (variants.get("inplace"), variants.get("inplace_scalar")) if v]
+        if not cands and not api.name.startswith("aclnnInplace"):
+            # no Inplace API: a pointwise op's out-of-place API writes into `self`
+            # (op-plugin's gen_opapi `structured_inherit: silu.out` for silu_/clamp_)
+            m = next(f for f in fwp if f.mutable and f.kind == "tensor")
+            local = "out" if "out" not in {f.name for f in fwp} else f"{m.name}_out"
+            fwp = fwp + [FwParam(local, "tensor", "at::Tensor&", is_output=True)]
+            via_out = [f"at::Tensor& {local} = {m.name};  // pointwise: {api.name} writes "
+                       f"`{m.name}` in place (no Inplace API; op-plugin's structured_inherit "
+                       "of the .out kernel)"]
         cands = cands or [api]
     chosen = pick_variant(cands, fwp, "torch")
     amap: ArgMap = map_args(chosen, fwp, "torch")
@@ -851,7 +861,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     main = Branch(chosen, args, static_asserts(chosen.name, alias, args, "ConvertType"),
                   static_asserts(chosen.name, alias, args, "::opgen::at_conv::ConvertType"))
     branches = [main]
-    guards: list[str] = []
+    guards: list[str] = list(via_out)
     consumed: set[str] = set()
     scalar = variants.get("inplace_scalar" if role == "inplace" else "scalar")
     taken: set[str] = set()
@@ -914,6 +924,11 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         argmap=amap, guards=guards)
 
 
+def _writes_one_output(api: AclnnApi) -> bool:
+    return [p.role for p in api.params].count("output") == 1 and \
+        not any(p.role == "inout" for p in api.params)
+
+
 def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool = False,
                       module_name: str = "", family: dict[str, FrameworkOp] | None = None,
                       variants: dict[str, AclnnApi] | None = None,
@@ -940,13 +955,18 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
         member = family.get(role)
         if member is None:
             continue
-        if role == "inplace" and member is not op and "inplace" not in variants:
-            continue  # no Inplace API: upstream leaves the in-place op to the functional one
+        via_out = role == "inplace" and "inplace" not in variants and func_op is not None \
+            and not api.name.startswith("aclnnInplace") and _writes_one_output(api) \
+            and torch_facts.pointwise(func_op.name)
+        if role == "inplace" and member is not op and "inplace" not in variants \
+                and not via_out:
+            continue  # no Inplace API and not pointwise: left to the functional op
         if role != "inplace" and member is not op and api.name.startswith("aclnnInplace") \
                 and variants.get("base") is None:
             continue
         member_api = api if member is op else (
-            variants.get("inplace") if role == "inplace" else variants.get("base", api))
+            variants.get("inplace") or (variants.get("base", api) if via_out else None)
+            if role == "inplace" else variants.get("base", api))
         if member_api is None:
             continue
         functions.append(build_function(
