@@ -261,3 +261,34 @@ def pointwise(op: str) -> bool | None:
     except (AttributeError, RuntimeError):
         return None
     return torch.Tag.pointwise in fn.tags
+
+
+@functools.lru_cache(maxsize=None)
+def unset_dim_reduces_all(op: str) -> bool | None:
+    """True when `op`'s optional `int? dim` left unset reduces over every element of
+    `self` (ATen's argmax/argmin: the flattened input), probed on Meta tensors:
+    `op(empty(2, 3, 4))` gives a 0-d result while `dim=0` gives (3, 4). op-plugin
+    (ArgmaxKernelNpuOpApi.cpp) then passes `self.reshape({-1})` and dim 0 to aclnn,
+    whose `dim` is a plain int64. None when torch or the overload is unknown."""
+    torch = _torch()
+    if torch is None or not op.startswith("aten::"):
+        return None
+    name, _, overload = op.split("::", 1)[1].partition(".")
+    try:
+        fn = getattr(getattr(torch.ops.aten, name), overload or "default")
+    except (AttributeError, RuntimeError):
+        return None
+    args = fn._schema.arguments
+    if not args or str(args[0].type) != "Tensor" or not any(
+            a.name == "dim" and str(a.type) == "Optional[int]" for a in args):
+        return False
+    if any(not a.has_default_value() for a in args[1:]):
+        return False
+    x = torch.empty(2, 3, 4, device="meta")
+    try:
+        whole, one = fn(x), fn(x, dim=0)
+    except Exception:
+        return False
+    whole = whole[0] if isinstance(whole, (tuple, list)) else whole
+    one = one[0] if isinstance(one, (tuple, list)) else one
+    return tuple(whole.shape) == () and tuple(one.shape) == (3, 4)

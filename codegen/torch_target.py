@@ -635,6 +635,45 @@ def _device_copy_branch(api: AclnnApi, amap: ArgMap, fwp: list[FwParam], ref_exp
                        f"{api.name}")
 
 
+def _flatten_for_unset_dim(amap: ArgMap, args: list[CallArg], functional: TorchSchema | None,
+                           ref: str, fwp: list[FwParam]) -> None:
+    """An unset `int? dim` the op reads as "every element" (torch_facts.
+    unset_dim_reduces_all, probed on Meta tensors: argmax, argmin) where aclnn takes a
+    plain int64 `dim`: aclnn gets `self.reshape({-1})` and dim 0, as op-plugin
+    ArgmaxKernelNpuOpApi.cpp does, and writes the outputs through views of the
+    flattened input's result shape ([1] with keepdim, else 0-d): each holds one
+    element, so the outputs keep the sizes torch's meta function gave them."""
+    from codegen import torch_facts
+    if functional is None or not ref:
+        return
+    full = f"{functional.name}.{functional.overload}" if functional.overload else functional.name
+    hit = next((i for i, p in enumerate(amap.params) if p.fw is not None
+                and p.fw.name == "dim" and p.fw.kind == "int" and p.fw.optional
+                and p.kind == "int"), None)
+    if hit is None or not torch_facts.unset_dim_reduces_all(full):
+        return
+    keep = next((f.name for f in fwp if f.kind == "bool" and norm_param(f.name) in
+                 ("keepdim", "keep_dim")), "")
+    shape = (f"{keep} ? std::vector<int64_t>{{1}} : std::vector<int64_t>{{}}" if keep
+             else "std::vector<int64_t>{}")
+    args[hit].todo = ""
+    for a, p in zip(args, amap.params):
+        if p.fw is None or p.kind != "tensor":
+            continue
+        if p.fw.name == ref and p.aclnn.role == "input":
+            var = f"{ref}_flat"
+            a.prelude = a.prelude + [
+                f"// `dim` unset: {full} reduces every element; aclnn reads the flattened "
+                "input along dim 0 (op-plugin ArgmaxKernelNpuOpApi.cpp)",
+                f"at::Tensor {var} = dim.has_value() ? {ref} : {ref}.reshape({{-1}});"]
+            a.expr = var
+        elif p.aclnn.role == "output":
+            var = f"{a.expr}_flat"
+            a.prelude = a.prelude + [
+                f"at::Tensor {var} = dim.has_value() ? {a.expr} : {a.expr}.view({shape});"]
+            a.expr = var
+
+
 def _copy_numbers_to_device(branches: list[Branch], inputs: list[str], dst: str) -> list[str]:
     """Each of `inputs` that arrives as a CPU 0-d tensor (a wrapped Python number; see
     torch_facts.number_params) is copied to the device in the output's dtype before
@@ -857,6 +896,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     dialect = TorchDialect({f.name for f in fwp}, outs, skip_empty, return_stmt(schema),
                            api_name=chosen.name)
     args = call_args(amap, dialect, ref_expr)
+    _flatten_for_unset_dim(amap, args, functional, ref, fwp)
     alias, _ = fn_pointer_type(amap)
     main = Branch(chosen, args, static_asserts(chosen.name, alias, args, "ConvertType"),
                   static_asserts(chosen.name, alias, args, "::opgen::at_conv::ConvertType"))

@@ -1,0 +1,173 @@
+"""Mechanisms found by scoring held-out torch APIs against op-plugin (docs/opgen.md,
+"Held-out torch APIs"): out overloads paired by signature whatever their overload
+name, `TensorTensor`/`TensorScalar` scalar variants, wrapped numbers copied to the
+device where a Scalar overload exists, required aclnn tensors never nullptr, pointwise
+in-place ops through the out-of-place API, and an unset `dim` that reduces every
+element. Each test names the upstream adapter that shows the behaviour."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from codegen import torch_facts
+from codegen.api import prepare
+from codegen.torch_target import function_name, schema_family, schema_of
+from codegen.variants import family, scalar_variant
+
+ADAPTER = "in-tree/op_plugin/ops/opapi/{}KernelNpuOpApi.cpp"
+
+
+@pytest.fixture(scope="module")
+def db():
+    """The shipped snapshot (in the repository): the held-out APIs are not in the
+    codegen fixture subset."""
+    from opdb.query import OpDB
+    return OpDB.open(overlay=False)
+
+
+def _fn(text: str, signature_start: str) -> str:
+    """The body of the generated function whose signature starts so."""
+    i = text.index(signature_start)
+    return text[i:text.index("\n}\n", i)]
+
+
+def test_out_overloads_not_named_out_join_the_family(db):
+    """torchgen pairs by signature: topk.values / silu_backward.grad_input /
+    nll_loss_forward.output are the out variants (op-plugin TopKKernelNpuOpApi.cpp
+    topk_out, SiluBackwardKernelNpuOpApi.cpp silu_backward_out)."""
+    for op, out in (("aten::topk", "aten::topk.values"),
+                    ("aten::silu_backward", "aten::silu_backward.grad_input"),
+                    ("aten::nll_loss_forward", "aten::nll_loss_forward.output"),
+                    ("aten::sort", "aten::sort.values")):
+        fam = schema_family(db, db.framework_op("torch", op))
+        assert fam["out"].name == out, op
+        assert fam["functional"].name == op
+        # and from the out member back to the functional
+        back = schema_family(db, db.framework_op("torch", out))
+        assert back["functional"].name == op
+    # a different signature is not a member (sort.stable has `stable`)
+    assert "aten::sort.stable" not in {o.name for o in
+                                       schema_family(db, db.framework_op("torch",
+                                                                         "aten::sort")).values()}
+    assert function_name(schema_of(db.framework_op("torch", "aten::topk.values"))) == "topk_out"
+
+
+def test_topk_values_out_is_generated(db):
+    r = prepare(db, "aclnnTopk", "torch", op="aten::topk")
+    text = r.files[ADAPTER.format("Topk")]
+    body = _fn(text, "std::tuple<at::Tensor&, at::Tensor&> topk_out(")
+    assert "npu_preparation::check_tensor({self}, indices, indices.scalar_type(), " \
+           "std::get<1>(meta).sizes());" in body
+    assert "EXEC_NPU_CMD(aclnnTopk, self, k, dim, largest, sorted, values, indices);" in body
+    assert "- func: topk.values(" in r.files["in-tree/op_plugin/config/op_plugin_functions.yaml.entry"]
+
+
+def test_tensor_scalar_variant_named_by_operand_kinds(db):
+    """aclnnPowTensorTensor's scalar variant is aclnnPowTensorScalar (op-plugin
+    PowKernelNpuOpApi.cpp calls it for a CPU 0-d exponent); a name alone is not
+    enough: the signatures must differ in exactly that one tensor."""
+    fam = family(db, db.aclnn_api("aclnnPowTensorTensor"))
+    assert fam["scalar"].name == "aclnnPowTensorScalar"
+    assert fam["inplace"].name == "aclnnInplacePowTensorTensor"
+    assert fam["inplace_scalar"].name == "aclnnInplacePowTensorScalar"
+    assert scalar_variant(db, db.aclnn_api("aclnnEqTensor")).name == "aclnnEqScalar"
+    assert scalar_variant(db, db.aclnn_api("aclnnSWhere")) is None
+    r = prepare(db, "aclnnPowTensorTensor", "torch", op="aten::pow.Tensor_Tensor")
+    text = r.files[ADAPTER.format("Pow")]
+    assert "EXEC_NPU_CMD(aclnnPowTensorScalar, self, exponent_scalar, out);" in text
+    assert "EXEC_NPU_CMD(aclnnInplacePowTensorScalar, self, exponent_scalar);" in text
+    # a CPU 0-d `self` (2 ** x) is copied to the device for the tensor API
+    assert "at::Tensor self_device = npu_preparation::copy_scalar_to_device(" in text
+
+
+def test_number_params_from_scalar_overloads():
+    assert torch_facts.number_params("aten::where.self") == {"self", "other"}
+    assert torch_facts.number_params("aten::mm") == frozenset()
+    assert "condition" not in torch_facts.number_params("aten::where.self")
+
+
+def test_wrapped_numbers_copied_for_where(db):
+    """torch.where(c, x, 0.5) reaches where.self with a CPU 0-d `other`; aclnnSWhere has
+    no scalar variant, so the number goes to the device (op-plugin
+    WhereKernelNpuOpApi.cpp unify_tensors_to_npu); the bool condition is left alone."""
+    r = prepare(db, "aclnnSWhere", "torch", op="aten::where.self")
+    text = r.files[ADAPTER.format("Where")]
+    for fn in ("at::Tensor& where_out(", "at::Tensor where("):
+        body = _fn(text, fn)
+        assert "at::Tensor other_device = other.dim() == 0 && !torch_npu::utils::is_npu(other) ? " \
+               "npu_preparation::copy_scalar_to_device(other.item(), out.scalar_type(), " \
+               "out.device()) : other;" in body
+        assert "EXEC_NPU_CMD(aclnnSWhere, condition, self_device, other_device, out);" in body
+        assert "condition_device" not in body
+    # the CPU binding (no torch_npu) passes its inputs unchanged
+    binding = r.files["standalone/src/binding.cpp"]
+    assert "torch_run(\"aclnnSWhere\", reinterpret_cast<aclrtStream>(stream), " \
+           "condition.device(), condition, self, other, out);" in binding
+    assert "_device" not in binding.split("run(", 1)[1].split("PYBIND11_MODULE")[0] \
+        .replace("condition.device()", "")
+
+
+def test_required_aclnn_tensor_from_optional_is_never_nullptr(db):
+    """aclnnNLLLoss requires `weight`; op-plugin NLLLossKernelNpuOpApi.cpp passes
+    at::ones(self.size(-1)) when it is unset (a reviewed rule in arg_rules.yaml)."""
+    r = prepare(db, "aclnnNLLLoss", "torch", op="aten::nll_loss_forward")
+    text = r.files[ADAPTER.format("NllLossForward")]
+    body = _fn(text, "std::tuple<at::Tensor, at::Tensor> nll_loss_forward(")
+    assert "if (weight.has_value() && weight->defined()) {" in body
+    assert "at::Tensor acl_weight_unset = at::ones(self.size(-1), self.options());" in body
+    assert "EXEC_NPU_CMD(aclnnNLLLoss, self, target, acl_weight, reduction, ignore_index, " \
+           "output, total_weight);" in body
+    assert "nll_loss_forward_out(" in text
+
+
+def test_required_from_optional_without_a_rule_is_a_todo(db):
+    """Without a reviewed value the adapter says the unset value would go as nullptr."""
+    from codegen.argmap import FwParam, MappedParam
+    from codegen.torch_target import TorchDialect
+    from opdb.model import Param
+    p = MappedParam(Param("gamma", "const aclTensor*"), "tensor", False,
+                    FwParam("gamma", "tensor", "const c10::optional<at::Tensor>&", True),
+                    "name")
+    arg = TorchDialect({"gamma", "self"}, api_name="aclnnSomethingNew").convert(p, "self")
+    assert arg.expr == "gamma"
+    assert "is optional but aclnn requires `gamma`" in arg.todo
+
+
+def test_pointwise_inplace_runs_the_out_of_place_api(db):
+    """silu_ / clamp_: no aclnnInplace API; op-plugin's yaml `structured_inherit` runs
+    the .out kernel with self as out. Only for ops torch tags pointwise."""
+    assert torch_facts.pointwise("aten::silu") is True
+    assert torch_facts.pointwise("aten::cumsum") is False
+    r = prepare(db, "aclnnSilu", "torch", op="aten::silu")
+    body = _fn(r.files[ADAPTER.format("Silu")], "at::Tensor& silu_(at::Tensor& self)")
+    assert "at::Tensor& out = self;" in body
+    assert "EXEC_NPU_CMD(aclnnSilu, self, out);" in body
+    assert "- func: silu_(" in r.files["in-tree/op_plugin/config/op_plugin_functions.yaml.entry"]
+    # cumsum is not pointwise: its in-place op is not generated through aclnnCumsum
+    r2 = prepare(db, "aclnnCumsum", "torch", op="aten::cumsum")
+    assert "cumsum_(" not in r2.files[ADAPTER.format("Cumsum")]
+
+
+def test_clamp_bounds_map_by_reviewed_alias(db):
+    r = prepare(db, "aclnnClamp", "torch", op="aten::clamp")
+    text = r.files[ADAPTER.format("Clamp")]
+    assert "EXEC_NPU_CMD(aclnnClamp, self, min, max, out);" in text
+    assert "const aclScalar* acl_clip_value_min = nullptr;" not in text
+
+
+def test_unset_dim_reduces_every_element(db):
+    """argmax(x) with dim unset is over the flattened input: op-plugin
+    ArgmaxKernelNpuOpApi.cpp passes self.reshape({-1}) and dim 0. Probed on Meta."""
+    assert torch_facts.unset_dim_reduces_all("aten::argmax") is True
+    assert torch_facts.unset_dim_reduces_all("aten::cumsum") is False
+    assert torch_facts.unset_dim_reduces_all("aten::mean.dim") is False
+    r = prepare(db, "aclnnArgMax", "torch", op="aten::argmax")
+    assert not r.todos
+    body = _fn(r.files[ADAPTER.format("Argmax")], "at::Tensor argmax(")
+    assert "at::Tensor self_flat = dim.has_value() ? self : self.reshape({-1});" in body
+    assert "at::Tensor out_flat = dim.has_value() ? out : out.view(keepdim ? " \
+           "std::vector<int64_t>{1} : std::vector<int64_t>{});" in body
+    assert re.search(r"EXEC_NPU_CMD\(aclnnArgMax, self_flat, acl_dim, keepdim, out_flat\);", body)
+    # the returned tensor keeps torch's meta sizes
+    assert "return out;" in body
