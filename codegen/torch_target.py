@@ -875,6 +875,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         + ([variants["scalar"]] if variants.get("scalar") is not None else [])
     via_out: list[str] = []
     if role == "inplace":
+        out_cands = cands  # the out-of-place API and its newer versions
         cands = [v for v in (variants.get("inplace"), variants.get("inplace_scalar")) if v]
         if not cands and not api.name.startswith("aclnnInplace"):
             # no Inplace API: a pointwise op's out-of-place API writes into `self`
@@ -882,9 +883,10 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
             m = next(f for f in fwp if f.mutable and f.kind == "tensor")
             local = "out" if "out" not in {f.name for f in fwp} else f"{m.name}_out"
             fwp = fwp + [FwParam(local, "tensor", "at::Tensor&", is_output=True)]
-            via_out = [f"at::Tensor& {local} = {m.name};  // pointwise: {api.name} writes "
+            via_out = [f"at::Tensor& {local} = {m.name};  // pointwise: the API writes "
                        f"`{m.name}` in place (no Inplace API; op-plugin's structured_inherit "
                        "of the .out kernel)"]
+            cands = [c for c in out_cands if _writes_one_output(c)]
         cands = cands or [api]
     chosen = pick_variant(cands, fwp, "torch")
     amap: ArgMap = map_args(chosen, fwp, "torch")

@@ -171,3 +171,12 @@ def test_unset_dim_reduces_every_element(db):
     assert re.search(r"EXEC_NPU_CMD\(aclnnArgMax, self_flat, acl_dim, keepdim, out_flat\);", body)
     # the returned tensor keeps torch's meta sizes
     assert "return out;" in body
+
+
+def test_pointwise_inplace_keeps_the_versioned_api(db):
+    """gelu_ through the out-of-place family takes aclnnGeluV2 (the `approximate`
+    mode), as the functional does, not aclnnGelu without it."""
+    r = prepare(db, "aclnnGelu", "torch", op="aten::gelu")
+    body = _fn(r.files[ADAPTER.format("Gelu")], "at::Tensor& gelu_(")
+    assert "EXEC_NPU_CMD(aclnnGeluV2, self, acl_approximate, out);" in body
+    assert not r.todos
