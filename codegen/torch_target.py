@@ -618,8 +618,9 @@ def _version_scalar_branches(api: AclnnApi, version: AclnnApi, amap: ArgMap,
 def _device_copy_branch(api: AclnnApi, amap: ArgMap, fwp: list[FwParam], ref_expr: str,
                         outs: tuple[str, ...], t: str, why: str) -> Branch:
     """`t` is a CPU 0-d tensor that no variant takes as an aclScalar: the number is
-    copied to the device in the output's dtype and `api` gets that tensor (op-plugin
-    AddKernelNpuOpApi.cpp / MulKernelNpuOpApi.cpp `self_tensor_to_device`)."""
+    copied to the device in the inputs' promoted dtype (see `_promoted`) and `api` gets
+    that tensor (op-plugin AddKernelNpuOpApi.cpp / MulKernelNpuOpApi.cpp
+    `self_tensor_to_device`)."""
     dst = outs[0] if outs else ref_expr
     dev = f"{t}_device"
     args = call_args(amap, TorchDialect({f.name for f in fwp}, outs, api_name=amap.api.name), ref_expr)
@@ -630,9 +631,21 @@ def _device_copy_branch(api: AclnnApi, amap: ArgMap, fwp: list[FwParam], ref_exp
     return Branch(api, args, static_asserts(api.name, alias, args, "ConvertType"), [],
                   cond=f"{t}.dim() == 0 && !torch_npu::utils::is_npu({t})",
                   prelude=[f"at::Tensor {dev} = npu_preparation::copy_scalar_to_device("
-                           f"{t}.item(), {dst}.scalar_type(), {dst}.device());"],
+                           f"{t}.item(), {_promoted(_wrapped_number_inputs(amap), dst)}, "
+                           f"{dst}.device());"],
                   note=f"`{t}` is a CPU 0-d tensor and {why}: copied to the device for "
                        f"{api.name}")
+
+
+def _promoted(inputs: list[str], dst: str) -> str:
+    """The dtype a wrapped number is copied to the device in: the promoted dtype of the
+    two operands (`at::result_type`, as op-plugin PowKernelNpuOpApi.cpp /
+    DivKernelNpuOpApi.cpp do), not the output's, which is bool for a comparison
+    (`2 == x` must not copy 2 as true); the output's dtype when there are not exactly
+    two operands."""
+    if len(inputs) == 2:
+        return f"at::result_type({inputs[0]}, {inputs[1]})"
+    return f"{dst}.scalar_type()"
 
 
 def _flatten_for_unset_dim(amap: ArgMap, args: list[CallArg], functional: TorchSchema | None,
@@ -685,7 +698,7 @@ def _copy_numbers_to_device(branches: list[Branch], inputs: list[str], dst: str)
         dev = f"{t}_device"
         lines.append(
             f"at::Tensor {dev} = {t}.dim() == 0 && !torch_npu::utils::is_npu({t}) ? "
-            f"npu_preparation::copy_scalar_to_device({t}.item(), {dst}.scalar_type(), "
+            f"npu_preparation::copy_scalar_to_device({t}.item(), {_promoted(inputs, dst)}, "
             f"{dst}.device()) : {t};  // a wrapped Python number goes to the device")
         for b in branches:
             if b.binding_args is None:
@@ -877,10 +890,10 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     if role == "inplace":
         out_cands = cands  # the out-of-place API and its newer versions
         cands = [v for v in (variants.get("inplace"), variants.get("inplace_scalar")) if v]
-        if not cands and not api.name.startswith("aclnnInplace"):
+        m = next((f for f in fwp if f.mutable and f.kind == "tensor"), None)
+        if not cands and not api.name.startswith("aclnnInplace") and m is not None:
             # no Inplace API: a pointwise op's out-of-place API writes into `self`
             # (op-plugin's gen_opapi `structured_inherit: silu.out` for silu_/clamp_)
-            m = next(f for f in fwp if f.mutable and f.kind == "tensor")
             local = "out" if "out" not in {f.name for f in fwp} else f"{m.name}_out"
             fwp = fwp + [FwParam(local, "tensor", "at::Tensor&", is_output=True)]
             via_out = [f"at::Tensor& {local} = {m.name};  // pointwise: the API writes "

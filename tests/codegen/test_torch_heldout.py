@@ -96,7 +96,7 @@ def test_wrapped_numbers_copied_for_where(db):
     for fn in ("at::Tensor& where_out(", "at::Tensor where("):
         body = _fn(text, fn)
         assert "at::Tensor other_device = other.dim() == 0 && !torch_npu::utils::is_npu(other) ? " \
-               "npu_preparation::copy_scalar_to_device(other.item(), out.scalar_type(), " \
+               "npu_preparation::copy_scalar_to_device(other.item(), at::result_type(self, other), " \
                "out.device()) : other;" in body
         assert "EXEC_NPU_CMD(aclnnSWhere, condition, self_device, other_device, out);" in body
         assert "condition_device" not in body
@@ -180,3 +180,15 @@ def test_pointwise_inplace_keeps_the_versioned_api(db):
     body = _fn(r.files[ADAPTER.format("Gelu")], "at::Tensor& gelu_(")
     assert "EXEC_NPU_CMD(aclnnGeluV2, self, acl_approximate, out);" in body
     assert not r.todos
+
+
+def test_wrapped_number_copied_in_the_promoted_dtype_not_the_outputs(db):
+    """`2 == x`: eq's output is bool; the number must reach aclnnEqTensor as a number
+    of the promoted dtype (at::result_type), not as `true` (op-plugin
+    EqKernelNpuOpApi.cpp compares the device copies in the inputs' dtypes)."""
+    r = prepare(db, "aclnnEqTensor", "torch", op="aten::eq.Tensor")
+    text = r.files[ADAPTER.format("Eq")]
+    assert text.count("at::Tensor self_device = npu_preparation::copy_scalar_to_device("
+                      "self.item(), at::result_type(self, other), out.device());") == 2
+    assert "out.scalar_type(), out.device()" not in text
+    assert "EXEC_NPU_CMD(aclnnEqScalar, self, other_scalar, out);" in text
