@@ -141,7 +141,8 @@ class TorchDialect(Dialect):
         """A required aclnn tensor fed by an optional framework tensor is never passed as
         nullptr: when unset, it takes the value a reviewed rule gives (arg_rules.yaml
         `rules` of kind tensor; op-plugin NLLLossKernelNpuOpApi.cpp: an unset `weight`
-        is `at::ones(self.size(-1))`, ATen's meaning of weight=None), else a TODO."""
+        is `at::ones(self.size(-1))`, ATen's meaning of weight=None), else the value as
+        it is."""
         from opdb.arg_rules import load as load_rules
         var, name = local_name(p), p.fw.name
         for rule in load_rules().rules_for(norm_param(p.aclnn.name), "tensor",
@@ -159,9 +160,11 @@ class TorchDialect(Dialect):
                             *[f"    {line}" for line in fill],
                             f"    {var} = {var}_unset;",
                             "}"], p.todo, p.decision)
-        return CallArg(p.aclnn.name, p.aclnn.ctype, name, [],
-                       _todo(p, f"`{name}` is optional but aclnn requires `{p.aclnn.name}`: "
-                                "an unset value would be passed as nullptr"), p.decision)
+        # No reviewed value: passed as it is (nullptr when unset). opdb cannot tell a
+        # required parameter from one the docs let be null without the `Optional`
+        # suffix (aclnnConvolution's bias, which op-plugin passes unset), so this is
+        # not flagged.
+        return CallArg(p.aclnn.name, p.aclnn.ctype, name, [], p.todo, p.decision)
 
     def convert(self, p: MappedParam, ref: str) -> CallArg:
         fw = p.fw

@@ -121,8 +121,9 @@ def test_required_aclnn_tensor_from_optional_is_never_nullptr(db):
     assert "nll_loss_forward_out(" in text
 
 
-def test_required_from_optional_without_a_rule_is_a_todo(db):
-    """Without a reviewed value the adapter says the unset value would go as nullptr."""
+def test_required_from_optional_without_a_rule_passes_the_value(db):
+    """Without a reviewed value the optional goes as it is (op-plugin passes an unset
+    conv bias to aclnnConvolution, whose `bias` has no `Optional` suffix)."""
     from codegen.argmap import FwParam, MappedParam
     from codegen.torch_target import TorchDialect
     from opdb.model import Param
@@ -130,8 +131,7 @@ def test_required_from_optional_without_a_rule_is_a_todo(db):
                     FwParam("gamma", "tensor", "const c10::optional<at::Tensor>&", True),
                     "name")
     arg = TorchDialect({"gamma", "self"}, api_name="aclnnSomethingNew").convert(p, "self")
-    assert arg.expr == "gamma"
-    assert "is optional but aclnn requires `gamma`" in arg.todo
+    assert arg.expr == "gamma" and not arg.prelude and not arg.todo
 
 
 def test_pointwise_inplace_runs_the_out_of_place_api(db):
