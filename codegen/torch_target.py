@@ -690,19 +690,28 @@ def _flatten_for_unset_dim(amap: ArgMap, args: list[CallArg], functional: TorchS
             a.expr = var
 
 
-def _copy_numbers_to_device(branches: list[Branch], inputs: list[str], dst: str) -> list[str]:
-    """Each of `inputs` that arrives as a CPU 0-d tensor (a wrapped Python number; see
-    torch_facts.number_params) is copied to the device in the output's dtype before
-    the call, as op-plugin WhereKernelNpuOpApi.cpp (`unify_tensors_to_npu`) and
-    PowKernelNpuOpApi.cpp (`self_tensor_to_device`) do: aclnn takes device tensors.
+def _copy_numbers_to_device(branches: list[Branch], inputs: list[str], numbers: list[str],
+                            dst: str) -> list[str]:
+    """Each of `inputs` that arrives as a CPU 0-d tensor is copied to the device before
+    the call: aclnn takes device tensors. Such a tensor is a wrapped Python number
+    (an input in `numbers`, see torch_facts.number_params) or, for a pointwise op, a
+    CPU scalar tensor torch's TensorIterator accepts next to device tensors
+    (torch.maximum(x, torch.tensor(2.))). A wrapped number goes in the operands'
+    promoted dtype (`at::result_type`; as a double it would promote the whole call),
+    a CPU scalar tensor in its own dtype, as op-plugin MaxKernelNpuOpApi.cpp
+    (`IsCPUScalar` -> copy_scalar_to_device(.., self.scalar_type(), ..)) and
+    WhereKernelNpuOpApi.cpp (`unify_tensors_to_npu`) do.
     Returns the statements (before the branches); the branches pass the copies."""
     lines = []
+    promo = _promoted(numbers if len(numbers) == 2 else inputs, dst)
     for t in inputs:
         dev = f"{t}_device"
+        dtype = (f"({t}.unsafeGetTensorImpl()->is_wrapped_number() ? {promo} : "
+                 f"{t}.scalar_type())")
         lines.append(
             f"at::Tensor {dev} = {t}.dim() == 0 && !torch_npu::utils::is_npu({t}) ? "
-            f"npu_preparation::copy_scalar_to_device({t}.item(), {_promoted(inputs, dst)}, "
-            f"{dst}.device()) : {t};  // a wrapped Python number goes to the device")
+            f"npu_preparation::copy_scalar_to_device({t}.item(), {dtype}, "
+            f"{dst}.device()) : {t};  // a CPU scalar goes to the device")
         for b in branches:
             if b.binding_args is None:
                 b.binding_args = b.args  # the CPU binding passes its inputs as they are
@@ -955,8 +964,13 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         fs = functional or schema  # the `.out` overload has no Scalar siblings of its own
         full = f"{fs.name}.{fs.overload}" if fs.overload else fs.name
         numbers = torch_facts.number_params(full)
-        number_copies = [t for t in _wrapped_number_inputs(amap) if t in numbers]
+        cands = _wrapped_number_inputs(amap)
+        # a user calls a forward op with CPU scalars; autograd calls a backward op with
+        # the forward's device tensors
+        pointwise = torch_facts.pointwise(full) and len(cands) >= 2 and op.kind != "backward"
+        number_copies = [t for t in cands if t in numbers or pointwise]
         guards += _copy_numbers_to_device(branches, number_copies,
+                                          [t for t in cands if t in numbers],
                                           outs[0] if outs else ref_expr)
     fn = function_name(schema)
     call_names = [a.name for a in schema.args]

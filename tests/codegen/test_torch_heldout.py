@@ -96,10 +96,13 @@ def test_wrapped_numbers_copied_for_where(db):
     for fn in ("at::Tensor& where_out(", "at::Tensor where("):
         body = _fn(text, fn)
         assert "at::Tensor other_device = other.dim() == 0 && !torch_npu::utils::is_npu(other) ? " \
-               "npu_preparation::copy_scalar_to_device(other.item(), at::result_type(self, other), " \
-               "out.device()) : other;" in body
-        assert "EXEC_NPU_CMD(aclnnSWhere, condition, self_device, other_device, out);" in body
-        assert "condition_device" not in body
+               "npu_preparation::copy_scalar_to_device(other.item(), " \
+               "(other.unsafeGetTensorImpl()->is_wrapped_number() ? at::result_type(self, other) " \
+               ": other.scalar_type()), out.device()) : other;" in body
+        # the bool condition is never a wrapped number: a CPU one keeps its dtype
+        assert "at::result_type(condition" not in body
+        assert "EXEC_NPU_CMD(aclnnSWhere, condition_device, self_device, other_device, out);" \
+            in body
     # the CPU binding (no torch_npu) passes its inputs unchanged
     binding = r.files["standalone/src/binding.cpp"]
     assert "torch_run(\"aclnnSWhere\", reinterpret_cast<aclrtStream>(stream), " \
@@ -192,3 +195,28 @@ def test_wrapped_number_copied_in_the_promoted_dtype_not_the_outputs(db):
                       "self.item(), at::result_type(self, other), out.device());") == 2
     assert "out.scalar_type(), out.device()" not in text
     assert "EXEC_NPU_CMD(aclnnEqScalar, self, other_scalar, out);" in text
+
+
+def test_cpu_scalar_tensors_of_a_pointwise_forward_op_go_to_the_device(db):
+    """torch.maximum(x, torch.tensor(2.)): TensorIterator takes a CPU 0-d tensor next
+    to device tensors (op-plugin MaxKernelNpuOpApi.cpp copies `IsCPUScalar` inputs in
+    their own dtype). Not for backward ops (autograd passes device tensors) nor for
+    ops that are not pointwise (mm)."""
+    r = prepare(db, "aclnnMaximum", "torch", op="aten::maximum")
+    body = _fn(r.files[ADAPTER.format("Maximum")], "at::Tensor maximum(")
+    assert "EXEC_NPU_CMD(aclnnMaximum, self_device, other_device, out);" in body
+    assert "self.unsafeGetTensorImpl()->is_wrapped_number() ? at::result_type(self, other) " \
+           ": self.scalar_type()" in body
+    for api, op, stem in (("aclnnSiluBackward", "aten::silu_backward", "SiluBackward"),
+                          ("aclnnMm", "aten::mm", "Mm")):
+        text = prepare(db, api, "torch", op=op).files[ADAPTER.format(stem)]
+        assert "copy_scalar_to_device" not in text, api
+
+
+def test_batch_matmul_follows_the_matmul_hf32_switch(db):
+    """aclnnBatchMatMul (aten::bmm) takes torch_npu's matmul HF32 setting as aclnnMm
+    does (op-plugin BmmKernelNpuOpApi.cpp), not the conv/pooling `false`: the reviewed
+    rule's API pattern ignores case (MatMul / Matmul)."""
+    text = prepare(db, "aclnnBatchMatMul", "torch", op="aten::bmm").files[ADAPTER.format("Bmm")]
+    assert "int8_t acl_cube_math_type = npu_preparation::get_cube_math_type();" in text
+    assert "get_cube_math_type(false)" not in text
