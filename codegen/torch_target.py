@@ -772,6 +772,20 @@ def _wrapped_number_inputs(amap: ArgMap) -> list[str]:
             and p.fw.origin == "param" and not p.fw.is_output]
 
 
+def _output_mask(schema: TorchSchema, n_outputs: int) -> str:
+    """The name of a `bool[N]` argument with one bit per output (`output_mask` of
+    native_layer_norm_backward, convolution_backward), else "". The meta function
+    returns an undefined tensor for an output whose bit is false, so that output is
+    not allocated and aclnn gets nullptr for it, as op-plugin
+    LayerNormBackwardKernelNpuOpApi.cpp / ConvolutionBackwardKernelNpuOpApi.cpp do."""
+    if n_outputs < 2:
+        return ""
+    for a in schema.args:
+        if a.kind == "bool_array" and _fixed_len(a.type) == n_outputs:
+            return a.name
+    return ""
+
+
 def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | None,
             meta_ok: bool | None, role: str, updated: set[str] = frozenset(),
             wrapped: list[str] | None = None) -> list[dict]:
@@ -801,10 +815,13 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                      "note": ""}]
         src = "{" + ", ".join(tensors_in or outs[:1]) + "}"
         lines = [f"auto meta = {meta_call(functional)};"]
+        masked = _output_mask(schema, len(outs))
         for i, o in enumerate(outs):
             m = "meta" if len(outs) == 1 else f"std::get<{i}>(meta)"
-            lines.append(f"npu_preparation::check_tensor({src}, {o}, {o}.scalar_type(), "
-                         f"{m}.sizes());")
+            check = (f"npu_preparation::check_tensor({src}, {o}, {o}.scalar_type(), "
+                     f"{m}.sizes());")
+            lines += ([f"if ({m}.defined()) {{  // {masked}[{i}] is set", f"    {check}", "}"]
+                      if masked else [check])
         return [{"lines": lines, "binding_lines": [], "todo": "",
                  "note": f"output sizes from {functional.name}"
                          f"{'.' + functional.overload if functional.overload else ''}'s own meta "
@@ -814,6 +831,7 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
     tensors = [f for f in fresh if f.kind == "tensor"]
     if tensors and meta_ok and opts and functional is not None:
         call = meta_call(functional)
+        masked = _output_mask(schema, len([r for r in schema.returns if not r.alias]))
         lines = [f"auto meta = {call};"]
         blines = [f"auto meta = {call};"]
         n_fresh = len([r for r in schema.returns if not r.alias])
@@ -821,10 +839,15 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
             if f.kind != "tensor":
                 continue
             m = "meta" if n_fresh == 1 else f"std::get<{i}>(meta)"
-            lines.append(f"at::Tensor {f.name} = npu_preparation::apply_tensor_without_format("
-                         f"{m}.sizes(), {opts}.dtype({m}.scalar_type()));")
-            blines.append(f"at::Tensor {f.name} = at::empty({m}.sizes(), "
-                          f"{bopts}.dtype({m}.scalar_type()));")
+            alloc = (f"npu_preparation::apply_tensor_without_format("
+                     f"{m}.sizes(), {opts}.dtype({m}.scalar_type()))")
+            balloc = f"at::empty({m}.sizes(), {bopts}.dtype({m}.scalar_type()))"
+            if masked:
+                # a gradient the mask leaves out stays undefined: aclnn gets nullptr for it
+                alloc = f"{m}.defined() ? {alloc} : at::Tensor()"
+                balloc = f"{m}.defined() ? {balloc} : at::Tensor()"
+            lines.append(f"at::Tensor {f.name} = {alloc};")
+            blines.append(f"at::Tensor {f.name} = {balloc};")
         npu = schema.name.startswith("npu::")
         out.append({"lines": lines, "binding_lines": blines, "todo": "",
                     "note": f"output sizes and dtypes from {schema.name}"

@@ -220,3 +220,21 @@ def test_batch_matmul_follows_the_matmul_hf32_switch(db):
     text = prepare(db, "aclnnBatchMatMul", "torch", op="aten::bmm").files[ADAPTER.format("Bmm")]
     assert "int8_t acl_cube_math_type = npu_preparation::get_cube_math_type();" in text
     assert "get_cube_math_type(false)" not in text
+
+
+def test_outputs_an_output_mask_leaves_out_stay_undefined(db):
+    """convolution_backward(..., output_mask=[True, True, False]) (a conv without bias):
+    the meta function returns an undefined third tensor, so it is not allocated (nor
+    its `.out` checked) and aclnn gets nullptr, as op-plugin
+    LayerNormBackwardKernelNpuOpApi.cpp allocates only the masked-in gradients."""
+    r = prepare(db, "aclnnConvolutionBackward", "torch", op="aten::convolution_backward")
+    text = r.files[ADAPTER.format("ConvolutionBackward")]
+    fn = _fn(text, "std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(")
+    assert "at::Tensor out2 = std::get<2>(meta).defined() ? " \
+           "npu_preparation::apply_tensor_without_format(std::get<2>(meta).sizes(), " in fn
+    assert ": at::Tensor();" in fn
+    out = _fn(text, "std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> convolution_backward_out(")
+    assert "if (std::get<2>(meta).defined()) {  // output_mask[2] is set" in out
+    # an op without a mask is unchanged
+    topk = prepare(db, "aclnnTopk", "torch", op="aten::topk").files[ADAPTER.format("Topk")]
+    assert ".defined() ?" not in topk
