@@ -292,3 +292,14 @@ def unset_dim_reduces_all(op: str) -> bool | None:
     whole = whole[0] if isinstance(whole, (tuple, list)) else whole
     one = one[0] if isinstance(one, (tuple, list)) else one
     return tuple(whole.shape) == () and tuple(one.shape) == (3, 4)
+
+
+def composite_kernel(op: str) -> bool | None:
+    """True when `op` has a CompositeExplicitAutograd or CompositeImplicitAutograd
+    kernel, which every backend runs unless it registers its own
+    (`masked_fill.Scalar`: clone, then `masked_fill_`)."""
+    found = [_has_kernel(op, k) for k in ("CompositeExplicitAutograd",
+                                          "CompositeImplicitAutograd")]
+    if all(f is None for f in found):
+        return None
+    return any(bool(f) for f in found)

@@ -651,6 +651,23 @@ def _promoted(inputs: list[str], dst: str) -> str:
     return f"{dst}.scalar_type()"
 
 
+def _inplace_api_into_out(api: AclnnApi, amap: ArgMap, args: list[CallArg], role: str,
+                          outs: tuple[str, ...]) -> list[str]:
+    """A functional or `.out` member whose only API updates its input in place
+    (aclnnInplaceMaskedFillScalar) must not write the caller's input: the input is
+    copied into the output first and the API updates the output. Returns the copy
+    statement (none when this does not apply)."""
+    if role == "inplace" or not api.name.startswith("aclnnInplace") or len(outs) != 1:
+        return []
+    lines = []
+    for a, p in zip(args, amap.params):
+        if p.aclnn.role == "inout" and p.fw is not None and p.fw.name not in outs:
+            lines.append(f"{outs[0]}.copy_({a.expr});  // {api.name} updates its input: "
+                         f"it works on a copy in `{outs[0]}`")
+            a.expr = outs[0]
+    return lines
+
+
 def _flatten_for_unset_dim(amap: ArgMap, args: list[CallArg], functional: TorchSchema | None,
                            ref: str, fwp: list[FwParam]) -> None:
     """An unset `int? dim` the op reads as "every element" (torch_facts.
@@ -947,11 +964,12 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                            api_name=chosen.name)
     args = call_args(amap, dialect, ref_expr)
     _flatten_for_unset_dim(amap, args, functional, ref, fwp)
+    into_out = _inplace_api_into_out(chosen, amap, args, role, outs)
     alias, _ = fn_pointer_type(amap)
     main = Branch(chosen, args, static_asserts(chosen.name, alias, args, "ConvertType"),
                   static_asserts(chosen.name, alias, args, "::opgen::at_conv::ConvertType"))
     branches = [main]
-    guards: list[str] = list(via_out)
+    guards: list[str] = list(via_out) + into_out
     consumed: set[str] = set()
     scalar = variants.get("inplace_scalar" if role == "inplace" else "scalar")
     taken: set[str] = set()
@@ -1013,7 +1031,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                            for b in branches) else number_copies or None),
         branches=branches, return_stmt=return_stmt(schema),
         unused=[{"name": u.name, "todo": unused_todo(chosen, u)} for u in amap.unused
-                if u.name not in consumed],
+                if u.name not in consumed and not (into_out and u.name in outs)],
         fallback_calls=[f"DO_COMPATIBILITY({n}, acl_op::{fn}({', '.join(call_names)}));"
                         for n in apis] if acl_op_fallback else [],
         argmap=amap, guards=guards)
@@ -1058,6 +1076,13 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
             continue  # no Inplace API and not pointwise: left to the functional op
         if role != "inplace" and member is not op and api.name.startswith("aclnnInplace") \
                 and variants.get("base") is None:
+            continue
+        if role != "inplace" and member is not op and \
+                variants.get("base", api).name.startswith("aclnnInplace") and \
+                torch_facts.composite_kernel(member.name):
+            # only an Inplace API: torch's composite kernel of the functional / .out
+            # (masked_fill.Scalar = clone + masked_fill_) runs the in-place op, as
+            # op-plugin registers only masked_fill_ (MaskedFillKernelNpuOpApi.cpp)
             continue
         member_api = api if member is op else (
             variants.get("inplace") or (variants.get("base", api) if via_out else None)

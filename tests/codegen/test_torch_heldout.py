@@ -238,3 +238,20 @@ def test_outputs_an_output_mask_leaves_out_stay_undefined(db):
     # an op without a mask is unchanged
     topk = prepare(db, "aclnnTopk", "torch", op="aten::topk").files[ADAPTER.format("Topk")]
     assert ".defined() ?" not in topk
+
+
+def test_only_an_inplace_api(db):
+    """aclnnMaskedFillScalar does not exist, only aclnnInplaceMaskedFillScalar. op-plugin
+    registers masked_fill_ alone (MaskedFillKernelNpuOpApi.cpp): torch's composite
+    masked_fill.Scalar / .Scalar_out clone and call it. Asked for the functional, the
+    adapter copies `self` into its output and updates that, never the caller's input."""
+    assert torch_facts.composite_kernel("aten::masked_fill.Scalar") is True
+    r = prepare(db, "aclnnInplaceMaskedFillScalar", "torch", op="aten::masked_fill_.Scalar")
+    entry = r.files["in-tree/op_plugin/config/op_plugin_functions.yaml.entry"]
+    assert "masked_fill_.Scalar(" in entry and "masked_fill.Scalar(" not in entry \
+        and "Scalar_out" not in entry
+    r2 = prepare(db, "aclnnInplaceMaskedFillScalar", "torch", op="aten::masked_fill.Scalar")
+    body = _fn(r2.files[ADAPTER.format("MaskedFill")], "at::Tensor masked_fill(")
+    assert "out.copy_(self);" in body
+    assert "EXEC_NPU_CMD(aclnnInplaceMaskedFillScalar, out, mask, value);" in body
+    assert not r2.todos
