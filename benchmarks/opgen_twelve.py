@@ -58,6 +58,9 @@ HELD_OUT_TORCH = [
     ("aclnnGather", "aten::gather"),
     ("aclnnMaximum", "aten::maximum"),
     ("aclnnSigmoid", "aten::sigmoid"),
+    # found while looking for more failures; each led to a rule
+    ("aclnnConvolutionBackward", "aten::convolution_backward"),
+    ("aclnnInplaceMaskedFillScalar", "aten::masked_fill_.Scalar"),
 ]
 
 
