@@ -150,7 +150,12 @@ def return_names(op: str) -> dict[int, str]:
         return {}
     entry = d.get(op.split("::", 1)[1])
     if entry is None:
-        return {}
+        return _gradient_names(op.split("::", 1)[1].split(".")[0])
+    found = _result_names(entry, d)
+    return found or _gradient_names(op.split("::", 1)[1].split(".")[0])
+
+
+def _result_names(entry, d) -> dict[int, str]:
     found: dict[int, str] = {}
     for call in re.finditer(r"(\w+)\(", entry[1]):
         fn = re.sub(r"_symint$", "", call.group(1))
@@ -166,6 +171,32 @@ def return_names(op: str) -> dict[int, str]:
             if m and pos < len(target[0]):
                 found.setdefault(int(m.group(1)), target[0][pos])
     return found
+
+
+@functools.lru_cache(maxsize=None)
+def _gradient_names(backward: str) -> dict[int, str]:
+    """A backward op's returns named after the forward inputs they are the gradients
+    of: derivatives.yaml's `input, weight, bias: "... convolution_backward_symint(...)"`
+    -> {0: grad_input, 1: grad_weight, 2: grad_bias} (aclnn's gradInput/gradWeight/
+    gradBias). Only a formula listing two or more inputs names anything."""
+    torch = _torch()
+    d = _derivatives()
+    if torch is None or d is None:
+        return {}
+    try:
+        schemas = torch._C._jit_get_schemas_for_operator(f"aten::{backward}")
+    except RuntimeError:
+        return {}
+    n = max((len(sc.returns) for sc in schemas), default=0)
+    pat = re.compile(r"^\s+([\w, ]+):\s*\"?.*?(?<![\w])" + re.escape(backward)
+                     + r"(?:_symint)?\(", re.M)
+    for _, entry in d.values():
+        m = pat.search(entry)
+        if m:
+            names = [x.strip() for x in m.group(1).split(",") if x.strip()]
+            if len(names) == n and n >= 2:
+                return {i: f"grad_{x}" for i, x in enumerate(names)}
+    return {}
 
 
 _DIM_NAMES = ("dim", "axis")

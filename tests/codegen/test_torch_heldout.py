@@ -230,7 +230,7 @@ def test_outputs_an_output_mask_leaves_out_stay_undefined(db):
     r = prepare(db, "aclnnConvolutionBackward", "torch", op="aten::convolution_backward")
     text = r.files[ADAPTER.format("ConvolutionBackward")]
     fn = _fn(text, "std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(")
-    assert "at::Tensor out2 = std::get<2>(meta).defined() ? " \
+    assert "at::Tensor grad_bias = std::get<2>(meta).defined() ? " \
            "npu_preparation::apply_tensor_without_format(std::get<2>(meta).sizes(), " in fn
     assert ": at::Tensor();" in fn
     out = _fn(text, "std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> convolution_backward_out(")
@@ -255,3 +255,18 @@ def test_only_an_inplace_api(db):
     assert "out.copy_(self);" in body
     assert "EXEC_NPU_CMD(aclnnInplaceMaskedFillScalar, out, mask, value);" in body
     assert not r2.todos
+
+
+def test_backward_returns_named_after_the_forward_inputs(db):
+    """derivatives.yaml: `input, weight, bias: ... convolution_backward_symint(...)`:
+    the backward's returns are grad_input/grad_weight/grad_bias, so aclnn's
+    gradInput/gradWeight/gradBias map by name (no role-order TODO)."""
+    assert torch_facts.return_names("aten::convolution_backward") == {
+        0: "grad_input", 1: "grad_weight", 2: "grad_bias"}
+    assert torch_facts.return_names("aten::native_layer_norm") == {1: "mean", 2: "rstd"}
+    assert torch_facts.return_names("aten::topk") == {}
+    r = prepare(db, "aclnnConvolutionBackward", "torch", op="aten::convolution_backward")
+    assert not r.todos
+    text = r.files[ADAPTER.format("ConvolutionBackward")]
+    assert "acl_cube_math_type, grad_input, grad_weight, grad_bias);" in text
+    assert "acl_cube_math_type, out0, out1, out2);" in text  # .out: out0..2 mean the same
