@@ -150,7 +150,12 @@ def return_names(op: str) -> dict[int, str]:
         return {}
     entry = d.get(op.split("::", 1)[1])
     if entry is None:
-        return {}
+        return _gradient_names(op.split("::", 1)[1].split(".")[0])
+    found = _result_names(entry, d)
+    return found or _gradient_names(op.split("::", 1)[1].split(".")[0])
+
+
+def _result_names(entry, d) -> dict[int, str]:
     found: dict[int, str] = {}
     for call in re.finditer(r"(\w+)\(", entry[1]):
         fn = re.sub(r"_symint$", "", call.group(1))
@@ -166,6 +171,32 @@ def return_names(op: str) -> dict[int, str]:
             if m and pos < len(target[0]):
                 found.setdefault(int(m.group(1)), target[0][pos])
     return found
+
+
+@functools.lru_cache(maxsize=None)
+def _gradient_names(backward: str) -> dict[int, str]:
+    """A backward op's returns named after the forward inputs they are the gradients
+    of: derivatives.yaml's `input, weight, bias: "... convolution_backward_symint(...)"`
+    -> {0: grad_input, 1: grad_weight, 2: grad_bias} (aclnn's gradInput/gradWeight/
+    gradBias). Only a formula listing two or more inputs names anything."""
+    torch = _torch()
+    d = _derivatives()
+    if torch is None or d is None:
+        return {}
+    try:
+        schemas = torch._C._jit_get_schemas_for_operator(f"aten::{backward}")
+    except RuntimeError:
+        return {}
+    n = max((len(sc.returns) for sc in schemas), default=0)
+    pat = re.compile(r"^\s+([\w, ]+):\s*\"?.*?(?<![\w])" + re.escape(backward)
+                     + r"(?:_symint)?\(", re.M)
+    for _, entry in d.values():
+        m = pat.search(entry)
+        if m:
+            names = [x.strip() for x in m.group(1).split(",") if x.strip()]
+            if len(names) == n and n >= 2:
+                return {i: f"grad_{x}" for i, x in enumerate(names)}
+    return {}
 
 
 _DIM_NAMES = ("dim", "axis")
@@ -209,3 +240,97 @@ def skips_legacy_empty(op: str) -> bool | None:
     except Exception:
         return False
     return isinstance(out, torch.Tensor) and tuple(out.shape) == (2, 3)
+
+
+@functools.lru_cache(maxsize=None)
+def number_params(op: str) -> frozenset[str]:
+    """The `Tensor` parameters of `op` (`aten::where.self`) that a Python number can
+    arrive in, as a CPU 0-d wrapped-number tensor: those that another overload of the
+    same name takes as a `Scalar` with the other parameters named alike
+    (`where.ScalarOther(Tensor condition, Tensor self, Scalar other)`; ATen's composite
+    Scalar overloads wrap the number with `wrapped_scalar_tensor` and call the Tensor
+    one, and PythonArgParser does the same for numbers passed to such ops). op-plugin
+    copies those to the device before aclnn (WhereKernelNpuOpApi.cpp
+    `unify_tensors_to_npu`). Empty when torch or the op is unknown."""
+    torch = _torch()
+    if torch is None or not op.startswith("aten::"):
+        return frozenset()
+    base, _, overload = op.partition(".")
+    try:
+        schemas = torch._C._jit_get_schemas_for_operator(base)
+    except RuntimeError:
+        return frozenset()
+    own = next((s for s in schemas if s.overload_name == overload), None)
+    if own is None:
+        return frozenset()
+    names = [a.name for a in own.arguments]
+    kinds = {a.name: str(a.type) for a in own.arguments}
+    out: set[str] = set()
+    for s in schemas:
+        if s is own or [a.name for a in s.arguments] != names:
+            continue
+        for a in s.arguments:
+            if str(a.type) == "number" or str(a.type) == "Scalar":
+                if kinds.get(a.name) == "Tensor":
+                    out.add(a.name)
+    return frozenset(out)
+
+
+@functools.lru_cache(maxsize=None)
+def pointwise(op: str) -> bool | None:
+    """Whether ATen tags `op` (`aten::silu`, `aten::clamp`) `pointwise` in
+    native_functions.yaml (`torch.Tag.pointwise`): each output element depends only on
+    the same element of the inputs, so the output may alias `self` (an in-place op
+    can run the out-of-place kernel writing into `self`; `cumsum` is not pointwise).
+    None when torch or the overload is unknown."""
+    torch = _torch()
+    if torch is None or not op.startswith("aten::"):
+        return None
+    name, _, overload = op.split("::", 1)[1].partition(".")
+    try:
+        fn = getattr(getattr(torch.ops.aten, name), overload or "default")
+    except (AttributeError, RuntimeError):
+        return None
+    return torch.Tag.pointwise in fn.tags
+
+
+@functools.lru_cache(maxsize=None)
+def unset_dim_reduces_all(op: str) -> bool | None:
+    """True when `op`'s optional `int? dim` left unset reduces over every element of
+    `self` (ATen's argmax/argmin: the flattened input), probed on Meta tensors:
+    `op(empty(2, 3, 4))` gives a 0-d result while `dim=0` gives (3, 4). op-plugin
+    (ArgmaxKernelNpuOpApi.cpp) then passes `self.reshape({-1})` and dim 0 to aclnn,
+    whose `dim` is a plain int64. None when torch or the overload is unknown."""
+    torch = _torch()
+    if torch is None or not op.startswith("aten::"):
+        return None
+    name, _, overload = op.split("::", 1)[1].partition(".")
+    try:
+        fn = getattr(getattr(torch.ops.aten, name), overload or "default")
+    except (AttributeError, RuntimeError):
+        return None
+    args = fn._schema.arguments
+    if not args or str(args[0].type) != "Tensor" or not any(
+            a.name == "dim" and str(a.type) == "Optional[int]" for a in args):
+        return False
+    if any(not a.has_default_value() for a in args[1:]):
+        return False
+    x = torch.empty(2, 3, 4, device="meta")
+    try:
+        whole, one = fn(x), fn(x, dim=0)
+    except Exception:
+        return False
+    whole = whole[0] if isinstance(whole, (tuple, list)) else whole
+    one = one[0] if isinstance(one, (tuple, list)) else one
+    return tuple(whole.shape) == () and tuple(one.shape) == (3, 4)
+
+
+def composite_kernel(op: str) -> bool | None:
+    """True when `op` has a CompositeExplicitAutograd or CompositeImplicitAutograd
+    kernel, which every backend runs unless it registers its own
+    (`masked_fill.Scalar`: clone, then `masked_fill_`)."""
+    found = [_has_kernel(op, k) for k in ("CompositeExplicitAutograd",
+                                          "CompositeImplicitAutograd")]
+    if all(f is None for f in found):
+        return None
+    return any(bool(f) for f in found)

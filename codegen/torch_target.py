@@ -8,7 +8,7 @@ mapping decisions are made here, the templates only loop.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from opdb.model import AclnnApi, FrameworkOp
 
@@ -82,8 +82,9 @@ class TorchDialect(Dialect):
 
     def __init__(self, names: set[str] | frozenset = frozenset(),
                  outs: tuple[str, ...] = (), skip_empty: dict[str, list[str]] | None = None,
-                 ret: str = ""):
+                 ret: str = "", api_name: str = ""):
         self.names = set(names)
+        self.api_name = api_name  # the aclnn API called (scopes reviewed rules)
         self.outs = tuple(outs)  # the function's output tensors, allocated before the call
         # tensor lists whose op ignores legacy empty 1-d tensors -> the dim args to rewrap
         self.skip_empty = dict(skip_empty or {})
@@ -136,6 +137,35 @@ class TorchDialect(Dialect):
         lines.append(f"at::IntArrayRef {var}({var}_vec);")
         return CallArg(p.aclnn.name, p.aclnn.ctype, var, lines, p.todo, p.decision)
 
+    def required_from_optional(self, p: MappedParam) -> CallArg:
+        """A required aclnn tensor fed by an optional framework tensor is never passed as
+        nullptr: when unset, it takes the value a reviewed rule gives (arg_rules.yaml
+        `rules` of kind tensor; op-plugin NLLLossKernelNpuOpApi.cpp: an unset `weight`
+        is `at::ones(self.size(-1))`, ATen's meaning of weight=None), else the value as
+        it is."""
+        from opdb.arg_rules import load as load_rules
+        var, name = local_name(p), p.fw.name
+        for rule in load_rules().rules_for(norm_param(p.aclnn.name), "tensor",
+                                            self.api_name):
+            lines = rule.lines("torch")
+            if not lines or not set(rule.needs) <= self.names:
+                continue
+            fill = [line.format(var=f"{var}_unset", **{n: n for n in rule.needs})
+                    for line in lines]
+            return CallArg(p.aclnn.name, p.aclnn.ctype, var,
+                           [f"at::Tensor {var};",
+                            f"if ({name}.has_value() && {name}->defined()) {{",
+                            f"    {var} = *{name};",
+                            f"}} else {{  // unset: {rule.evidence.split(':')[0]}",
+                            *[f"    {line}" for line in fill],
+                            f"    {var} = {var}_unset;",
+                            "}"], p.todo, p.decision)
+        # No reviewed value: passed as it is (nullptr when unset). opdb cannot tell a
+        # required parameter from one the docs let be null without the `Optional`
+        # suffix (aclnnConvolution's bias, which op-plugin passes unset), so this is
+        # not flagged.
+        return CallArg(p.aclnn.name, p.aclnn.ctype, name, [], p.todo, p.decision)
+
     def convert(self, p: MappedParam, ref: str) -> CallArg:
         fw = p.fw
         assert fw is not None
@@ -153,6 +183,8 @@ class TorchDialect(Dialect):
             widened = self.expanded_list(p)
             if widened is not None:
                 return widened
+        if k == fk == "tensor" and fw.optional and not p.optional:
+            return self.required_from_optional(p)
         if k == fk and k in ("tensor", "tensor_list", "scalar", "int_array", "bool_array",
                              "scalar_list"):
             return CallArg(p.aclnn.name, p.aclnn.ctype, name, [], p.todo, p.decision)
@@ -243,8 +275,10 @@ def _todo(p: MappedParam, note: str) -> str:
 
 
 def function_name(schema: TorchSchema) -> str:
+    """torchgen's C++ name (`cpp.name`): an out function (kwarg-only mutable outs, as
+    `topk.values`, `silu_backward.grad_input`) gets `_out`, whatever its overload name."""
     base = schema.base
-    if schema.overload == "out" or schema.overload.endswith("_out"):
+    if schema_role(schema) == "out":
         return f"{base}_out"
     return base
 
@@ -394,7 +428,39 @@ def schema_family(db, op: FrameworkOp) -> dict[str, FrameworkOp]:
             if schema_role(cs) == role and _plain_args(cs) == want:
                 members[role] = cand
                 break
+    missing = [r for r in ROLES if r not in members]
+    if missing:
+        # torchgen pairs a family by signature, not by overload name: `topk.values`,
+        # `sort.values`, `silu_backward.grad_input`, `nll_loss_forward.output` are the
+        # out variants of `topk`, `sort`, ... (NativeFunctionsGroup.from_dict keys on
+        # FunctionSchema.signature()). So every overload of the base name is a candidate.
+        base = schema.base[:-1] if schema_role(schema) == "inplace" else schema.base
+        ns = schema.name.split("::")[0]
+        for cand in _overloads(db, f"{ns}::{base}") + _overloads(db, f"{ns}::{base}_"):
+            try:
+                cs = schema_of(cand)
+            except Exception:
+                continue
+            role = schema_role(cs)
+            if role in missing and role not in members and _plain_args(cs) == want:
+                members[role] = cand
     return {r: members[r] for r in ROLES if r in members}
+
+
+_OVERLOADS: dict[int, tuple[object, dict[str, list[FrameworkOp]]]] = {}
+
+
+def _overloads(db, base_name: str) -> list[FrameworkOp]:
+    """Every torch op of opdb named `base_name` or `base_name.<overload>`, by name
+    (read once per opened OpDB)."""
+    key = id(db)
+    hit = _OVERLOADS.get(key)
+    if hit is None or hit[0] is not db:
+        index: dict[str, list[FrameworkOp]] = {}
+        for o in db.framework_ops("torch"):
+            index.setdefault(o.name.split(".", 1)[0], []).append(o)
+        hit = _OVERLOADS[key] = (db, index)
+    return hit[1].get(base_name, [])
 
 
 # ------------------------------------------------------------------ function model
@@ -410,6 +476,7 @@ class Branch:
     cond: str = ""
     prelude: list[str] = field(default_factory=list)
     note: str = ""
+    binding_args: list[CallArg] | None = None  # when the NPU call differs from the binding's
 
 
 @dataclass
@@ -485,7 +552,7 @@ def _scalar_branch(api: AclnnApi, scalar_api: AclnnApi, amap: ArgMap, fwp: list[
     t = mp.fw.name
     fwp2 = [FwParam(f.name, "scalar", "const at::Scalar&") if f.name == t else f for f in fwp]
     amap2 = map_args(scalar_api, fwp2, "torch")
-    args = call_args(amap2, TorchDialect({f.name for f in fwp2}), ref_expr)
+    args = call_args(amap2, TorchDialect({f.name for f in fwp2}, api_name=amap2.api.name), ref_expr)
     for a in args:
         if a.expr == t:
             a.expr = f"{t}_scalar"
@@ -554,11 +621,12 @@ def _version_scalar_branches(api: AclnnApi, version: AclnnApi, amap: ArgMap,
 def _device_copy_branch(api: AclnnApi, amap: ArgMap, fwp: list[FwParam], ref_expr: str,
                         outs: tuple[str, ...], t: str, why: str) -> Branch:
     """`t` is a CPU 0-d tensor that no variant takes as an aclScalar: the number is
-    copied to the device in the output's dtype and `api` gets that tensor (op-plugin
-    AddKernelNpuOpApi.cpp / MulKernelNpuOpApi.cpp `self_tensor_to_device`)."""
+    copied to the device in the inputs' promoted dtype (see `_promoted`) and `api` gets
+    that tensor (op-plugin AddKernelNpuOpApi.cpp / MulKernelNpuOpApi.cpp
+    `self_tensor_to_device`)."""
     dst = outs[0] if outs else ref_expr
     dev = f"{t}_device"
-    args = call_args(amap, TorchDialect({f.name for f in fwp}, outs), ref_expr)
+    args = call_args(amap, TorchDialect({f.name for f in fwp}, outs, api_name=amap.api.name), ref_expr)
     for a in args:
         if a.expr == t:
             a.expr = dev
@@ -566,9 +634,108 @@ def _device_copy_branch(api: AclnnApi, amap: ArgMap, fwp: list[FwParam], ref_exp
     return Branch(api, args, static_asserts(api.name, alias, args, "ConvertType"), [],
                   cond=f"{t}.dim() == 0 && !torch_npu::utils::is_npu({t})",
                   prelude=[f"at::Tensor {dev} = npu_preparation::copy_scalar_to_device("
-                           f"{t}.item(), {dst}.scalar_type(), {dst}.device());"],
+                           f"{t}.item(), {_promoted(_wrapped_number_inputs(amap), dst)}, "
+                           f"{dst}.device());"],
                   note=f"`{t}` is a CPU 0-d tensor and {why}: copied to the device for "
                        f"{api.name}")
+
+
+def _promoted(inputs: list[str], dst: str) -> str:
+    """The dtype a wrapped number is copied to the device in: the promoted dtype of the
+    two operands (`at::result_type`, as op-plugin PowKernelNpuOpApi.cpp /
+    DivKernelNpuOpApi.cpp do), not the output's, which is bool for a comparison
+    (`2 == x` must not copy 2 as true); the output's dtype when there are not exactly
+    two operands."""
+    if len(inputs) == 2:
+        return f"at::result_type({inputs[0]}, {inputs[1]})"
+    return f"{dst}.scalar_type()"
+
+
+def _inplace_api_into_out(api: AclnnApi, amap: ArgMap, args: list[CallArg], role: str,
+                          outs: tuple[str, ...]) -> list[str]:
+    """A functional or `.out` member whose only API updates its input in place
+    (aclnnInplaceMaskedFillScalar) must not write the caller's input: the input is
+    copied into the output first and the API updates the output. Returns the copy
+    statement (none when this does not apply)."""
+    if role == "inplace" or not api.name.startswith("aclnnInplace") or len(outs) != 1:
+        return []
+    lines = []
+    for a, p in zip(args, amap.params):
+        if p.aclnn.role == "inout" and p.fw is not None and p.fw.name not in outs:
+            lines.append(f"{outs[0]}.copy_({a.expr});  // {api.name} updates its input: "
+                         f"it works on a copy in `{outs[0]}`")
+            a.expr = outs[0]
+    return lines
+
+
+def _flatten_for_unset_dim(amap: ArgMap, args: list[CallArg], functional: TorchSchema | None,
+                           ref: str, fwp: list[FwParam]) -> None:
+    """An unset `int? dim` the op reads as "every element" (torch_facts.
+    unset_dim_reduces_all, probed on Meta tensors: argmax, argmin) where aclnn takes a
+    plain int64 `dim`: aclnn gets `self.reshape({-1})` and dim 0, as op-plugin
+    ArgmaxKernelNpuOpApi.cpp does, and writes the outputs through views of the
+    flattened input's result shape ([1] with keepdim, else 0-d): each holds one
+    element, so the outputs keep the sizes torch's meta function gave them."""
+    from codegen import torch_facts
+    if functional is None or not ref:
+        return
+    full = f"{functional.name}.{functional.overload}" if functional.overload else functional.name
+    hit = next((i for i, p in enumerate(amap.params) if p.fw is not None
+                and p.fw.name == "dim" and p.fw.kind == "int" and p.fw.optional
+                and p.kind == "int"), None)
+    if hit is None or not torch_facts.unset_dim_reduces_all(full):
+        return
+    keep = next((f.name for f in fwp if f.kind == "bool" and norm_param(f.name) in
+                 ("keepdim", "keep_dim")), "")
+    shape = (f"{keep} ? std::vector<int64_t>{{1}} : std::vector<int64_t>{{}}" if keep
+             else "std::vector<int64_t>{}")
+    args[hit].todo = ""
+    for a, p in zip(args, amap.params):
+        if p.fw is None or p.kind != "tensor":
+            continue
+        if p.fw.name == ref and p.aclnn.role == "input":
+            var = f"{ref}_flat"
+            a.prelude = a.prelude + [
+                f"// `dim` unset: {full} reduces every element; aclnn reads the flattened "
+                "input along dim 0 (op-plugin ArgmaxKernelNpuOpApi.cpp)",
+                f"at::Tensor {var} = dim.has_value() ? {ref} : {ref}.reshape({{-1}});"]
+            a.expr = var
+        elif p.aclnn.role == "output":
+            var = f"{a.expr}_flat"
+            a.prelude = a.prelude + [
+                f"at::Tensor {var} = dim.has_value() ? {a.expr} : {a.expr}.view({shape});"]
+            a.expr = var
+
+
+def _copy_numbers_to_device(branches: list[Branch], inputs: list[str], numbers: list[str],
+                            dst: str) -> list[str]:
+    """Each of `inputs` that arrives as a CPU 0-d tensor is copied to the device before
+    the call: aclnn takes device tensors. Such a tensor is a wrapped Python number
+    (an input in `numbers`, see torch_facts.number_params) or, for a pointwise op, a
+    CPU scalar tensor torch's TensorIterator accepts next to device tensors
+    (torch.maximum(x, torch.tensor(2.))). A wrapped number goes in the operands'
+    promoted dtype (`at::result_type`; as a double it would promote the whole call),
+    a CPU scalar tensor in its own dtype, as op-plugin MaxKernelNpuOpApi.cpp
+    (`IsCPUScalar` -> copy_scalar_to_device(.., self.scalar_type(), ..)) and
+    WhereKernelNpuOpApi.cpp (`unify_tensors_to_npu`) do.
+    Returns the statements (before the branches); the branches pass the copies."""
+    lines = []
+    promo = _promoted(numbers if len(numbers) == 2 else inputs, dst)
+    for t in inputs:
+        dev = f"{t}_device"
+        dtype = (f"({t}.unsafeGetTensorImpl()->is_wrapped_number() ? {promo} : "
+                 f"{t}.scalar_type())")
+        lines.append(
+            f"at::Tensor {dev} = {t}.dim() == 0 && !torch_npu::utils::is_npu({t}) ? "
+            f"npu_preparation::copy_scalar_to_device({t}.item(), {dtype}, "
+            f"{dst}.device()) : {t};  // a CPU scalar goes to the device")
+        for b in branches:
+            if b.binding_args is None:
+                b.binding_args = b.args  # the CPU binding passes its inputs as they are
+            b.args = [replace(a, expr=dev) if a.expr == t else a for a in b.args]
+            b.asserts = [line.replace(f"ConvertType({t}))", f"ConvertType({dev}))")
+                         for line in b.asserts]
+    return lines
 
 
 def _optional_input_branches(api: AclnnApi, versions: list[AclnnApi], amap: ArgMap,
@@ -595,7 +762,7 @@ def _optional_input_branches(api: AclnnApi, versions: list[AclnnApi], amap: ArgM
                        if p.aclnn.name in base)
             if hit is None or not same:
                 continue
-            args = call_args(vmap, TorchDialect({f.name for f in fwp}, outs), ref_expr)
+            args = call_args(vmap, TorchDialect({f.name for f in fwp}, outs, api_name=vmap.api.name), ref_expr)
             for a, mp in zip(args, vmap.params):
                 if mp.aclnn.name not in base and mp.decision == "default":
                     a.todo = ""  # a feature the base call does not use either
@@ -620,6 +787,20 @@ def _wrapped_number_inputs(amap: ArgMap) -> list[str]:
             if p.fw is not None and p.kind == "tensor" and p.fw.kind == "tensor"
             and p.aclnn.role == "input" and not p.fw.optional and not p.fw.mutable
             and p.fw.origin == "param" and not p.fw.is_output]
+
+
+def _output_mask(schema: TorchSchema, n_outputs: int) -> str:
+    """The name of a `bool[N]` argument with one bit per output (`output_mask` of
+    native_layer_norm_backward, convolution_backward), else "". The meta function
+    returns an undefined tensor for an output whose bit is false, so that output is
+    not allocated and aclnn gets nullptr for it, as op-plugin
+    LayerNormBackwardKernelNpuOpApi.cpp / ConvolutionBackwardKernelNpuOpApi.cpp do."""
+    if n_outputs < 2:
+        return ""
+    for a in schema.args:
+        if a.kind == "bool_array" and _fixed_len(a.type) == n_outputs:
+            return a.name
+    return ""
 
 
 def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | None,
@@ -651,10 +832,13 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                      "note": ""}]
         src = "{" + ", ".join(tensors_in or outs[:1]) + "}"
         lines = [f"auto meta = {meta_call(functional)};"]
+        masked = _output_mask(schema, len(outs))
         for i, o in enumerate(outs):
             m = "meta" if len(outs) == 1 else f"std::get<{i}>(meta)"
-            lines.append(f"npu_preparation::check_tensor({src}, {o}, {o}.scalar_type(), "
-                         f"{m}.sizes());")
+            check = (f"npu_preparation::check_tensor({src}, {o}, {o}.scalar_type(), "
+                     f"{m}.sizes());")
+            lines += ([f"if ({m}.defined()) {{  // {masked}[{i}] is set", f"    {check}", "}"]
+                      if masked else [check])
         return [{"lines": lines, "binding_lines": [], "todo": "",
                  "note": f"output sizes from {functional.name}"
                          f"{'.' + functional.overload if functional.overload else ''}'s own meta "
@@ -664,6 +848,7 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
     tensors = [f for f in fresh if f.kind == "tensor"]
     if tensors and meta_ok and opts and functional is not None:
         call = meta_call(functional)
+        masked = _output_mask(schema, len([r for r in schema.returns if not r.alias]))
         lines = [f"auto meta = {call};"]
         blines = [f"auto meta = {call};"]
         n_fresh = len([r for r in schema.returns if not r.alias])
@@ -671,10 +856,15 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
             if f.kind != "tensor":
                 continue
             m = "meta" if n_fresh == 1 else f"std::get<{i}>(meta)"
-            lines.append(f"at::Tensor {f.name} = npu_preparation::apply_tensor_without_format("
-                         f"{m}.sizes(), {opts}.dtype({m}.scalar_type()));")
-            blines.append(f"at::Tensor {f.name} = at::empty({m}.sizes(), "
-                          f"{bopts}.dtype({m}.scalar_type()));")
+            alloc = (f"npu_preparation::apply_tensor_without_format("
+                     f"{m}.sizes(), {opts}.dtype({m}.scalar_type()))")
+            balloc = f"at::empty({m}.sizes(), {bopts}.dtype({m}.scalar_type()))"
+            if masked:
+                # a gradient the mask leaves out stays undefined: aclnn gets nullptr for it
+                alloc = f"{m}.defined() ? {alloc} : at::Tensor()"
+                balloc = f"{m}.defined() ? {balloc} : at::Tensor()"
+            lines.append(f"at::Tensor {f.name} = {alloc};")
+            blines.append(f"at::Tensor {f.name} = {balloc};")
         npu = schema.name.startswith("npu::")
         out.append({"lines": lines, "binding_lines": blines, "todo": "",
                     "note": f"output sizes and dtypes from {schema.name}"
@@ -748,8 +938,20 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     fwp = fw_params(schema, ilistref)
     cands = [api] + [v for v in variants.get("versions", []) if v.name != api.name] \
         + ([variants["scalar"]] if variants.get("scalar") is not None else [])
+    via_out: list[str] = []
     if role == "inplace":
+        out_cands = cands  # the out-of-place API and its newer versions
         cands = [v for v in (variants.get("inplace"), variants.get("inplace_scalar")) if v]
+        m = next((f for f in fwp if f.mutable and f.kind == "tensor"), None)
+        if not cands and not api.name.startswith("aclnnInplace") and m is not None:
+            # no Inplace API: a pointwise op's out-of-place API writes into `self`
+            # (op-plugin's gen_opapi `structured_inherit: silu.out` for silu_/clamp_)
+            local = "out" if "out" not in {f.name for f in fwp} else f"{m.name}_out"
+            fwp = fwp + [FwParam(local, "tensor", "at::Tensor&", is_output=True)]
+            via_out = [f"at::Tensor& {local} = {m.name};  // pointwise: the API writes "
+                       f"`{m.name}` in place (no Inplace API; op-plugin's structured_inherit "
+                       "of the .out kernel)"]
+            cands = [c for c in out_cands if _writes_one_output(c)]
         cands = cands or [api]
     chosen = pick_variant(cands, fwp, "torch")
     amap: ArgMap = map_args(chosen, fwp, "torch")
@@ -758,13 +960,16 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     ref_expr = ref or "at::Tensor()"
     outs = tuple(f.name for f in fwp if f.is_output and f.kind == "tensor")
     skip_empty = _legacy_empty_lists(schema, functional)
-    dialect = TorchDialect({f.name for f in fwp}, outs, skip_empty, return_stmt(schema))
+    dialect = TorchDialect({f.name for f in fwp}, outs, skip_empty, return_stmt(schema),
+                           api_name=chosen.name)
     args = call_args(amap, dialect, ref_expr)
+    _flatten_for_unset_dim(amap, args, functional, ref, fwp)
+    into_out = _inplace_api_into_out(chosen, amap, args, role, outs)
     alias, _ = fn_pointer_type(amap)
     main = Branch(chosen, args, static_asserts(chosen.name, alias, args, "ConvertType"),
                   static_asserts(chosen.name, alias, args, "::opgen::at_conv::ConvertType"))
     branches = [main]
-    guards: list[str] = []
+    guards: list[str] = list(via_out) + into_out
     consumed: set[str] = set()
     scalar = variants.get("inplace_scalar" if role == "inplace" else "scalar")
     taken: set[str] = set()
@@ -794,6 +999,20 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                     branches = branches[:-1] + [_device_copy_branch(
                         chosen, amap, fwp, ref_expr, outs, t,
                         "no variant takes it as an aclScalar")] + [main]
+    from codegen import torch_facts
+    number_copies = []
+    if role != "inplace" and not scalar_branched and schema.name.startswith("aten::"):
+        fs = functional or schema  # the `.out` overload has no Scalar siblings of its own
+        full = f"{fs.name}.{fs.overload}" if fs.overload else fs.name
+        numbers = torch_facts.number_params(full)
+        cands = _wrapped_number_inputs(amap)
+        # a user calls a forward op with CPU scalars; autograd calls a backward op with
+        # the forward's device tensors
+        pointwise = torch_facts.pointwise(full) and len(cands) >= 2 and op.kind != "backward"
+        number_copies = [t for t in cands if t in numbers or pointwise]
+        guards += _copy_numbers_to_device(branches, number_copies,
+                                          [t for t in cands if t in numbers],
+                                          outs[0] if outs else ref_expr)
     fn = function_name(schema)
     call_names = [a.name for a in schema.args]
     ret_cpp, _ = return_type(schema)
@@ -809,13 +1028,18 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                         and m.aclnn.role == "inout" and m.rule is None},
                        _wrapped_number_inputs(amap) if any(
                            b.prelude and b.prelude[0].startswith("c10::Scalar ")
-                           for b in branches) else None),
+                           for b in branches) else number_copies or None),
         branches=branches, return_stmt=return_stmt(schema),
         unused=[{"name": u.name, "todo": unused_todo(chosen, u)} for u in amap.unused
-                if u.name not in consumed],
+                if u.name not in consumed and not (into_out and u.name in outs)],
         fallback_calls=[f"DO_COMPATIBILITY({n}, acl_op::{fn}({', '.join(call_names)}));"
                         for n in apis] if acl_op_fallback else [],
         argmap=amap, guards=guards)
+
+
+def _writes_one_output(api: AclnnApi) -> bool:
+    return [p.role for p in api.params].count("output") == 1 and \
+        not any(p.role == "inout" for p in api.params)
 
 
 def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool = False,
@@ -844,13 +1068,25 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
         member = family.get(role)
         if member is None:
             continue
-        if role == "inplace" and member is not op and "inplace" not in variants:
-            continue  # no Inplace API: upstream leaves the in-place op to the functional one
+        via_out = role == "inplace" and "inplace" not in variants and func_op is not None \
+            and not api.name.startswith("aclnnInplace") and _writes_one_output(api) \
+            and torch_facts.pointwise(func_op.name)
+        if role == "inplace" and member is not op and "inplace" not in variants \
+                and not via_out:
+            continue  # no Inplace API and not pointwise: left to the functional op
         if role != "inplace" and member is not op and api.name.startswith("aclnnInplace") \
                 and variants.get("base") is None:
             continue
+        if role != "inplace" and member is not op and \
+                variants.get("base", api).name.startswith("aclnnInplace") and \
+                torch_facts.composite_kernel(member.name):
+            # only an Inplace API: torch's composite kernel of the functional / .out
+            # (masked_fill.Scalar = clone + masked_fill_) runs the in-place op, as
+            # op-plugin registers only masked_fill_ (MaskedFillKernelNpuOpApi.cpp)
+            continue
         member_api = api if member is op else (
-            variants.get("inplace") if role == "inplace" else variants.get("base", api))
+            variants.get("inplace") or (variants.get("base", api) if via_out else None)
+            if role == "inplace" else variants.get("base", api))
         if member_api is None:
             continue
         functions.append(build_function(
@@ -897,7 +1133,7 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
         "binding_prelude": bprelude,
         "binding_call": [a.name for a in schema.args],
         "allocs": primary.allocs,
-        "args": main.args,
+        "args": main.binding_args if main.binding_args is not None else main.args,
         "main_api": main.api,
         "fn_alias": main_alias,
         "fn_type": main_type,

@@ -58,13 +58,21 @@ def out_of_place_of(db, api: AclnnApi) -> AclnnApi | None:
 
 def scalar_variant(db, api: AclnnApi) -> AclnnApi | None:
     """aclnnAdd -> aclnnAdds when aclnnAdds takes an aclScalar* in place of one of
-    aclnnAdd's tensor inputs and is otherwise the same signature."""
-    if api.name.endswith("s"):
-        return None
-    cand = _get(db, api.name + "s")
-    if cand is None or scalar_swapped_param(api, cand) is None:
-        return None
-    return cand
+    aclnnAdd's tensor inputs and is otherwise the same signature. CANN's other spelling
+    of the same family names the operand kinds: aclnnPowTensorTensor ->
+    aclnnPowTensorScalar, aclnnEqTensor -> aclnnEqScalar (the last operand a number;
+    op-plugin PowKernelNpuOpApi.cpp calls aclnnPowTensorScalar for a CPU 0-d exponent).
+    The signature check decides, not the name."""
+    names = []
+    if not api.name.endswith("s"):
+        names.append(api.name + "s")
+    if api.name.endswith("Tensor"):
+        names.append(api.name[: -len("Tensor")] + "Scalar")
+    for name in names:
+        cand = _get(db, name)
+        if cand is not None and scalar_swapped_param(api, cand) is not None:
+            return cand
+    return None
 
 
 def scalar_swapped_param(api: AclnnApi, scalar_api: AclnnApi) -> str | None:

@@ -87,7 +87,7 @@ def test_newer_version_taking_a_scalar_gets_a_guarded_branch(db):
                       "addv3_available && (out.scalar_type() == at::kBFloat16") == 2
     assert text.count("EXEC_NPU_CMD(aclnnAddV3, self_scalar, other, alpha, out);") == 2
     assert text.count("at::Tensor self_device = npu_preparation::copy_scalar_to_device("
-                      "self.item(), out.scalar_type(), out.device());") == 2
+                      "self.item(), at::result_type(self, other), out.device());") == 2
     assert text.count("EXEC_NPU_CMD(aclnnAdd, self_device, other, alpha, out);") == 2
     # `other` is checked first, as upstream; the run-time check replaces DO_COMPATIBILITY
     assert text.index("aclnnAdds, self, other_scalar") < text.index("aclnnAddV3, self_scalar")
