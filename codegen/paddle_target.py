@@ -267,6 +267,12 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     args = _channel_first_views(api, fwp, args)
     optional = {f.name for f in fwp if f.optional}
     args = _device_copies(args, _any_backend_inputs(op) - optional)
+    from codegen.paddle_callsite import compute_as, compute_as_dtypes, zero_dim_views
+    args = zero_dim_views(api, amap, args)
+    fw_dtypes = framework_dtypes or framework_dtypes_of(op)
+    dtypes, soc_cut = paddle_dtypes(api, fw_dtypes, soc)
+    computed = compute_as_dtypes(api, paddle_dtypes(api, None, soc)[0], fw_dtypes, soc)
+    args = compute_as(api, amap, args, computed)
     before, after = _kernel_rules(api, fwp, amap)
     fn_alias, fn_type = fn_pointer_type(amap)
     # every output in the dtype InferMeta set (templates/paddle/alloc.j2): T for most,
@@ -276,7 +282,10 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     for f in (f for f in outputs if not f.optional):
         alloc = f"opgen_alloc<T>(dev_ctx, {f.name});"
         allocs += _nullable_alloc(f, alloc, fwp) if backward else [alloc]
-    dtypes, soc_cut = paddle_dtypes(api, framework_dtypes or framework_dtypes_of(op), soc)
+    if computed:  # in PaddleCustomDevice's order, with the API's own dtypes
+        from opdb.paddle_backends import npu_dtype_order
+        order = list(npu_dtype_order()) + [d for d in PHI_DTYPES if d not in npu_dtype_order()]
+        dtypes = [d for d in order if d in set(dtypes) | set(computed)]
     return {
         "api": api,
         "op": op,
@@ -298,6 +307,7 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
         "body": registration_body(op),
         "dtype_names": dtypes,
         "soc_cut": soc_cut,
+        "compute_as": computed,
         "argmap": amap,
     }
 

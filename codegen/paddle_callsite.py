@@ -1,0 +1,126 @@
+"""paddle target: call-site adjustments that depend on the tensors' runtime rank and
+dtype, driven by facts of the aclnn API (its parameters and doc dtypes) and the reviewed
+entries `zero_dim_views` / `compute_as` of `opdb/sources/arg_rules.yaml`, never by API
+or kernel names.
+
+- `zero_dim_views`: an API that takes a dimension index gets 0-d tensors as [1] views
+  when its first tensor input is 0-d (and a keep-dims flag true), as PaddleCustomDevice's
+  softmax kernels do.
+- `compute_as`: a floating dtype the phi kernel has elsewhere but the API lacks on the
+  chip (float64) is registered anyway and computed in float32: inputs cast before the
+  call, outputs computed into a float32 scratch tensor and cast back after it.
+"""
+from __future__ import annotations
+
+import re
+
+from opdb.dtypes import normalize_dtype
+from opdb.model import AclnnApi
+
+from codegen.argmap import norm_param, snake
+from codegen.cppcall import CallArg
+from codegen.kinds import aclnn_kind
+
+# phi::DataType spellings of opdb's normalized dtype names
+PHI_ENUM = {"float64": "FLOAT64", "float32": "FLOAT32", "float16": "FLOAT16",
+            "bfloat16": "BFLOAT16"}
+
+
+def _var(a: CallArg, suffix: str) -> str:
+    return "acl_" + snake(a.aclnn_name) + suffix
+
+
+def _viewable(p, a: CallArg) -> bool:
+    """A tensor argument backed by a framework tensor that is always there."""
+    return (aclnn_kind(a.aclnn_ctype) == "tensor" and p.fw is not None and p.rule is None
+            and not p.fw.optional)
+
+
+def zero_dim_views(api: AclnnApi, amap, args: list[CallArg]) -> list[CallArg]:
+    """0-d tensors as [1] views for an API that takes a dimension (arg_rules.yaml
+    `zero_dim_views`): the dimension 0 / -1 a 0-d Paddle tensor accepts is valid on [1],
+    and the result is the same element. A keep-dims flag is forced true then, so the
+    [1] view's dimension stays in the result (a 0-d `out` viewed as [1])."""
+    from opdb.arg_rules import load
+
+    zdv = load().zero_dim_views
+    if zdv is None:
+        return args
+    takes_dim = any(norm_param(q.name) in zdv.params and aclnn_kind(q.ctype) in ("int", "int_array")
+                    for q in api.params)
+    if not takes_dim:
+        return args
+    pairs = list(zip(amap.params, args))
+    lead = next((i for i, (p, a) in enumerate(pairs)
+                 if p.aclnn.role == "input" and _viewable(p, a)), None)
+    if lead is None:
+        return args
+    flag = "acl_zero_dim"
+    out = []
+    for i, (p, a) in enumerate(pairs):
+        if i < lead:
+            out.append(a)
+            continue
+        pre = list(a.prelude)
+        if i == lead:
+            pre.append(f"const bool {flag} = {a.expr}.dims().size() == 0;  // {api.name} takes a "
+                       "dimension: a 0-d tensor goes as a [1] view")
+        if _viewable(p, a):
+            v = _var(a, "_1d")
+            pre += [f"phi::DenseTensor {v}({a.expr});",
+                    f"if ({flag} && {v}.dims().size() == 0) {v}.Resize(phi::make_ddim({{1}}));"]
+            out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, pre, a.todo, a.decision, a.after))
+        elif norm_param(a.aclnn_name) in zdv.keepdim and aclnn_kind(a.aclnn_ctype) == "bool":
+            v = _var(a, "_or_0d")
+            pre.append(f"bool {v} = {a.expr} || {flag};  // the [1] view keeps its dimension")
+            out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, pre, a.todo, a.decision, a.after))
+        else:
+            out.append(CallArg(a.aclnn_name, a.aclnn_ctype, a.expr, pre, a.todo, a.decision,
+                               a.after))
+    return out
+
+
+def compute_as_dtypes(api: AclnnApi, registered: list[str], framework: tuple[str, ...] | None,
+                      soc: str | None) -> list[str]:
+    """Dtypes (arg_rules.yaml `compute_as`) to register although the API lacks them on the
+    chip: the phi kernel has them on another backend (`framework`), the API's dtypes on
+    the chip (`registered`, already cut to what phi can register) include the compute
+    dtype."""
+    from opdb.arg_rules import load
+
+    ca = load().compute_as
+    if ca is None or not framework or ca.compute not in registered:
+        return []
+    fw = {normalize_dtype(d) for d in framework}
+    return [d for d in ca.dtypes if d in fw and d not in registered]
+
+
+def compute_as(api: AclnnApi, amap, args: list[CallArg], dtypes: list[str]) -> list[CallArg]:
+    """Each floating tensor of a dtype in `dtypes` (those the API lacks) goes as a
+    `compute_as.compute` copy; outputs are computed into one and cast back after the call
+    (templates/paddle/compute_as.j2 holds the helpers)."""
+    from opdb.arg_rules import load
+
+    ca = load().compute_as
+    if not dtypes or ca is None:
+        return args
+    lacking = "{" + ", ".join(f"phi::DataType::{PHI_ENUM[d]}" for d in dtypes) + "}"
+    to = f"phi::DataType::{PHI_ENUM[ca.compute]}"
+    out = []
+    for p, a in zip(amap.params, args):
+        floats = {normalize_dtype(d) for d in p.aclnn.dtypes}
+        if not _viewable(p, a) or (floats and ca.compute not in floats):
+            out.append(a)  # an index / mask tensor, or a list: left as it is
+            continue
+        v = _var(a, "_" + ca.compute)
+        writes = p.aclnn.role != "input"
+        keeps = p.aclnn.role == "input" or bool(re.search(r"Ref$", a.aclnn_name))
+        pre = list(a.prelude) + [
+            f"phi::DenseTensor {v} = opgen_compute_as(dev_ctx, {a.expr}, {lacking}, {to}, "
+            f"/*copy=*/{'true' if keeps else 'false'});"]
+        after = list(a.after)
+        if writes:
+            target = a.expr[1:] if a.expr.startswith("*") else f"&{a.expr}"
+            after.append(f"opgen_cast_back(dev_ctx, {v}, {target});")
+        out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, pre, a.todo, a.decision, after))
+    return out
