@@ -3,7 +3,9 @@ targets, print the TODO count and, with --paddle-tree/--torch-tree, the result o
 `--check-in-tree` on a PaddleCustomDevice / op-plugin checkout.
 
     python benchmarks/opgen_twelve.py [--paddle-tree DIR] [--torch-tree DIR] [--minimal-trees]
-        [--targets torch paddle] [--soc CHIP]
+        [--targets torch paddle] [--soc CHIP] [--held-out] [--only OP...]
+
+`--held-out` renders the held-out paddle sample of docs/opgen.md instead.
 """
 from __future__ import annotations
 
@@ -25,6 +27,19 @@ TWELVE = [
     ("aclnnConvolution", "aten::convolution", "conv2d"),
     ("aclnnIndexSelect", "aten::index_select", "index_select"),
     ("aclnnFlashAttentionScore", "npu::npu_fusion_attention", "flash_attn"),
+]
+
+# the held-out paddle sample of docs/opgen.md (not among the 12): (aclnn API, phi kernel)
+HELD_OUT_PADDLE = [
+    ("aclnnRelu", "relu"), ("aclnnSilu", "silu"), ("aclnnSiluBackward", "silu_grad"),
+    ("aclnnMul", "multiply"), ("aclnnSigmoid", "sigmoid"),
+    ("aclnnSigmoidBackward", "sigmoid_grad"), ("aclnnSoftmax", "softmax"),
+    ("aclnnSoftmaxBackward", "softmax_grad"), ("aclnnCast", "cast"),
+    ("aclnnEqTensor", "equal"), ("aclnnReduceSum", "sum"),
+    ("aclnnExp", "exp"), ("aclnnAbs", "abs"), ("aclnnSqrt", "sqrt"),
+    ("aclnnMaximum", "maximum"), ("aclnnLogSoftmax", "log_softmax"),
+    ("aclnnCumsumV2", "cumsum"), ("aclnnTopk", "topk"),
+    ("aclnnThresholdBackward", "relu_grad"), ("aclnnPowTensorScalar", "pow"),
 ]
 
 
@@ -57,7 +72,14 @@ def main(argv=None) -> int:
                          "as tests/codegen/test_intree.py builds them")
     ap.add_argument("--targets", nargs="+", default=["torch", "paddle"])
     ap.add_argument("--soc", default=None)
+    ap.add_argument("--held-out", action="store_true",
+                    help="the held-out paddle sample of docs/opgen.md instead of the 12")
+    ap.add_argument("--only", nargs="+", metavar="OP",
+                    help="only these framework ops (paddle kernels / torch ops)")
     args = ap.parse_args(argv)
+    cases = [(api, "", op) for api, op in HELD_OUT_PADDLE] if args.held_out else TWELVE
+    if args.held_out:
+        args.targets = ["paddle"]
     if args.minimal_trees:
         import tempfile
         root = Path(tempfile.mkdtemp(prefix="opgen_twelve_"))
@@ -71,8 +93,10 @@ def main(argv=None) -> int:
     db = OpDB.open()
     for target in args.targets:
         tree = args.torch_tree if target == "torch" else args.paddle_tree
-        for api, top, pop in TWELVE:
+        for api, top, pop in cases:
             op = top if target == "torch" else pop
+            if args.only and op not in args.only:
+                continue
             t0 = time.perf_counter()
             try:
                 r = prepare(db, api, target, op=op, layout="in-tree", soc=args.soc)

@@ -114,7 +114,7 @@ def compute_as(api: AclnnApi, amap, args: list[CallArg], dtypes: list[str]) -> l
             continue
         v = _var(a, "_" + ca.compute)
         writes = p.aclnn.role != "input"
-        keeps = p.aclnn.role == "input" or bool(re.search(r"Ref$", a.aclnn_name))
+        keeps = p.aclnn.role in ("input", "inout") or bool(re.search(r"Ref$", a.aclnn_name))
         pre = list(a.prelude) + [
             f"phi::DenseTensor {v} = opgen_compute_as(dev_ctx, {a.expr}, {lacking}, {to}, "
             f"/*copy=*/{'true' if keeps else 'false'});"]

@@ -57,8 +57,13 @@ def fw_params(op: FrameworkOp) -> list[FwParam]:
         inplace_of = ""
         if is_out and _out_base(p.name) in names and _out_base(p.name) != p.name:
             inplace_of = _out_base(p.name)
+        # a Scalar attribute that may come from a tensor is `<attr>_scalar` in phi's
+        # signatures (topk's k_scalar; PaddleCustomDevice spells pow's factor_scalar and
+        # cumsum's axis_scalar): it answers to `<attr>` too
+        meaning = p.name[: -len("_scalar")] if kind == "scalar" and p.name.endswith("_scalar") \
+            else ""
         out.append(FwParam(p.name, kind, qualify(p.ctype), optional, is_output=is_out or p.role == "output",
-                           inplace_of=inplace_of))
+                           inplace_of=inplace_of, meaning=meaning))
     return out
 
 

@@ -217,3 +217,42 @@ def test_an_optional_input_registered_for_any_backend_is_passed_as_it_is(db):
     r = prepare(db, "aclnnFlashAttentionScore", "paddle", op="flash_attn", layout="in-tree")
     text = r.files[KERNEL.format("flash_attn")]
     assert "acl_fixed_seed_offset_dev" not in text
+
+
+def test_scalar_attribute_answers_to_its_name_without_the_scalar_suffix():
+    # phi's topk takes `const Scalar& k_scalar`; aclnnTopk's `k` is that value
+    # (PaddleCustomDevice top_k_kernel.cc: int k = k_scalar.to<int>())
+    from opdb.model import AclnnApi, Param
+    op = _op("topk", "void TopkKernel(const Context& dev_ctx, const DenseTensor& x, const Scalar& "
+                     "k_scalar, int axis, bool largest, bool sorted, DenseTensor* out, "
+                     "DenseTensor* indices)")
+    api = AclnnApi("aclnnOpgenTopk", (
+        Param("self", "const aclTensor*", "input"), Param("k", "int64_t", "input"),
+        Param("dim", "int64_t", "input"), Param("largest", "bool", "input"),
+        Param("sorted", "bool", "input"), Param("valuesOut", "aclTensor*", "output"),
+        Param("indicesOut", "aclTensor*", "output")), Source("test", "", "", ""))
+    k = build_paddle_kernel(api, op, framework_dtypes=("float32",))
+    arg = next(a for a in k["args"] if a.aclnn_name == "k")
+    assert arg.decision == "name"
+    assert arg.prelude == ["int64_t acl_k = static_cast<int64_t>(k_scalar.to<int64_t>());"]
+    assert not k["unused"]
+    # a plain attribute named `..._scalar` (not a Scalar) does not
+    op2 = _op("topk", "void TopkKernel(const Context& dev_ctx, const DenseTensor& x, int "
+                      "k_scalar, int axis, bool largest, bool sorted, DenseTensor* out, "
+                      "DenseTensor* indices)")
+    k2 = build_paddle_kernel(api, op2, framework_dtypes=("float32",))
+    assert next(a for a in k2["args"] if a.aclnn_name == "k").decision == "unmapped"
+
+
+def test_relu_grad_threshold_and_pow_exponent_come_from_reviewed_entries():
+    # activation_kernel.cc ReluGradKernel: phi::Scalar threshold = 0.0; PowKernel passes its
+    # factor as aclnnPowTensorScalar's exponent
+    from opdb.query import OpDB
+    db = OpDB.open(overlay=False)
+    r = prepare(db, "aclnnThresholdBackward", "paddle", op="relu_grad", layout="in-tree")
+    text = r.files[KERNEL.format("relu_grad")]
+    assert "phi::Scalar acl_threshold = 0.0;" in text
+    r = prepare(db, "aclnnPowTensorScalar", "paddle", op="pow", layout="in-tree")
+    text = r.files[KERNEL.format("pow")]
+    assert "EXEC_NPU_CMD(aclnnPowTensorScalar, dev_ctx, x, factor, *out);" in text
+    assert not r.todos

@@ -1,0 +1,120 @@
+"""paddle call-site rules driven by aclnn facts (codegen/paddle_callsite.py):
+0-d tensors as [1] views for APIs that take a dimension (PaddleCustomDevice
+softmax_kernel.cc), float64 computed in float32 where the API lacks it (softmax_kernel.cc
+SoftmaxGradKernel, expand_kernel.cc, arg_min_max_kernel.cc)."""
+from __future__ import annotations
+
+import pytest
+
+from codegen.paddle_target import build_paddle_kernel, params_from_signature
+from opdb.errors import ParseError
+from opdb.model import AclnnApi, FrameworkOp, Param, Source
+
+SRC = Source("test", "", "", "")
+FLOATS = ("float32", "float16", "bfloat16")
+
+
+def _op(name: str, signature: str, kind: str = "forward") -> FrameworkOp:
+    return FrameworkOp("paddle", name, SRC, schema=signature,
+                       params=params_from_signature(signature), kind=kind)
+
+
+def _api(name: str, *params: Param) -> AclnnApi:
+    return AclnnApi(name, params, SRC)
+
+
+ARGMAX = _api("aclnnOpgenArgMax",
+              Param("self", "const aclTensor*", "input", FLOATS),
+              Param("dim", "int64_t", "input"), Param("keepdim", "bool", "input"),
+              Param("out", "aclTensor*", "output", ("int64",)))
+ARGMAX_OP = _op("argmax", "void ArgMaxKernel(const Context& dev_ctx, const DenseTensor& x, "
+                          "const Scalar& axis, bool keepdims, bool flatten, DataType dtype, "
+                          "DenseTensor* out)")
+
+
+def _args(k: dict) -> dict:
+    return {a.aclnn_name: a for a in k["args"]}
+
+
+def test_zero_dim_tensors_go_as_1d_views_for_an_api_taking_a_dim():
+    k = build_paddle_kernel(ARGMAX, ARGMAX_OP, framework_dtypes=("float32",))
+    a = _args(k)
+    assert a["self"].expr == "acl_self_1d" and a["out"].expr == "acl_out_1d"
+    assert "const bool acl_zero_dim = x.dims().size() == 0;" in a["self"].prelude[0]
+    assert "phi::DenseTensor acl_self_1d(x);" in a["self"].prelude
+    assert ("if (acl_zero_dim && acl_out_1d.dims().size() == 0) "
+            "acl_out_1d.Resize(phi::make_ddim({1}));") in a["out"].prelude
+    # the keep-dims flag keeps the [1] view's dimension for a 0-d x
+    assert a["keepdim"].expr == "acl_keepdim_or_0d"
+    assert "bool acl_keepdim_or_0d = keepdims || acl_zero_dim;" in a["keepdim"].prelude[0]
+
+
+def test_no_views_without_a_dim_parameter():
+    # the same tensors, no dimension taken: a 0-d tensor goes as it is (element-wise APIs
+    # take 0-d tensors; upstream's relu/abs pass them through)
+    api = _api("aclnnOpgenAbs", Param("self", "const aclTensor*", "input", FLOATS),
+               Param("out", "aclTensor*", "output", FLOATS))
+    op = _op("abs", "void AbsKernel(const Context& dev_ctx, const DenseTensor& x, DenseTensor* out)")
+    k = build_paddle_kernel(api, op, framework_dtypes=("float32",))
+    assert [a.expr for a in k["args"]] == ["x", "*out"]
+    assert not any("acl_zero_dim" in line for a in k["args"] for line in a.prelude)
+
+
+def test_float64_the_api_lacks_is_registered_and_computed_in_float32():
+    k = build_paddle_kernel(ARGMAX, ARGMAX_OP, framework_dtypes=("float32", "float64", "int64"))
+    assert k["compute_as"] == ["float64"]
+    assert "double" in k["dtypes"] and "float" in k["dtypes"]
+    a = _args(k)
+    assert a["self"].expr == "acl_self_float32"
+    assert ("phi::DenseTensor acl_self_float32 = opgen_compute_as(dev_ctx, acl_self_1d, "
+            "{phi::DataType::FLOAT64}, phi::DataType::FLOAT32, /*copy=*/true);") in a["self"].prelude
+    # an int64 index output is never cast
+    assert a["out"].expr == "acl_out_1d" and not a["out"].after
+
+
+def test_float64_output_is_computed_into_float32_and_cast_back():
+    api = _api("aclnnOpgenSoftmaxBackward",
+               Param("gradOutput", "const aclTensor*", "input", FLOATS),
+               Param("output", "const aclTensor*", "input", FLOATS),
+               Param("dim", "int64_t", "input"), Param("out", "aclTensor*", "output", FLOATS))
+    op = _op("softmax_grad", "void SoftmaxGradKernel(const Context& dev_ctx, const DenseTensor& "
+                             "out, const DenseTensor& out_grad, int axis, DenseTensor* x_grad)",
+             "backward")
+    k = build_paddle_kernel(api, op, framework_dtypes=("float32", "float16", "float64"))
+    a = _args(k)
+    assert "/*copy=*/false);" in a["out"].prelude[-1]  # only its shape is needed
+    assert a["out"].after == ["opgen_cast_back(dev_ctx, acl_out_float32, &acl_out_1d);"]
+    assert k["after"][0] == "opgen_cast_back(dev_ctx, acl_out_float32, &acl_out_1d);"
+    assert k["dtypes"] == ["float", "phi::dtype::float16", "double"]
+
+
+def test_no_float32_copy_when_the_api_has_float64():
+    api = _api("aclnnOpgenSoftmax", Param("self", "const aclTensor*", "input",
+                                          FLOATS + ("float64",)),
+               Param("dim", "int64_t", "input"),
+               Param("out", "aclTensor*", "output", FLOATS + ("float64",)))
+    op = _op("softmax", "void SoftmaxKernel(const Context& dev_ctx, const DenseTensor& x, "
+                        "int axis, DenseTensor* out)")
+    k = build_paddle_kernel(api, op, framework_dtypes=("float32", "float64"))
+    assert k["compute_as"] == [] and "double" in k["dtypes"]
+    assert [a.expr for a in k["args"]] == ["acl_self_1d", "acl_dim", "acl_out_1d"]
+
+
+def test_rendered_file_carries_the_helpers_only_when_used(db):
+    from codegen.api import prepare
+    r = prepare(db, "aclnnAdd", "paddle", op="add", layout="in-tree")
+    text = r.files["in-tree/backends/npu/kernels/add_kernel.cc"]
+    uses = "opgen_compute_as(dev_ctx" in text
+    assert ("#define OPGEN_COMPUTE_AS_DEFINED" in text) == uses
+
+
+@pytest.mark.parametrize("key,value,msg", [
+    ("zero_dim_views", {"params": [], "keepdim": [], "evidence": "x"},
+     "zero_dim_views: needs exactly `params` (non-empty), `keepdim` and `evidence`"),
+    ("compute_as", {"dtypes": ["float64"], "compute": "float32"},
+     "compute_as: needs exactly `dtypes` (non-empty), `compute` and `evidence`"),
+])
+def test_bad_entries_are_one_line_errors(key, value, msg):
+    from opdb.arg_rules import parse
+    with pytest.raises(ParseError, match=msg.replace("(", r"\(").replace(")", r"\)")):
+        parse({key: value})
