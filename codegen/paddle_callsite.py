@@ -36,6 +36,12 @@ def _viewable(p, a: CallArg) -> bool:
             and not p.fw.optional)
 
 
+def _local_tensor(p, a: CallArg) -> bool:
+    """A tensor a reviewed rule builds in the kernel (adamw's `acl_lr`, a scratch tensor)."""
+    return (aclnn_kind(a.aclnn_ctype) == "tensor" and p.rule is not None
+            and re.fullmatch(r"acl_\w+", a.expr) is not None)
+
+
 def zero_dim_views(api: AclnnApi, amap, args: list[CallArg]) -> list[CallArg]:
     """0-d tensors as [1] views for an API that takes a dimension (arg_rules.yaml
     `zero_dim_views`): the dimension 0 / -1 a 0-d Paddle tensor accepts is valid on [1],
@@ -95,23 +101,61 @@ def compute_as_dtypes(api: AclnnApi, registered: list[str], framework: tuple[str
     return [d for d in ca.dtypes if d in fw and d not in registered]
 
 
-def compute_as(api: AclnnApi, amap, args: list[CallArg], dtypes: list[str]) -> list[CallArg]:
-    """Each floating tensor of a dtype in `dtypes` (those the API lacks) goes as a
-    `compute_as.compute` copy; outputs are computed into one and cast back after the call
-    (templates/paddle/compute_as.j2 holds the helpers)."""
+def tied_mixed_dtypes(api: AclnnApi, op, amap) -> tuple[dict[str, list[str]], list[str]]:
+    """({aclnn param: [kernel dtypes]}, doc lines): tensors the API takes in one dtype (the
+    docs tie them: opdb.dtype_ties) while the kernel's registration makes some of them
+    float32 for a half-precision kernel dtype (the other backends' `if (kernel_key.dtype()
+    == FLOAT16) OutputAt(i).SetDataType(FLOAT32)`: adamw's moments). For that kernel dtype
+    the group goes in float32, as PaddleCustomDevice adam_kernel.cc casts a float16 param
+    to float32 for the update and back."""
+    from opdb.dtype_ties import dtype_groups
+    from opdb.paddle_backends import kernel_settings
+
+    groups = dtype_groups(api.name)
+    if not groups:
+        return {}, []
+    settings, _ = kernel_settings(op.name)
+    slot = lambda n: re.sub(r"(_in|s)$", "", n or "")  # noqa: E731 (registration names)
+    by_fw = {slot(p.fw.name): p.aclnn.name for p in amap.params
+             if p.fw is not None and p.rule is None}
+    out: dict[str, list[str]] = {}
+    where = []
+    for names, line in groups:
+        for st in settings:
+            if not (st["set"] == "dtype" and st["value"] == "FLOAT32" and st["when"]
+                    and by_fw.get(slot(st.get("name"))) in names):
+                continue
+            dtype = normalize_dtype(st["when"].lower())
+            for n in names:
+                if dtype not in out.setdefault(n, []):
+                    out[n].append(dtype)
+            if line not in where:
+                where.append(line)
+    return out, where
+
+
+def compute_as(api: AclnnApi, amap, args: list[CallArg], dtypes: list[str],
+               tied: dict[str, list[str]] | None = None) -> list[CallArg]:
+    """Each floating tensor of a dtype in `dtypes` (those the API lacks), or in
+    `tied[param]` (`tied_mixed_dtypes`), goes as a `compute_as.compute` copy; outputs are
+    computed into one and cast back after the call (templates/paddle/compute_as.j2 holds
+    the helpers)."""
     from opdb.arg_rules import load
 
     ca = load().compute_as
-    if not dtypes or ca is None:
+    tied = tied or {}
+    if (not dtypes and not tied) or ca is None:
         return args
-    lacking = "{" + ", ".join(f"phi::DataType::{PHI_ENUM[d]}" for d in dtypes) + "}"
     to = f"phi::DataType::{PHI_ENUM[ca.compute]}"
     out = []
     for p, a in zip(amap.params, args):
         floats = {normalize_dtype(d) for d in p.aclnn.dtypes}
-        if not _viewable(p, a) or (floats and ca.compute not in floats):
+        own = list(dtypes) + [d for d in tied.get(p.aclnn.name, []) if d not in dtypes]
+        if not own or not (_viewable(p, a) or _local_tensor(p, a)) \
+                or (floats and ca.compute not in floats):
             out.append(a)  # an index / mask tensor, or a list: left as it is
             continue
+        lacking = "{" + ", ".join(f"phi::DataType::{PHI_ENUM[d]}" for d in own) + "}"
         v = _var(a, "_" + ca.compute)
         writes = p.aclnn.role != "input"
         keeps = p.aclnn.role in ("input", "inout") or bool(re.search(r"Ref$", a.aclnn_name))

@@ -272,12 +272,14 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     args = _channel_first_views(api, fwp, args)
     optional = {f.name for f in fwp if f.optional}
     args = _device_copies(args, _any_backend_inputs(op) - optional)
-    from codegen.paddle_callsite import compute_as, compute_as_dtypes, zero_dim_views
+    from codegen.paddle_callsite import (compute_as, compute_as_dtypes, tied_mixed_dtypes,
+                                         zero_dim_views)
     args = zero_dim_views(api, amap, args)
     fw_dtypes = framework_dtypes or framework_dtypes_of(op)
     dtypes, soc_cut = paddle_dtypes(api, fw_dtypes, soc)
     computed = compute_as_dtypes(api, paddle_dtypes(api, None, soc)[0], fw_dtypes, soc)
-    args = compute_as(api, amap, args, computed)
+    tied, tied_where = tied_mixed_dtypes(api, op, amap)
+    args = compute_as(api, amap, args, computed, tied)
     before, after = _kernel_rules(api, fwp, amap)
     fn_alias, fn_type = fn_pointer_type(amap)
     # every output in the dtype InferMeta set (templates/paddle/alloc.j2): T for most,
@@ -305,14 +307,19 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
         "asserts": static_asserts(api.name, fn_alias, args, "ConvertType"),
         "unused": [{"name": u.name, "todo": unused_todo(api, u)} for u in amap.unused],
         "guards": before,
-        "after": [line for a in args for line in a.after] + after,
+        # outputs computed in another dtype are cast back first: the other statements
+        # after the call (layer_norm's variance from rstd) read the framework tensors
+        "after": ([line for a in args for line in a.after if line.startswith("opgen_cast_back(")]
+                  + [line for a in args for line in a.after
+                     if not line.startswith("opgen_cast_back(")] + after),
         "includes": sorted({h for p in amap.params if p.rule is not None
                             for h in p.rule.includes}),
         "dtypes": [PHI_DTYPES[d] for d in dtypes],
         "body": registration_body(op),
         "dtype_names": dtypes,
         "soc_cut": soc_cut,
-        "compute_as": computed,
+        "compute_as": computed or sorted({d for ds in tied.values() for d in ds}),
+        "tied_where": tied_where,
         "argmap": amap,
     }
 

@@ -118,3 +118,41 @@ def test_bad_entries_are_one_line_errors(key, value, msg):
     from opdb.arg_rules import parse
     with pytest.raises(ParseError, match=msg.replace("(", r"\(").replace(")", r"\)")):
         parse({key: value})
+
+
+def test_doc_dtype_ties_are_extracted_from_the_parameter_table():
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[2] / "opdb/sources/cann/extract_dtype_ties.py"
+    spec = importlib.util.spec_from_file_location("extract_dtype_ties", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    doc = ("<table>\n<thead><tr><th>参数名</th><th>输入/输出</th><th>数据类型</th></tr></thead>\n"
+           "<tr><td>varRef（aclTensor*）</td><td>输入/输出</td><td>FLOAT16、FLOAT32</td></tr>\n"
+           "<tr><td>mRef（aclTensor*）</td><td>输入/输出</td><td>与“varRef”参数一致。</td></tr>\n"
+           "<tr><td class=\"x\">grad（aclTensor*）</td><td>输入</td><td>与varRef保持一致</td></tr>\n"
+           "<tr><td>step（aclTensor*）</td><td>与“varRef”参数一致。</td><td>INT64</td></tr>\n"
+           "</table>\n")
+    # step's tie is in the 输入/输出 column, not 数据类型: no tie
+    assert mod.ties(doc) == [{"line": 4, "param": "mRef", "same_as": "varRef"},
+                             {"line": 5, "param": "grad", "same_as": "varRef"}]
+
+
+def test_half_precision_kernel_with_float32_states_computes_the_tied_group_in_float32():
+    # aclnnApplyAdamW takes varRef/mRef/vRef/grad/... in one dtype (its docs); adamw's
+    # registrations make the moments float32 for a float16 kernel, so float16 tensors of
+    # that group go in float32 (PaddleCustomDevice adam_kernel.cc: param_fp32, cast back)
+    from codegen.api import prepare
+    from opdb.query import OpDB
+    db = OpDB.open(overlay=False)
+    text = prepare(db, "aclnnApplyAdamW", "paddle", op="adamw", layout="in-tree").files[
+        "in-tree/backends/npu/kernels/adamw_kernel.cc"]
+    half = "{phi::DataType::FLOAT64, phi::DataType::FLOAT16}, phi::DataType::FLOAT32"
+    assert f"opgen_compute_as(dev_ctx, *param_out, {half}, /*copy=*/true);" in text
+    assert f"opgen_compute_as(dev_ctx, grad, {half}, /*copy=*/true);" in text
+    assert "opgen_cast_back(dev_ctx, acl_var_ref_float32, param_out);" in text
+    # layer_norm's float32 mean/variance for a float16 x are no tie: aclnnLayerNorm takes
+    # float16 input with float32 mean/rstd, so float16 stays float16
+    text = prepare(db, "aclnnLayerNorm", "paddle", op="layer_norm", layout="in-tree").files[
+        "in-tree/backends/npu/kernels/layer_norm_kernel.cc"]
+    assert "FLOAT16}, phi::DataType::FLOAT32" not in text
