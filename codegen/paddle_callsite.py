@@ -165,6 +165,52 @@ def compute_as(api: AclnnApi, amap, args: list[CallArg], dtypes: list[str],
         after = list(a.after)
         if writes:
             target = a.expr[1:] if a.expr.startswith("*") else f"&{a.expr}"
+            if a.expr.endswith("_master") and p.fw is not None:  # master_weights
+                target = p.fw.name
             after.append(f"opgen_cast_back(dev_ctx, {v}, {target});")
         out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, pre, a.todo, a.decision, after))
+    return out
+
+
+def master_weights(fwp, amap, args: list[CallArg]) -> list[CallArg]:
+    """Master weights (arg_rules.yaml `master_weights`): when the kernel's flag is set, the
+    aclnn parameter fed by `<param>_out` updates `<master>_out` (a copy of the float32
+    master) instead; `compute_as` then casts the result back into `<param>_out` (its
+    `opgen_cast_back` runs whenever the dtypes differ). The flag and the master tensors
+    leave `amap.unused`."""
+    from opdb.arg_rules import load
+
+    mw = load().master_weights
+    if mw is None:
+        return args
+    by_name = {f.name: f for f in fwp}
+    flag = by_name.get(mw.flag)
+    master = by_name.get(mw.master)
+    master_out = next((f for f in fwp if f.is_output and f.kind == "tensor"
+                       and re.fullmatch(re.escape(mw.master) + r"_outs?", f.name)), None)
+    if flag is None or flag.kind != "bool" or master is None or master_out is None:
+        return args
+    out, done = [], False
+    for p, a in zip(amap.params, args):
+        if done or p.fw is None or p.fw.inplace_of != mw.param or not p.fw.is_output:
+            out.append(a)
+            continue
+        v = _var(a, "_master")
+        m_ref = f"*{master.name}" if master.optional else master.name
+        m_data = f"{master.name}->data()" if master.optional else f"{master.name}.data()"
+        pre = list(a.prelude) + [
+            f"phi::DenseTensor {v} = {a.expr};",
+            f"if ({flag.name}) {{  // the update runs on the float32 master weights; "
+            f"{p.fw.name} is their cast",
+            f"  if ({master_out.name}->data() != {m_data}) {{",
+            f"    phi::Copy(dev_ctx, {m_ref}, dev_ctx.GetPlace(), false, {master_out.name});",
+            "  }",
+            f"  {v} = *{master_out.name};",
+            "}"]
+        after = list(a.after)
+        out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, pre, a.todo, a.decision, after))
+        done = True
+    if done:
+        used = {flag.name, master.name, master_out.name}
+        amap.unused = [u for u in amap.unused if u.name not in used]
     return out

@@ -127,6 +127,19 @@ class ComputeAs:
 
 
 @dataclass(frozen=True)
+class MasterWeights:
+    """(paddle) Optimizer kernels with master weights: when the bool attribute `flag` is
+    set, the update runs on the float32 `master` input (written to its `<master>_out`
+    output) instead of `param`, and `<param>_out` is the master result cast to the
+    param's dtype."""
+
+    flag: str
+    param: str
+    master: str
+    evidence: str
+
+
+@dataclass(frozen=True)
 class ArgRules:
     aliases: tuple[AliasGroup, ...]
     rules: tuple[ArgRule, ...]
@@ -136,6 +149,7 @@ class ArgRules:
     kernel_rules: tuple[KernelRule, ...] = ()
     zero_dim_views: ZeroDimViews | None = None
     compute_as: ComputeAs | None = None
+    master_weights: MasterWeights | None = None
 
     def kernel_rules_for(self, param: str, api: str) -> list[KernelRule]:
         """Kernel rules of framework value `param` for aclnn API `api` (scoped first)."""
@@ -190,9 +204,10 @@ def _fail(where: str, msg: str):
 def parse(data: dict) -> ArgRules:
     if not isinstance(data, dict) or set(data) - {"aliases", "rules", "test_values", "expansions",
                                                   "channel_first", "kernel_rules",
-                                                  "zero_dim_views", "compute_as"}:
+                                                  "zero_dim_views", "compute_as",
+                                                  "master_weights"}:
         _fail("top level", "expected keys aliases, rules, test_values, expansions, channel_first, "
-              "kernel_rules, zero_dim_views, compute_as; "
+              "kernel_rules, zero_dim_views, compute_as, master_weights; "
               f"got {sorted(data or {})}")
     groups = []
     for i, g in enumerate(data.get("aliases") or []):
@@ -263,7 +278,17 @@ def parse(data: dict) -> ArgRules:
                                  tuple(k["paddle"]), str(k["evidence"]), str(k.get("apis") or "")))
     return ArgRules(tuple(groups), tuple(rules), tuple(tests), tuple(exps), tuple(chans),
                     tuple(krules), _zero_dim_views(data.get("zero_dim_views")),
-                    _compute_as(data.get("compute_as")))
+                    _compute_as(data.get("compute_as")),
+                    _master_weights(data.get("master_weights")))
+
+
+def _master_weights(m) -> MasterWeights | None:
+    if m is None:
+        return None
+    if not isinstance(m, dict) or set(m) != {"flag", "param", "master", "evidence"} \
+            or not all(m.values()):
+        _fail("master_weights", "needs exactly `flag`, `param`, `master` and `evidence`")
+    return MasterWeights(str(m["flag"]), str(m["param"]), str(m["master"]), str(m["evidence"]))
 
 
 def _zero_dim_views(z) -> ZeroDimViews | None:

@@ -56,7 +56,7 @@ def test_paddle_adam_maps_inplace_refs_and_scalars(db):
     r = prepare(db, "Adam", "paddle")
     kernel = r.files["in-tree/backends/npu/kernels/adam_kernel.cc"]
     # the in-place refs are the outputs (float64 goes through a float32 copy: compute_as)
-    assert "opgen_compute_as(dev_ctx, *param_out, {phi::DataType::FLOAT64, " in kernel
+    assert "opgen_compute_as(dev_ctx, acl_var_ref_master, {phi::DataType::FLOAT64, " in kernel
     assert ("EXEC_NPU_CMD(aclnnApplyAdamWV2, dev_ctx, acl_var_ref_float32, acl_m_ref_float32, "
             "acl_v_ref_float32") in kernel
     assert "opgen_cast_back(dev_ctx, acl_var_ref_float32, param_out);" in kernel

@@ -113,6 +113,8 @@ def test_rendered_file_carries_the_helpers_only_when_used(db):
      "zero_dim_views: needs exactly `params` (non-empty), `keepdim` and `evidence`"),
     ("compute_as", {"dtypes": ["float64"], "compute": "float32"},
      "compute_as: needs exactly `dtypes` (non-empty), `compute` and `evidence`"),
+    ("master_weights", {"flag": "multi_precision", "param": "param", "evidence": "x"},
+     "master_weights: needs exactly `flag`, `param`, `master` and `evidence`"),
 ])
 def test_bad_entries_are_one_line_errors(key, value, msg):
     from opdb.arg_rules import parse
@@ -148,7 +150,7 @@ def test_half_precision_kernel_with_float32_states_computes_the_tied_group_in_fl
     text = prepare(db, "aclnnApplyAdamW", "paddle", op="adamw", layout="in-tree").files[
         "in-tree/backends/npu/kernels/adamw_kernel.cc"]
     half = "{phi::DataType::FLOAT64, phi::DataType::FLOAT16}, phi::DataType::FLOAT32"
-    assert f"opgen_compute_as(dev_ctx, *param_out, {half}, /*copy=*/true);" in text
+    assert f"opgen_compute_as(dev_ctx, acl_var_ref_master, {half}, /*copy=*/true);" in text
     assert f"opgen_compute_as(dev_ctx, grad, {half}, /*copy=*/true);" in text
     assert "opgen_cast_back(dev_ctx, acl_var_ref_float32, param_out);" in text
     # layer_norm's float32 mean/variance for a float16 x are no tie: aclnnLayerNorm takes
@@ -156,3 +158,30 @@ def test_half_precision_kernel_with_float32_states_computes_the_tied_group_in_fl
     text = prepare(db, "aclnnLayerNorm", "paddle", op="layer_norm", layout="in-tree").files[
         "in-tree/backends/npu/kernels/layer_norm_kernel.cc"]
     assert "FLOAT16}, phi::DataType::FLOAT32" not in text
+
+
+SGD = _api("aclnnOpgenSgd", Param("varRef", "aclTensor*", "inout", FLOATS),
+           Param("grad", "const aclTensor*", "input", FLOATS),
+           Param("lr", "double", "input"))
+
+
+def test_master_weights_need_the_flag_and_both_master_tensors():
+    full = _op("sgd", "void SgdKernel(const Context& dev_ctx, const DenseTensor& param, "
+                      "const DenseTensor& grad, double lr, const paddle::optional<DenseTensor>& "
+                      "master_param, bool multi_precision, DenseTensor* param_out, "
+                      "DenseTensor* master_param_out)")
+    k = build_paddle_kernel(SGD, full, framework_dtypes=("float32",))
+    var = _args(k)["varRef"]
+    assert var.expr == "acl_var_ref_master"
+    assert "if (multi_precision) {  // the update runs on the float32 master weights; " \
+           "param_out is their cast" in var.prelude
+    assert "  acl_var_ref_master = *master_param_out;" in var.prelude
+    assert not {u["name"] for u in k["unused"]} & {"multi_precision", "master_param",
+                                                   "master_param_out"}
+    # without a master output there is nothing to update: the flag stays a TODO
+    bare = _op("sgd", "void SgdKernel(const Context& dev_ctx, const DenseTensor& param, "
+                      "const DenseTensor& grad, double lr, bool multi_precision, "
+                      "DenseTensor* param_out)")
+    k = build_paddle_kernel(SGD, bare, framework_dtypes=("float32",))
+    assert _args(k)["varRef"].expr == "*param_out"
+    assert "multi_precision" in {u["name"] for u in k["unused"]}
