@@ -214,3 +214,32 @@ def master_weights(fwp, amap, args: list[CallArg]) -> list[CallArg]:
         used = {flag.name, master.name, master_out.name}
         amap.unused = [u for u in amap.unused if u.name not in used]
     return out
+
+
+def flatten_view(fwp, amap, args: list[CallArg]) -> list[CallArg]:
+    """arg_rules.yaml `flatten`: a bool attribute the API has no parameter for that
+    flattens the input: the API's first tensor input goes as a [numel] view when it is
+    set (PaddleCustomDevice cum_kernel.cc). The attribute leaves `amap.unused`."""
+    from opdb.arg_rules import load
+
+    fl = load().flatten
+    if fl is None:
+        return args
+    attr = next((u for u in amap.unused if u.name == fl.attr and u.kind == "bool"), None)
+    if attr is None:
+        return args
+    out, done = [], False
+    for p, a in zip(amap.params, args):
+        if done or p.aclnn.role != "input" or not _viewable(p, a):
+            out.append(a)
+            continue
+        v = _var(a, "_flat")
+        pre = list(a.prelude) + [
+            f"phi::DenseTensor {v}({a.expr});",
+            f"if ({attr.name}) {v}.Resize(phi::make_ddim({{{v}.numel()}}));  "
+            f"// {attr.name}: the input as 1-D"]
+        out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, pre, a.todo, a.decision, a.after))
+        done = True
+    if done:
+        amap.unused = [u for u in amap.unused if u.name != attr.name]
+    return out

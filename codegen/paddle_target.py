@@ -272,8 +272,9 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     args = _channel_first_views(api, fwp, args)
     optional = {f.name for f in fwp if f.optional}
     args = _device_copies(args, _any_backend_inputs(op) - optional)
-    from codegen.paddle_callsite import (compute_as, compute_as_dtypes, master_weights,
-                                         tied_mixed_dtypes, zero_dim_views)
+    from codegen.paddle_callsite import (compute_as, compute_as_dtypes, flatten_view,
+                                         master_weights, tied_mixed_dtypes, zero_dim_views)
+    args = flatten_view(fwp, amap, args)
     args = zero_dim_views(api, amap, args)
     args = master_weights(fwp, amap, args)
     fw_dtypes = framework_dtypes or framework_dtypes_of(op)

@@ -140,6 +140,16 @@ class MasterWeights:
 
 
 @dataclass(frozen=True)
+class FlattenAttr:
+    """(paddle) A bool attribute (`attr`) meaning "the input is flattened to 1-D first"
+    that the aclnn API has no parameter for: when set, the API's first tensor input goes
+    as a [numel] view."""
+
+    attr: str
+    evidence: str
+
+
+@dataclass(frozen=True)
 class ArgRules:
     aliases: tuple[AliasGroup, ...]
     rules: tuple[ArgRule, ...]
@@ -150,6 +160,7 @@ class ArgRules:
     zero_dim_views: ZeroDimViews | None = None
     compute_as: ComputeAs | None = None
     master_weights: MasterWeights | None = None
+    flatten: FlattenAttr | None = None
 
     def kernel_rules_for(self, param: str, api: str) -> list[KernelRule]:
         """Kernel rules of framework value `param` for aclnn API `api` (scoped first)."""
@@ -205,9 +216,9 @@ def parse(data: dict) -> ArgRules:
     if not isinstance(data, dict) or set(data) - {"aliases", "rules", "test_values", "expansions",
                                                   "channel_first", "kernel_rules",
                                                   "zero_dim_views", "compute_as",
-                                                  "master_weights"}:
+                                                  "master_weights", "flatten"}:
         _fail("top level", "expected keys aliases, rules, test_values, expansions, channel_first, "
-              "kernel_rules, zero_dim_views, compute_as, master_weights; "
+              "kernel_rules, zero_dim_views, compute_as, master_weights, flatten; "
               f"got {sorted(data or {})}")
     groups = []
     for i, g in enumerate(data.get("aliases") or []):
@@ -279,7 +290,16 @@ def parse(data: dict) -> ArgRules:
     return ArgRules(tuple(groups), tuple(rules), tuple(tests), tuple(exps), tuple(chans),
                     tuple(krules), _zero_dim_views(data.get("zero_dim_views")),
                     _compute_as(data.get("compute_as")),
-                    _master_weights(data.get("master_weights")))
+                    _master_weights(data.get("master_weights")),
+                    _flatten(data.get("flatten")))
+
+
+def _flatten(f) -> FlattenAttr | None:
+    if f is None:
+        return None
+    if not isinstance(f, dict) or set(f) != {"attr", "evidence"} or not all(f.values()):
+        _fail("flatten", "needs exactly `attr` and `evidence`")
+    return FlattenAttr(str(f["attr"]), str(f["evidence"]))
 
 
 def _master_weights(m) -> MasterWeights | None:

@@ -40,8 +40,11 @@ def test_zero_dim_tensors_go_as_1d_views_for_an_api_taking_a_dim():
     k = build_paddle_kernel(ARGMAX, ARGMAX_OP, framework_dtypes=("float32",))
     a = _args(k)
     assert a["self"].expr == "acl_self_1d" and a["out"].expr == "acl_out_1d"
-    assert "const bool acl_zero_dim = x.dims().size() == 0;" in a["self"].prelude[0]
-    assert "phi::DenseTensor acl_self_1d(x);" in a["self"].prelude
+    # (argmax's `flatten` first views x as 1-D: arg_rules.yaml `flatten`)
+    assert "phi::DenseTensor acl_self_flat(x);" in a["self"].prelude
+    assert any(line.startswith("const bool acl_zero_dim = acl_self_flat.dims().size() == 0;")
+               for line in a["self"].prelude)
+    assert "phi::DenseTensor acl_self_1d(acl_self_flat);" in a["self"].prelude
     assert ("if (acl_zero_dim && acl_out_1d.dims().size() == 0) "
             "acl_out_1d.Resize(phi::make_ddim({1}));") in a["out"].prelude
     # the keep-dims flag keeps the [1] view's dimension for a 0-d x
@@ -185,3 +188,23 @@ def test_master_weights_need_the_flag_and_both_master_tensors():
     k = build_paddle_kernel(SGD, bare, framework_dtypes=("float32",))
     assert _args(k)["varRef"].expr == "*param_out"
     assert "multi_precision" in {u["name"] for u in k["unused"]}
+
+
+def test_flatten_attribute_views_the_first_input_as_1d():
+    api = _api("aclnnOpgenCumsum", Param("self", "const aclTensor*", "input", FLOATS),
+               Param("dim", "int64_t", "input"), Param("exclusive", "bool", "input"),
+               Param("reverse", "bool", "input"), Param("out", "aclTensor*", "output", FLOATS))
+    op = _op("cumsum", "void CumsumKernel(const Context& dev_ctx, const DenseTensor& x, const "
+                       "Scalar& axis, bool flatten, bool exclusive, bool reverse, DenseTensor* out)")
+    k = build_paddle_kernel(api, op, framework_dtypes=("float32",))
+    self_arg = _args(k)["self"]
+    assert "phi::DenseTensor acl_self_flat(x);" in self_arg.prelude
+    assert ("if (flatten) acl_self_flat.Resize(phi::make_ddim({acl_self_flat.numel()}));  "
+            "// flatten: the input as 1-D") in self_arg.prelude
+    assert "flatten" not in {u["name"] for u in k["unused"]}
+    # an API that takes `flatten` itself gets it by name instead
+    api2 = _api("aclnnOpgenCumsumFlat", *api.params[:2], Param("flatten", "bool", "input"),
+                *api.params[2:])
+    k2 = build_paddle_kernel(api2, op, framework_dtypes=("float32",))
+    assert _args(k2)["flatten"].expr == "flatten"
+    assert not any("_flat(" in line for a in k2["args"] for line in a.prelude)
