@@ -40,6 +40,9 @@ HELD_OUT_PADDLE = [
     ("aclnnMaximum", "maximum"), ("aclnnLogSoftmax", "log_softmax"),
     ("aclnnCumsumV2", "cumsum"), ("aclnnTopk", "topk"),
     ("aclnnThresholdBackward", "relu_grad"), ("aclnnPowTensorScalar", "pow"),
+    ("aclnnClamp", "clip"), ("aclnnLtTensor", "less_than"), ("aclnnDiv", "divide"),
+    ("aclnnAmax", "max"), ("aclnnStack", "stack"), ("aclnnSWhere", "where"),
+    ("aclnnRoll", "roll"), ("aclnnAny", "any"),
 ]
 
 

@@ -250,7 +250,7 @@ def test_scalar_attribute_answers_to_its_name_without_the_scalar_suffix():
     assert next(a for a in k2["args"] if a.aclnn_name == "k").decision == "unmapped"
 
 
-def test_relu_grad_threshold_and_pow_exponent_come_from_reviewed_entries():
+def test_relu_grad_threshold_pow_exponent_and_clip_bounds_come_from_reviewed_entries():
     # activation_kernel.cc ReluGradKernel: phi::Scalar threshold = 0.0; PowKernel passes its
     # factor as aclnnPowTensorScalar's exponent
     from opdb.query import OpDB
@@ -261,4 +261,8 @@ def test_relu_grad_threshold_and_pow_exponent_come_from_reviewed_entries():
     r = prepare(db, "aclnnPowTensorScalar", "paddle", op="pow", layout="in-tree")
     text = r.files[KERNEL.format("pow")]
     assert "EXEC_NPU_CMD(aclnnPowTensorScalar, dev_ctx, x, factor, *out);" in text
+    assert not r.todos
+    # clip_kernel.cc ClipKernel: aclnnClamp(x, min, max, *out)
+    r = prepare(db, "aclnnClamp", "paddle", op="clip", layout="in-tree")
+    assert "EXEC_NPU_CMD(aclnnClamp, dev_ctx, x, min, max, *out);" in r.files[KERNEL.format("clip")]
     assert not r.todos
