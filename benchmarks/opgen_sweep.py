@@ -73,8 +73,8 @@ def mirror_op(api, framework: str) -> FrameworkOp:
         if kind == "tensor" and aclnn_optional(p.name):
             ctype = "const paddle::optional<phi::DenseTensor>&"
         params.append(Param(name, ctype, "input"))
-    # phi kernels take attributes/inputs before outputs (kernel_utils.h asserts it)
-    params.sort(key=lambda p: p.role == "output")
+    # phi kernels take inputs, then attributes, then outputs (kernel_utils.h asserts both)
+    params.sort(key=lambda p: (p.role == "output", "DenseTensor" not in p.ctype))
     return FrameworkOp("paddle", base, src, params=tuple(params))
 
 

@@ -3,9 +3,10 @@ targets, print the TODO count and, with --paddle-tree/--torch-tree, the result o
 `--check-in-tree` on a PaddleCustomDevice / op-plugin checkout.
 
     python benchmarks/opgen_twelve.py [--paddle-tree DIR] [--torch-tree DIR] [--minimal-trees]
-        [--targets torch paddle] [--soc CHIP] [--held-out] [--only API ...]
+        [--targets torch paddle] [--soc CHIP] [--held-out] [--only NAME ...]
 
---held-out renders the held-out torch APIs of docs/opgen.md instead of the 12.
+`--held-out` renders the held-out samples of docs/opgen.md (torch APIs, paddle kernels)
+instead of the 12; `--only` keeps the rows whose aclnn API or framework op is named.
 """
 from __future__ import annotations
 
@@ -63,6 +64,22 @@ HELD_OUT_TORCH = [
     ("aclnnInplaceMaskedFillScalar", "aten::masked_fill_.Scalar"),
 ]
 
+# the held-out paddle sample of docs/opgen.md (not among the 12): (aclnn API, phi kernel)
+HELD_OUT_PADDLE = [
+    ("aclnnRelu", "relu"), ("aclnnSilu", "silu"), ("aclnnSiluBackward", "silu_grad"),
+    ("aclnnMul", "multiply"), ("aclnnSigmoid", "sigmoid"),
+    ("aclnnSigmoidBackward", "sigmoid_grad"), ("aclnnSoftmax", "softmax"),
+    ("aclnnSoftmaxBackward", "softmax_grad"), ("aclnnCast", "cast"),
+    ("aclnnEqTensor", "equal"), ("aclnnReduceSum", "sum"),
+    ("aclnnExp", "exp"), ("aclnnAbs", "abs"), ("aclnnSqrt", "sqrt"),
+    ("aclnnMaximum", "maximum"), ("aclnnLogSoftmax", "log_softmax"),
+    ("aclnnCumsumV2", "cumsum"), ("aclnnTopk", "topk"),
+    ("aclnnThresholdBackward", "relu_grad"), ("aclnnPowTensorScalar", "pow"),
+    ("aclnnClamp", "clip"), ("aclnnLtTensor", "less_than"), ("aclnnDiv", "divide"),
+    ("aclnnAmax", "max"), ("aclnnStack", "stack"), ("aclnnSWhere", "where"),
+    ("aclnnRoll", "roll"), ("aclnnAny", "any"),
+]
+
 
 def _paddle_tree(root: Path) -> Path:
     import shutil
@@ -94,14 +111,14 @@ def main(argv=None) -> int:
     ap.add_argument("--targets", nargs="+", default=["torch", "paddle"])
     ap.add_argument("--soc", default=None)
     ap.add_argument("--held-out", action="store_true",
-                    help="the held-out torch APIs instead of the 12 (torch only)")
-    ap.add_argument("--only", nargs="+", metavar="API", help="only these aclnn APIs")
+                    help="the held-out samples of docs/opgen.md instead of the 12")
+    ap.add_argument("--only", nargs="+", metavar="NAME",
+                    help="only these aclnn APIs or framework ops (torch ops / paddle kernels)")
     args = ap.parse_args(argv)
-    apis = [(a, t, None) for a, t in HELD_OUT_TORCH] if args.held_out else TWELVE
+    cases = TWELVE
     if args.held_out:
-        args.targets = [t for t in args.targets if t == "torch"]
-    if args.only:
-        apis = [row for row in apis if row[0] in args.only or f"aclnn{row[0]}" in args.only]
+        cases = ([(api, op, None) for api, op in HELD_OUT_TORCH]
+                 + [(api, None, op) for api, op in HELD_OUT_PADDLE])
     if args.minimal_trees:
         import tempfile
         root = Path(tempfile.mkdtemp(prefix="opgen_twelve_"))
@@ -115,8 +132,12 @@ def main(argv=None) -> int:
     db = OpDB.open()
     for target in args.targets:
         tree = args.torch_tree if target == "torch" else args.paddle_tree
-        for api, top, pop in apis:
+        for api, top, pop in cases:
             op = top if target == "torch" else pop
+            if op is None:  # a held-out row of the other target
+                continue
+            if args.only and not {api, api.removeprefix("aclnn"), op} & set(args.only):
+                continue
             t0 = time.perf_counter()
             try:
                 r = prepare(db, api, target, op=op, layout="in-tree", soc=args.soc)

@@ -57,8 +57,13 @@ def fw_params(op: FrameworkOp) -> list[FwParam]:
         inplace_of = ""
         if is_out and _out_base(p.name) in names and _out_base(p.name) != p.name:
             inplace_of = _out_base(p.name)
+        # a Scalar attribute that may come from a tensor is `<attr>_scalar` in phi's
+        # signatures (topk's k_scalar; PaddleCustomDevice spells pow's factor_scalar and
+        # cumsum's axis_scalar): it answers to `<attr>` too
+        meaning = p.name[: -len("_scalar")] if kind == "scalar" and p.name.endswith("_scalar") \
+            else ""
         out.append(FwParam(p.name, kind, qualify(p.ctype), optional, is_output=is_out or p.role == "output",
-                           inplace_of=inplace_of))
+                           inplace_of=inplace_of, meaning=meaning))
     return out
 
 
@@ -267,6 +272,16 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     args = _channel_first_views(api, fwp, args)
     optional = {f.name for f in fwp if f.optional}
     args = _device_copies(args, _any_backend_inputs(op) - optional)
+    from codegen.paddle_callsite import (compute_as, compute_as_dtypes, flatten_view,
+                                         master_weights, tied_mixed_dtypes, zero_dim_views)
+    args = flatten_view(fwp, amap, args)
+    args = zero_dim_views(api, amap, args)
+    args = master_weights(fwp, amap, args)
+    fw_dtypes = framework_dtypes or framework_dtypes_of(op)
+    dtypes, soc_cut = paddle_dtypes(api, fw_dtypes, soc)
+    computed = compute_as_dtypes(api, paddle_dtypes(api, None, soc)[0], fw_dtypes, soc)
+    tied, tied_where = tied_mixed_dtypes(api, op, amap)
+    args = compute_as(api, amap, args, computed, tied)
     before, after = _kernel_rules(api, fwp, amap)
     fn_alias, fn_type = fn_pointer_type(amap)
     # every output in the dtype InferMeta set (templates/paddle/alloc.j2): T for most,
@@ -276,7 +291,10 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     for f in (f for f in outputs if not f.optional):
         alloc = f"opgen_alloc<T>(dev_ctx, {f.name});"
         allocs += _nullable_alloc(f, alloc, fwp) if backward else [alloc]
-    dtypes, soc_cut = paddle_dtypes(api, framework_dtypes or framework_dtypes_of(op), soc)
+    if computed:  # in PaddleCustomDevice's order, with the API's own dtypes
+        from opdb.paddle_backends import npu_dtype_order
+        order = list(npu_dtype_order()) + [d for d in PHI_DTYPES if d not in npu_dtype_order()]
+        dtypes = [d for d in order if d in set(dtypes) | set(computed)]
     return {
         "api": api,
         "op": op,
@@ -291,13 +309,19 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
         "asserts": static_asserts(api.name, fn_alias, args, "ConvertType"),
         "unused": [{"name": u.name, "todo": unused_todo(api, u)} for u in amap.unused],
         "guards": before,
-        "after": [line for a in args for line in a.after] + after,
+        # outputs computed in another dtype are cast back first: the other statements
+        # after the call (layer_norm's variance from rstd) read the framework tensors
+        "after": ([line for a in args for line in a.after if line.startswith("opgen_cast_back(")]
+                  + [line for a in args for line in a.after
+                     if not line.startswith("opgen_cast_back(")] + after),
         "includes": sorted({h for p in amap.params if p.rule is not None
                             for h in p.rule.includes}),
         "dtypes": [PHI_DTYPES[d] for d in dtypes],
         "body": registration_body(op),
         "dtype_names": dtypes,
         "soc_cut": soc_cut,
+        "compute_as": computed or sorted({d for ds in tied.values() for d in ds}),
+        "tied_where": tied_where,
         "argmap": amap,
     }
 

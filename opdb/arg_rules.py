@@ -102,6 +102,54 @@ class KernelRule:
 
 
 @dataclass(frozen=True)
+class ZeroDimViews:
+    """(paddle) aclnn APIs that take a dimension index (an int or int-list param whose
+    normalized name is in `params`) check it against the tensor's rank, which a 0-d
+    tensor does not have: when the API's first tensor input is 0-d, every 0-d tensor it
+    gets goes as a [1] view, and a keep-dims flag (`keepdim` names) is true, so the
+    [1] view's dimension stays in the result."""
+
+    params: tuple[str, ...]
+    keepdim: tuple[str, ...]
+    evidence: str
+
+
+@dataclass(frozen=True)
+class ComputeAs:
+    """(paddle) A floating dtype (`dtypes`) the phi kernel has on other backends but the
+    aclnn API lacks on the chip, while it has `compute`: the kernel is registered for it
+    anyway, and each floating tensor of that dtype goes to aclnn cast to `compute` (an
+    output: computed into a `compute` scratch tensor and cast back after the call)."""
+
+    dtypes: tuple[str, ...]
+    compute: str
+    evidence: str
+
+
+@dataclass(frozen=True)
+class MasterWeights:
+    """(paddle) Optimizer kernels with master weights: when the bool attribute `flag` is
+    set, the update runs on the float32 `master` input (written to its `<master>_out`
+    output) instead of `param`, and `<param>_out` is the master result cast to the
+    param's dtype."""
+
+    flag: str
+    param: str
+    master: str
+    evidence: str
+
+
+@dataclass(frozen=True)
+class FlattenAttr:
+    """(paddle) A bool attribute (`attr`) meaning "the input is flattened to 1-D first"
+    that the aclnn API has no parameter for: when set, the API's first tensor input goes
+    as a [numel] view."""
+
+    attr: str
+    evidence: str
+
+
+@dataclass(frozen=True)
 class ArgRules:
     aliases: tuple[AliasGroup, ...]
     rules: tuple[ArgRule, ...]
@@ -109,6 +157,10 @@ class ArgRules:
     expansions: tuple[ListExpansion, ...] = ()
     channel_first: tuple[ChannelFirst, ...] = ()
     kernel_rules: tuple[KernelRule, ...] = ()
+    zero_dim_views: ZeroDimViews | None = None
+    compute_as: ComputeAs | None = None
+    master_weights: MasterWeights | None = None
+    flatten: FlattenAttr | None = None
 
     def kernel_rules_for(self, param: str, api: str) -> list[KernelRule]:
         """Kernel rules of framework value `param` for aclnn API `api` (scoped first)."""
@@ -162,9 +214,11 @@ def _fail(where: str, msg: str):
 
 def parse(data: dict) -> ArgRules:
     if not isinstance(data, dict) or set(data) - {"aliases", "rules", "test_values", "expansions",
-                                                  "channel_first", "kernel_rules"}:
+                                                  "channel_first", "kernel_rules",
+                                                  "zero_dim_views", "compute_as",
+                                                  "master_weights", "flatten"}:
         _fail("top level", "expected keys aliases, rules, test_values, expansions, channel_first, "
-              "kernel_rules; "
+              "kernel_rules, zero_dim_views, compute_as, master_weights, flatten; "
               f"got {sorted(data or {})}")
     groups = []
     for i, g in enumerate(data.get("aliases") or []):
@@ -234,7 +288,46 @@ def parse(data: dict) -> ArgRules:
         krules.append(KernelRule(str(k["param"]), str(k["where"]), tuple(k.get("needs") or ()),
                                  tuple(k["paddle"]), str(k["evidence"]), str(k.get("apis") or "")))
     return ArgRules(tuple(groups), tuple(rules), tuple(tests), tuple(exps), tuple(chans),
-                    tuple(krules))
+                    tuple(krules), _zero_dim_views(data.get("zero_dim_views")),
+                    _compute_as(data.get("compute_as")),
+                    _master_weights(data.get("master_weights")),
+                    _flatten(data.get("flatten")))
+
+
+def _flatten(f) -> FlattenAttr | None:
+    if f is None:
+        return None
+    if not isinstance(f, dict) or set(f) != {"attr", "evidence"} or not all(f.values()):
+        _fail("flatten", "needs exactly `attr` and `evidence`")
+    return FlattenAttr(str(f["attr"]), str(f["evidence"]))
+
+
+def _master_weights(m) -> MasterWeights | None:
+    if m is None:
+        return None
+    if not isinstance(m, dict) or set(m) != {"flag", "param", "master", "evidence"} \
+            or not all(m.values()):
+        _fail("master_weights", "needs exactly `flag`, `param`, `master` and `evidence`")
+    return MasterWeights(str(m["flag"]), str(m["param"]), str(m["master"]), str(m["evidence"]))
+
+
+def _zero_dim_views(z) -> ZeroDimViews | None:
+    if z is None:
+        return None
+    if not isinstance(z, dict) or set(z) != {"params", "keepdim", "evidence"} \
+            or not z["params"] or not z["evidence"]:
+        _fail("zero_dim_views", "needs exactly `params` (non-empty), `keepdim` and `evidence`")
+    return ZeroDimViews(tuple(str(n) for n in z["params"]),
+                        tuple(str(n) for n in z["keepdim"] or ()), str(z["evidence"]))
+
+
+def _compute_as(c) -> ComputeAs | None:
+    if c is None:
+        return None
+    if not isinstance(c, dict) or set(c) != {"dtypes", "compute", "evidence"} \
+            or not c["dtypes"] or not c["compute"] or not c["evidence"]:
+        _fail("compute_as", "needs exactly `dtypes` (non-empty), `compute` and `evidence`")
+    return ComputeAs(tuple(str(d) for d in c["dtypes"]), str(c["compute"]), str(c["evidence"]))
 
 
 @functools.lru_cache(maxsize=1)

@@ -55,14 +55,19 @@ def test_render_is_deterministic(db):
 def test_paddle_adam_maps_inplace_refs_and_scalars(db):
     r = prepare(db, "Adam", "paddle")
     kernel = r.files["in-tree/backends/npu/kernels/adam_kernel.cc"]
-    assert "EXEC_NPU_CMD(aclnnApplyAdamWV2, dev_ctx, *param_out, *moment1_out, *moment2_out" in kernel
+    # the in-place refs are the outputs (float64 goes through a float32 copy: compute_as)
+    assert "opgen_compute_as(dev_ctx, acl_var_ref_master, {phi::DataType::FLOAT64, " in kernel
+    assert ("EXEC_NPU_CMD(aclnnApplyAdamWV2, dev_ctx, acl_var_ref_float32, acl_m_ref_float32, "
+            "acl_v_ref_float32") in kernel
+    assert "opgen_cast_back(dev_ctx, acl_var_ref_float32, param_out);" in kernel
     assert "phi::Copy(dev_ctx, param, dev_ctx.GetPlace(), false, param_out);" in kernel
     assert "float acl_beta1 = static_cast<float>(beta1.to<double>());" in kernel
     assert "PD_REGISTER_PLUGIN_KERNEL(adam," in kernel
     # the wheel registers float32/float64 for adam on the CPU; the other
-    # PaddleCustomDevice backends add float16; aclnn has fp16/bf16/fp32
+    # PaddleCustomDevice backends add float16; aclnn has fp16/bf16/fp32, so float64 is
+    # computed in float32 (PaddleCustomDevice adam_kernel.cc registers double the same way)
     assert "custom_kernel::AdamDenseKernel,\n                          float,\n" \
-           "                          phi::dtype::float16) {" in kernel
+           "                          phi::dtype::float16,\n                          double) {" in kernel
     # beta1_pow/beta2_pow are read where they are (the other backends' settings, re-indexed
     # by name on this signature)
     assert "kernel->InputAt(6).SetBackend(phi::Backend::ALL_BACKEND);" in kernel

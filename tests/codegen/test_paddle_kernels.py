@@ -2,6 +2,8 @@
 dtype InferMeta set, list members upstream skips, the variant a phi kernel calls."""
 from __future__ import annotations
 
+import re
+
 from codegen.api import prepare
 from codegen.paddle_target import build_paddle_kernel, params_from_signature
 from opdb.model import FrameworkOp, Source
@@ -65,7 +67,9 @@ def test_sum_passes_keep_dim_and_allocates_the_out_dtype(db):
     text = r.files[KERNEL.format("sum")]
     assert "opgen_alloc<T>(dev_ctx, out);" in text
     call = next(line for line in text.splitlines() if "EXEC_NPU_CMD(aclnnReduceSum" in line)
-    assert ", keep_dim, " in call and "keep_dim" not in " ".join(r.todos)
+    assert ", acl_keep_dims_or_0d, " in call and "keep_dim" not in " ".join(r.todos)
+    # keep_dim as given; true for a 0-d x (zero_dim_views: x and out go as [1])
+    assert "bool acl_keep_dims_or_0d = keep_dim || acl_zero_dim;" in text
     # sum's `dtype` attribute is UNDEFINED unless given: then out's (InferMeta's) dtype
     assert ("ConvertToNpuDtype(out_dtype == phi::DataType::UNDEFINED ? out->dtype() : out_dtype)"
             in text)
@@ -84,9 +88,14 @@ def test_an_aclnn_output_never_writes_a_read_only_framework_tensor(db):
         Param("dim", "int64_t", "input"), Param("out", "aclTensor*", "output")),
         Source("test", "", "", ""))
     k = build_paddle_kernel(api, op)
-    exprs = {a.aclnn_name: a.expr for a in k["args"]}
-    assert exprs == {"gradOutput": "out_grad", "output": "out", "dim": "acl_dim",
-                     "out": "x_grad_tensor"}
+    # each tensor goes through a 0-d view and a float64 -> float32 copy (paddle_callsite);
+    # what matters here is which framework tensor each one starts from
+    src = {a.aclnn_name: re.search(r"phi::DenseTensor acl_\w+_1d\(([^)]*)\);",
+                                   "\n".join(a.prelude)) for a in k["args"]}
+    assert {n: m.group(1) for n, m in src.items() if m} == {
+        "gradOutput": "out_grad", "output": "out", "out": "x_grad_tensor"}
+    assert [a.expr for a in k["args"]] == ["acl_grad_output_float32", "acl_output_float32",
+                                           "acl_dim", "acl_out_float32"]
 
 
 def test_shipped_roles_of_gradient_apis_read_the_forward_result():
@@ -108,8 +117,13 @@ def test_conv_nhwc_goes_as_nchw_views_and_asymmetric_padding_as_four_values(db):
         assert f"phi::DenseTensor {v}({src});" in text
         assert f"{v}.set_strides(phi::make_ddim({{{v}_d[1] * {v}_d[2] * {v}_d[3], 1, " in text
     assert 'if (data_format == "NHWC" && acl_input_nchw.dims().size() == 4) {' in text
-    assert "EXEC_NPU_CMD(aclnnConvolution, dev_ctx, acl_input_nchw, filter," in text
-    assert ", acl_output_nchw, acl_cube_math_type);" in text
+    # the views (float64 additionally goes through a float32 copy: compute_as)
+    assert "opgen_compute_as(dev_ctx, acl_input_nchw, " in text
+    assert "opgen_compute_as(dev_ctx, filter, " in text
+    assert "opgen_compute_as(dev_ctx, acl_output_nchw, " in text
+    assert "EXEC_NPU_CMD(aclnnConvolution, dev_ctx, acl_input_float32, acl_weight_float32," in text
+    assert ", acl_output_float32, acl_cube_math_type);" in text
+    assert "opgen_cast_back(dev_ctx, acl_output_float32, &acl_output_nchw);" in text
     assert "filter_nchw" not in text  # Paddle's NHWC conv keeps the filter [M, C/g, kH, kW]
     assert ("  acl_padding.assign(acl_padding_pad.begin(), acl_padding_pad.end());"
             "  // asymmetric: top, bottom, left, right") in text
@@ -153,9 +167,11 @@ def test_pool2d_avg_reads_global_adaptive_padding_algorithm_and_nhwc():
             "padding_algorithm, acl_paddings_in, acl_paddings_s, acl_paddings_k);") in fwd
     assert "if (global_pooling || adaptive) std::fill(" in fwd
     assert 'PADDLE_ENFORCE_EQ(pooling_type == "avg", true,' in fwd
-    assert "EXEC_NPU_CMD(aclnnAvgPool2d, dev_ctx, acl_self_nchw, acl_kernel_size, acl_strides, " \
+    assert "opgen_compute_as(dev_ctx, acl_self_nchw, " in fwd
+    assert "opgen_compute_as(dev_ctx, acl_out_nchw, " in fwd
+    assert "EXEC_NPU_CMD(aclnnAvgPool2d, dev_ctx, acl_self_float32, acl_kernel_size, acl_strides, " \
            "acl_paddings, ceil_mode, acl_count_include_pad," in fwd
-    assert "acl_cube_math_type, acl_out_nchw);" in fwd
+    assert "acl_cube_math_type, acl_out_float32);" in fwd
     # the grad kernel: only the forward `out` is left (upstream reads only its dims)
     assert [t for t in r.todos if "TODO" in t] == [
         "TODO(opgen): framework param `out` (const phi::DenseTensor&) is not passed to "
@@ -179,10 +195,18 @@ def test_adamw_kernel_rules_cover_what_the_api_does_not_do():
     # lr_ratio, with_decay; master weights refused rather than ignored
     assert "EXEC_NPU_CMD(aclnnMuls, dev_ctx, learning_rate, acl_lr_ratio, acl_lr);" in text
     assert "static_cast<T>(with_decay ? coeff : 0.0f)" in text
-    assert "PADDLE_ENFORCE_EQ(multi_precision, false," in text
+    # master weights (arg_rules.yaml master_weights): the update runs on master_param_outs
+    # and param_out is its cast (PaddleCustomDevice adam_kernel.cc multi_precision)
+    assert "PADDLE_ENFORCE_EQ(multi_precision" not in text
+    assert "phi::DenseTensor acl_var_ref_master = *param_out;" in text
+    assert "    phi::Copy(dev_ctx, *master_param, dev_ctx.GetPlace(), false, master_param_outs);" in text
+    assert "  acl_var_ref_master = *master_param_outs;" in text
+    assert "opgen_compute_as(dev_ctx, acl_var_ref_master, " in text
+    assert "opgen_cast_back(dev_ctx, acl_var_ref_float32, param_out);" in text
     left = sorted(t.split("`")[1] for t in r.todos if "framework param" in t)
-    assert left == ["lazy_mode", "master_param", "master_param_outs",
-                    "min_row_size_to_use_multithread", "moment2_max_out"]
+    assert left == ["lazy_mode", "min_row_size_to_use_multithread"]
+    # amsgrad: aclnnApplyAdamW keeps the max in vRef, Paddle in moment2_max_out: refused
+    assert "PADDLE_ENFORCE_EQ(amsgrad, false, phi::errors::Unimplemented(" in text
 
 
 def test_kernel_rules_are_validated():
@@ -201,3 +225,46 @@ def test_an_optional_input_registered_for_any_backend_is_passed_as_it_is(db):
     r = prepare(db, "aclnnFlashAttentionScore", "paddle", op="flash_attn", layout="in-tree")
     text = r.files[KERNEL.format("flash_attn")]
     assert "acl_fixed_seed_offset_dev" not in text
+
+
+def test_scalar_attribute_answers_to_its_name_without_the_scalar_suffix():
+    # phi's topk takes `const Scalar& k_scalar`; aclnnTopk's `k` is that value
+    # (PaddleCustomDevice top_k_kernel.cc: int k = k_scalar.to<int>())
+    from opdb.model import AclnnApi, Param
+    op = _op("topk", "void TopkKernel(const Context& dev_ctx, const DenseTensor& x, const Scalar& "
+                     "k_scalar, int axis, bool largest, bool sorted, DenseTensor* out, "
+                     "DenseTensor* indices)")
+    api = AclnnApi("aclnnOpgenTopk", (
+        Param("self", "const aclTensor*", "input"), Param("k", "int64_t", "input"),
+        Param("dim", "int64_t", "input"), Param("largest", "bool", "input"),
+        Param("sorted", "bool", "input"), Param("valuesOut", "aclTensor*", "output"),
+        Param("indicesOut", "aclTensor*", "output")), Source("test", "", "", ""))
+    k = build_paddle_kernel(api, op, framework_dtypes=("float32",))
+    arg = next(a for a in k["args"] if a.aclnn_name == "k")
+    assert arg.decision == "name"
+    assert arg.prelude == ["int64_t acl_k = static_cast<int64_t>(k_scalar.to<int64_t>());"]
+    assert not k["unused"]
+    # a plain attribute named `..._scalar` (not a Scalar) does not
+    op2 = _op("topk", "void TopkKernel(const Context& dev_ctx, const DenseTensor& x, int "
+                      "k_scalar, int axis, bool largest, bool sorted, DenseTensor* out, "
+                      "DenseTensor* indices)")
+    k2 = build_paddle_kernel(api, op2, framework_dtypes=("float32",))
+    assert next(a for a in k2["args"] if a.aclnn_name == "k").decision == "unmapped"
+
+
+def test_relu_grad_threshold_pow_exponent_and_clip_bounds_come_from_reviewed_entries():
+    # activation_kernel.cc ReluGradKernel: phi::Scalar threshold = 0.0; PowKernel passes its
+    # factor as aclnnPowTensorScalar's exponent
+    from opdb.query import OpDB
+    db = OpDB.open(overlay=False)
+    r = prepare(db, "aclnnThresholdBackward", "paddle", op="relu_grad", layout="in-tree")
+    text = r.files[KERNEL.format("relu_grad")]
+    assert "phi::Scalar acl_threshold = 0.0;" in text
+    r = prepare(db, "aclnnPowTensorScalar", "paddle", op="pow", layout="in-tree")
+    text = r.files[KERNEL.format("pow")]
+    assert "EXEC_NPU_CMD(aclnnPowTensorScalar, dev_ctx, x, factor, *out);" in text
+    assert not r.todos
+    # clip_kernel.cc ClipKernel: aclnnClamp(x, min, max, *out)
+    r = prepare(db, "aclnnClamp", "paddle", op="clip", layout="in-tree")
+    assert "EXEC_NPU_CMD(aclnnClamp, dev_ctx, x, min, max, *out);" in r.files[KERNEL.format("clip")]
+    assert not r.todos

@@ -1,0 +1,245 @@
+"""paddle target: call-site adjustments that depend on the tensors' runtime rank and
+dtype, driven by facts of the aclnn API (its parameters and doc dtypes) and the reviewed
+entries `zero_dim_views` / `compute_as` of `opdb/sources/arg_rules.yaml`, never by API
+or kernel names.
+
+- `zero_dim_views`: an API that takes a dimension index gets 0-d tensors as [1] views
+  when its first tensor input is 0-d (and a keep-dims flag true), as PaddleCustomDevice's
+  softmax kernels do.
+- `compute_as`: a floating dtype the phi kernel has elsewhere but the API lacks on the
+  chip (float64) is registered anyway and computed in float32: inputs cast before the
+  call, outputs computed into a float32 scratch tensor and cast back after it.
+"""
+from __future__ import annotations
+
+import re
+
+from opdb.dtypes import normalize_dtype
+from opdb.model import AclnnApi
+
+from codegen.argmap import norm_param, snake
+from codegen.cppcall import CallArg
+from codegen.kinds import aclnn_kind
+
+# phi::DataType spellings of opdb's normalized dtype names
+PHI_ENUM = {"float64": "FLOAT64", "float32": "FLOAT32", "float16": "FLOAT16",
+            "bfloat16": "BFLOAT16"}
+
+
+def _var(a: CallArg, suffix: str) -> str:
+    return "acl_" + snake(a.aclnn_name) + suffix
+
+
+def _viewable(p, a: CallArg) -> bool:
+    """A tensor argument backed by a framework tensor that is always there."""
+    return (aclnn_kind(a.aclnn_ctype) == "tensor" and p.fw is not None and p.rule is None
+            and not p.fw.optional)
+
+
+def _local_tensor(p, a: CallArg) -> bool:
+    """A tensor a reviewed rule builds in the kernel (adamw's `acl_lr`, a scratch tensor)."""
+    return (aclnn_kind(a.aclnn_ctype) == "tensor" and p.rule is not None
+            and re.fullmatch(r"acl_\w+", a.expr) is not None)
+
+
+def zero_dim_views(api: AclnnApi, amap, args: list[CallArg]) -> list[CallArg]:
+    """0-d tensors as [1] views for an API that takes a dimension (arg_rules.yaml
+    `zero_dim_views`): the dimension 0 / -1 a 0-d Paddle tensor accepts is valid on [1],
+    and the result is the same element. A keep-dims flag is forced true then, so the
+    [1] view's dimension stays in the result (a 0-d `out` viewed as [1])."""
+    from opdb.arg_rules import load
+
+    zdv = load().zero_dim_views
+    if zdv is None:
+        return args
+    takes_dim = any(norm_param(q.name) in zdv.params and aclnn_kind(q.ctype) in ("int", "int_array")
+                    for q in api.params)
+    if not takes_dim:
+        return args
+    pairs = list(zip(amap.params, args))
+    lead = next((i for i, (p, a) in enumerate(pairs)
+                 if p.aclnn.role == "input" and _viewable(p, a)), None)
+    if lead is None:
+        return args
+    flag = "acl_zero_dim"
+    out = []
+    for i, (p, a) in enumerate(pairs):
+        if i < lead:
+            out.append(a)
+            continue
+        pre = list(a.prelude)
+        if i == lead:
+            pre.append(f"const bool {flag} = {a.expr}.dims().size() == 0;  // {api.name} takes a "
+                       "dimension: a 0-d tensor goes as a [1] view")
+        if _viewable(p, a):
+            v = _var(a, "_1d")
+            pre += [f"phi::DenseTensor {v}({a.expr});",
+                    f"if ({flag} && {v}.dims().size() == 0) {v}.Resize(phi::make_ddim({{1}}));"]
+            out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, pre, a.todo, a.decision, a.after))
+        elif norm_param(a.aclnn_name) in zdv.keepdim and aclnn_kind(a.aclnn_ctype) == "bool":
+            v = _var(a, "_or_0d")
+            pre.append(f"bool {v} = {a.expr} || {flag};  // the [1] view keeps its dimension")
+            out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, pre, a.todo, a.decision, a.after))
+        else:
+            out.append(CallArg(a.aclnn_name, a.aclnn_ctype, a.expr, pre, a.todo, a.decision,
+                               a.after))
+    return out
+
+
+def compute_as_dtypes(api: AclnnApi, registered: list[str], framework: tuple[str, ...] | None,
+                      soc: str | None) -> list[str]:
+    """Dtypes (arg_rules.yaml `compute_as`) to register although the API lacks them on the
+    chip: the phi kernel has them on another backend (`framework`), the API's dtypes on
+    the chip (`registered`, already cut to what phi can register) include the compute
+    dtype."""
+    from opdb.arg_rules import load
+
+    ca = load().compute_as
+    if ca is None or not framework or ca.compute not in registered:
+        return []
+    fw = {normalize_dtype(d) for d in framework}
+    return [d for d in ca.dtypes if d in fw and d not in registered]
+
+
+def tied_mixed_dtypes(api: AclnnApi, op, amap) -> tuple[dict[str, list[str]], list[str]]:
+    """({aclnn param: [kernel dtypes]}, doc lines): tensors the API takes in one dtype (the
+    docs tie them: opdb.dtype_ties) while the kernel's registration makes some of them
+    float32 for a half-precision kernel dtype (the other backends' `if (kernel_key.dtype()
+    == FLOAT16) OutputAt(i).SetDataType(FLOAT32)`: adamw's moments). For that kernel dtype
+    the group goes in float32, as PaddleCustomDevice adam_kernel.cc casts a float16 param
+    to float32 for the update and back."""
+    from opdb.dtype_ties import dtype_groups
+    from opdb.paddle_backends import kernel_settings
+
+    groups = dtype_groups(api.name)
+    if not groups:
+        return {}, []
+    settings, _ = kernel_settings(op.name)
+    slot = lambda n: re.sub(r"(_in|s)$", "", n or "")  # noqa: E731 (registration names)
+    by_fw = {slot(p.fw.name): p.aclnn.name for p in amap.params
+             if p.fw is not None and p.rule is None}
+    out: dict[str, list[str]] = {}
+    where = []
+    for names, line in groups:
+        for st in settings:
+            if not (st["set"] == "dtype" and st["value"] == "FLOAT32" and st["when"]
+                    and by_fw.get(slot(st.get("name"))) in names):
+                continue
+            dtype = normalize_dtype(st["when"].lower())
+            for n in names:
+                if dtype not in out.setdefault(n, []):
+                    out[n].append(dtype)
+            if line not in where:
+                where.append(line)
+    return out, where
+
+
+def compute_as(api: AclnnApi, amap, args: list[CallArg], dtypes: list[str],
+               tied: dict[str, list[str]] | None = None) -> list[CallArg]:
+    """Each floating tensor of a dtype in `dtypes` (those the API lacks), or in
+    `tied[param]` (`tied_mixed_dtypes`), goes as a `compute_as.compute` copy; outputs are
+    computed into one and cast back after the call (templates/paddle/compute_as.j2 holds
+    the helpers)."""
+    from opdb.arg_rules import load
+
+    ca = load().compute_as
+    tied = tied or {}
+    if (not dtypes and not tied) or ca is None:
+        return args
+    to = f"phi::DataType::{PHI_ENUM[ca.compute]}"
+    out = []
+    for p, a in zip(amap.params, args):
+        floats = {normalize_dtype(d) for d in p.aclnn.dtypes}
+        own = list(dtypes) + [d for d in tied.get(p.aclnn.name, []) if d not in dtypes]
+        if not own or not (_viewable(p, a) or _local_tensor(p, a)) \
+                or (floats and ca.compute not in floats):
+            out.append(a)  # an index / mask tensor, or a list: left as it is
+            continue
+        lacking = "{" + ", ".join(f"phi::DataType::{PHI_ENUM[d]}" for d in own) + "}"
+        v = _var(a, "_" + ca.compute)
+        writes = p.aclnn.role != "input"
+        keeps = p.aclnn.role in ("input", "inout") or bool(re.search(r"Ref$", a.aclnn_name))
+        pre = list(a.prelude) + [
+            f"phi::DenseTensor {v} = opgen_compute_as(dev_ctx, {a.expr}, {lacking}, {to}, "
+            f"/*copy=*/{'true' if keeps else 'false'});"]
+        after = list(a.after)
+        if writes:
+            target = a.expr[1:] if a.expr.startswith("*") else f"&{a.expr}"
+            if a.expr.endswith("_master") and p.fw is not None:  # master_weights
+                target = p.fw.name
+            after.append(f"opgen_cast_back(dev_ctx, {v}, {target});")
+        out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, pre, a.todo, a.decision, after))
+    return out
+
+
+def master_weights(fwp, amap, args: list[CallArg]) -> list[CallArg]:
+    """Master weights (arg_rules.yaml `master_weights`): when the kernel's flag is set, the
+    aclnn parameter fed by `<param>_out` updates `<master>_out` (a copy of the float32
+    master) instead; `compute_as` then casts the result back into `<param>_out` (its
+    `opgen_cast_back` runs whenever the dtypes differ). The flag and the master tensors
+    leave `amap.unused`."""
+    from opdb.arg_rules import load
+
+    mw = load().master_weights
+    if mw is None:
+        return args
+    by_name = {f.name: f for f in fwp}
+    flag = by_name.get(mw.flag)
+    master = by_name.get(mw.master)
+    master_out = next((f for f in fwp if f.is_output and f.kind == "tensor"
+                       and re.fullmatch(re.escape(mw.master) + r"_outs?", f.name)), None)
+    if flag is None or flag.kind != "bool" or master is None or master_out is None:
+        return args
+    out, done = [], False
+    for p, a in zip(amap.params, args):
+        if done or p.fw is None or p.fw.inplace_of != mw.param or not p.fw.is_output:
+            out.append(a)
+            continue
+        v = _var(a, "_master")
+        m_ref = f"*{master.name}" if master.optional else master.name
+        m_data = f"{master.name}->data()" if master.optional else f"{master.name}.data()"
+        pre = list(a.prelude) + [
+            f"phi::DenseTensor {v} = {a.expr};",
+            f"if ({flag.name}) {{  // the update runs on the float32 master weights; "
+            f"{p.fw.name} is their cast",
+            f"  if ({master_out.name}->data() != {m_data}) {{",
+            f"    phi::Copy(dev_ctx, {m_ref}, dev_ctx.GetPlace(), false, {master_out.name});",
+            "  }",
+            f"  {v} = *{master_out.name};",
+            "}"]
+        after = list(a.after)
+        out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, pre, a.todo, a.decision, after))
+        done = True
+    if done:
+        used = {flag.name, master.name, master_out.name}
+        amap.unused = [u for u in amap.unused if u.name not in used]
+    return out
+
+
+def flatten_view(fwp, amap, args: list[CallArg]) -> list[CallArg]:
+    """arg_rules.yaml `flatten`: a bool attribute the API has no parameter for that
+    flattens the input: the API's first tensor input goes as a [numel] view when it is
+    set (PaddleCustomDevice cum_kernel.cc). The attribute leaves `amap.unused`."""
+    from opdb.arg_rules import load
+
+    fl = load().flatten
+    if fl is None:
+        return args
+    attr = next((u for u in amap.unused if u.name == fl.attr and u.kind == "bool"), None)
+    if attr is None:
+        return args
+    out, done = [], False
+    for p, a in zip(amap.params, args):
+        if done or p.aclnn.role != "input" or not _viewable(p, a):
+            out.append(a)
+            continue
+        v = _var(a, "_flat")
+        pre = list(a.prelude) + [
+            f"phi::DenseTensor {v}({a.expr});",
+            f"if ({attr.name}) {v}.Resize(phi::make_ddim({{{v}.numel()}}));  "
+            f"// {attr.name}: the input as 1-D"]
+        out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, pre, a.todo, a.decision, a.after))
+        done = True
+    if done:
+        amap.unused = [u for u in amap.unused if u.name != attr.name]
+    return out
