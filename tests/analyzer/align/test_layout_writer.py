@@ -36,3 +36,21 @@ def test_writer_error_surfaces_at_close(tmp_path):
     w.submit(_dump(0, {}))
     with pytest.raises(OSError):
         w.close()
+
+
+def test_step_written_again_and_leftover_temp_folder(tmp_path):
+    """A step folder that exists (a dump redone with --force) is replaced whole, and a
+    temp folder a dead run left behind is cleared first: no file of either survives."""
+    first = _dump(0, {"a": None})
+    first.write(tmp_path)
+    (tmp_path / "step0" / "rank0" / "extra.json").write_text("{}")
+    leftover = tmp_path / "step0" / ".rank0.tmp"
+    leftover.mkdir()
+    (leftover / "dump.json").write_text("half a file")
+    again = _dump(0, {"b": None})
+    again.data["Module.fc.Linear.forward.0"]["output"][0]["value"] = 7
+    d = again.write(tmp_path)
+    assert sorted(p.name for p in d.iterdir()) == ["construct.json", "dump.json", "stack.json"]
+    assert sorted(p.name for p in (tmp_path / "step0").iterdir()) == ["rank0"]
+    assert read_step(tmp_path, 0).data["Module.fc.Linear.forward.0"]["output"][0]["value"] == 7
+    assert json.loads((d / "construct.json").read_text()) == {"b": None}
