@@ -94,6 +94,10 @@ class StepStats:
         self._groups: dict = {}  # key -> [[values], [slots], count of numbers]
         self._host: list = []  # Max, Min, Sum, Norm of each host slot, one flat list
         self._host_slots: list = []  # [numel, single, rec, *aliases]
+        # id(record) -> (Max, Min, Mean, Norm, and their JSON texts): the 9-digit text each
+        # float32 statistic was rounded through, kept for the dump's encoder (layout.py),
+        # which then writes it as it is instead of finding the float's shortest repr again
+        self.texts: dict = {}
 
     def add_host(self, values, rec: dict, numel: int, single: bool) -> list:
         self._host += values
@@ -128,19 +132,31 @@ class StepStats:
         if slots:  # one flat list: means in one pass, digits in one format, 4 stores per record
             host[2::4] = [s / slot[0] for s, slot in zip(host[2::4], slots)]
             single = [slot[1] for slot in slots]
+            texts = None
             if all(single):
-                host = _all_single_digits(host)
+                host, texts = _all_single_digits(host)
             elif any(single):
                 host = _single_digits(host, single)
             i = 0
+            store = self.texts
             for slot in slots:
-                mx, mn, mean, norm = host[i:i + 4]
+                mx, mn, mean, norm = q = host[i:i + 4]
+                if texts is not None:
+                    t = texts[i:i + 4]
+                    for j in 0, 1, 2, 3:
+                        if "." not in t[j] and "e" not in t[j]:
+                            t[j] = _json_float_text(t[j])
+                    q = (*q, *t) if None not in t else None
+                else:
+                    q = None
                 i += 4
                 for rec in slot[2:]:
                     rec["Max"] = mx
                     rec["Min"] = mn
                     rec["Mean"] = mean
                     rec["Norm"] = norm
+                    if q is not None:
+                        store[id(rec)] = q
         for group, (vals, slots, _) in groups.items():
             nums = self._to_floats(vals)
             quads = []  # Max, Min, Sum, Norm of each slot, the sum then turned into the mean
@@ -158,14 +174,24 @@ class StepStats:
                     rec.update(stats)
 
 
-def _all_single_digits(quads: list) -> list:
-    """`_single_digits` when every slot was computed in float32 (the usual step)."""
+def _all_single_digits(quads: list) -> tuple[list, list | None]:
+    """`_single_digits` when every slot was computed in float32 (the usual step); also
+    -> the 9-digit texts the values were parsed from (None on the rare overflow path)."""
     k = len(quads) // 4
     try:
         quads[2::4] = struct.unpack("%df" % k, struct.pack("%df" % k, *quads[2::4]))
     except OverflowError:
-        return _single_digits(quads, [True] * k)
-    return list(map(float, (("%.9g " * len(quads)) % tuple(quads)).split()))
+        return _single_digits(quads, [True] * k), None
+    texts = (("%.9g " * len(quads)) % tuple(quads)).split()
+    return list(map(float, texts)), texts
+
+
+def _json_float_text(t: str) -> str | None:
+    """A "%.9g" text as JSON writes the float it parses to: "997" -> "997.0" (else JSON
+    reads an integer); None for nan/inf (JSON's NaN/Infinity tokens: left to json)."""
+    if "n" in t:
+        return None
+    return t + ".0"
 
 
 def _single_digits(quads: list, single: list) -> list:
