@@ -245,7 +245,8 @@ class PaddleRecorder:
         self._cache = {}
         return StepDump(step=self.step, rank=0, framework="paddle",
                         level="mix" if self.level == "op" else "L0",
-                        data=self.data, construct=self.construct, stack=self._sites.stack_json(), texts=self._batch.texts)
+                        data=self.data, construct=self.construct, stack=self._sites.stack_json(),
+                        texts=self._batch.texts)
 
     # ------------------------------------------------------------ statistics
     def _stats(self, obj) -> dict:

@@ -230,7 +230,8 @@ class TorchRecorder:
             self._gc.resume()
         d = StepDump(step=self.step, rank=0, framework="pytorch",
                      level="mix" if self.level == "op" else "L0",
-                     data=self.data, construct=self.construct, stack=self._sites.stack_json(), texts=self._batch.texts)
+                     data=self.data, construct=self.construct, stack=self._sites.stack_json(),
+                     texts=self._batch.texts)
         self._cache = {}
         self._grad_targets = {}
         return d
