@@ -19,7 +19,7 @@ from analyzer.align.fault import Fault
 from analyzer.align.gc_pause import GcPause
 from analyzer.align.layout import StepDump
 from analyzer.align.stacks import StackSites
-from analyzer.align.stats import HOST, PADDLE_TO_TORCH_DTYPE, StepStats, host_reductions, scalar_record
+from analyzer.align.stats import PADDLE_TO_TORCH_DTYPE, StepStats, host_reductions, scalar_record
 
 # ops whose output is their input's numbers (views, metadata, allocation)
 _SKIP_OPS = {"reshape", "reshape_", "squeeze", "unsqueeze", "squeeze_", "unsqueeze_", "transpose",
@@ -103,7 +103,7 @@ def queue_stats(t, batch: StepStats, on_device: bool | None = None) -> tuple[dic
             total = float(np.add.reduce(a))
         if not math.isfinite(norm):
             rec["NanCount"], rec["InfCount"] = int(np.isnan(a).sum()), int(np.isinf(a).sum())
-    return rec, batch.add(HOST, (mx, mn, total, norm), rec, n, single)
+    return rec, batch.add_host((mx, mn, total, norm), rec, n, single)
 
 
 def tensor_stats(t) -> dict:
@@ -245,7 +245,8 @@ class PaddleRecorder:
         self._cache = {}
         return StepDump(step=self.step, rank=0, framework="paddle",
                         level="mix" if self.level == "op" else "L0",
-                        data=self.data, construct=self.construct, stack=self._sites.stack_json())
+                        data=self.data, construct=self.construct, stack=self._sites.stack_json(),
+                        texts=self._batch.texts)
 
     # ------------------------------------------------------------ statistics
     def _stats(self, obj) -> dict:

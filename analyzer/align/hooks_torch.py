@@ -19,7 +19,7 @@ from analyzer.align.fault import Fault
 from analyzer.align.gc_pause import GcPause
 from analyzer.align.layout import StepDump
 from analyzer.align.stacks import StackSites
-from analyzer.align.stats import HOST, StepStats, host_reductions, scalar_record
+from analyzer.align.stats import StepStats, host_reductions, scalar_record
 
 # ops that return a view or metadata of their input: same numbers as their input
 _SKIP_OPS = {"detach", "alias", "lift_fresh", "_unsafe_view", "view", "t", "transpose",
@@ -56,9 +56,22 @@ def queue_stats(t: torch.Tensor, batch: StepStats, on_device: bool | None = None
     name = _DTYPE_NAMES.get(dt)
     if name is None:
         name = _DTYPE_NAMES[dt] = str(dt)
-    shape = list(t.shape)
-    rec = {"type": "torch.Tensor", "dtype": name, "shape": shape, "Max": None, "Min": None,
+    rec = {"type": "torch.Tensor", "dtype": name, "shape": list(t.shape), "Max": None, "Min": None,
            "Mean": None, "Norm": None, "NanCount": 0, "InfCount": 0}
+    # the common case first, with as few attribute reads as possible: a plain float32/64
+    # CPU tensor small enough for numpy (the same numbers as the general path below)
+    if on_device is not True and (dt is _F32 or dt is _F64) and type(t) in _PLAIN \
+            and (on_device is False or t.is_cpu):
+        n = t.numel()
+        if 0 < n <= _NUMPY_MAX:
+            try:
+                a = (t.detach() if t.requires_grad else t).numpy().ravel()
+            except (RuntimeError, TypeError):  # a tensor numpy cannot see (conj/neg view, ...)
+                a = None
+            if a is not None:
+                vals = host_reductions(a)
+                if vals[3] is not None:  # else NaN/Inf or overflow: torch's path below
+                    return rec, batch.add_host(vals, rec, n, dt is _F32)
     x = t.detach() if t.requires_grad else t  # (numpy refuses a tensor that requires grad)
     n = x.numel()
     if n == 0:
@@ -70,20 +83,20 @@ def queue_stats(t: torch.Tensor, batch: StepStats, on_device: bool | None = None
             x = x.to(_F32)
     if not (on_device if on_device is not None else not x.is_cpu):  # CPU: read at once, no sync
         single = x.dtype is not _F64
-        if n <= _NUMPY_MAX and type(t) in _PLAIN:
+        if n <= _NUMPY_MAX and type(t) in _PLAIN and x.dtype is not dt:  # converted: not tried above
             try:
                 a = x.numpy().reshape(-1)
-            except (RuntimeError, TypeError):  # a tensor numpy cannot see (conj/neg view, ...)
+            except (RuntimeError, TypeError):
                 a = None
             if a is not None:
-                mx, mn, total, norm = host_reductions(a)
-                if norm is not None:  # else NaN/Inf or overflow: torch's path below
-                    return rec, batch.add(HOST, (mx, mn, total, norm), rec, n, single)
+                vals = host_reductions(a)
+                if vals[3] is not None:
+                    return rec, batch.add_host(vals, rec, n, single)
         mn, mx = torch.aminmax(x)
         nv = torch.linalg.vector_norm(x).item()
         if not math.isfinite(nv):
             rec["NanCount"], rec["InfCount"] = int(torch.isnan(x).sum()), int(torch.isinf(x).sum())
-        slot = batch.add(HOST, (mx.item(), mn.item(), x.sum().item(), nv), rec, n, single)
+        slot = batch.add_host((mx.item(), mn.item(), x.sum().item(), nv), rec, n, single)
     else:
         mn, mx = torch.aminmax(x)
         norm = torch.linalg.vector_norm(x)
@@ -217,7 +230,8 @@ class TorchRecorder:
             self._gc.resume()
         d = StepDump(step=self.step, rank=0, framework="pytorch",
                      level="mix" if self.level == "op" else "L0",
-                     data=self.data, construct=self.construct, stack=self._sites.stack_json())
+                     data=self.data, construct=self.construct, stack=self._sites.stack_json(),
+                     texts=self._batch.texts)
         self._cache = {}
         self._grad_targets = {}
         return d

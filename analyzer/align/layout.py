@@ -42,15 +42,106 @@ def dumps_lines(obj: dict) -> bytes:
     return ("{\n" + body + "\n}\n").encode("utf-8") if obj else b"{}\n"
 
 
-def dumps_dump_json(head: dict, data: dict) -> bytes:
+# A tensor's statistics record, keys in the order the recorders write them
+TENSOR_KEYS = ("type", "dtype", "shape", "Max", "Min", "Mean", "Norm", "NanCount", "InfCount",
+               "requires_grad")
+_TENSOR_JSON = ('{"type":%s,"dtype":%s,"shape":%s,"Max":%s,"Min":%s,"Mean":%s,"Norm":%s,'
+                '"NanCount":%d,"InfCount":%d,"requires_grad":%s}')
+_BOOL_JSON = {True: "true", False: "false"}
+_TEXT_JSON: dict = {}  # dict keys, dtype and type strings, shapes -> their JSON text
+
+
+def _text_json(key, value) -> str:
+    s = _TEXT_JSON.get(key)
+    if s is None:
+        if len(_TEXT_JSON) > 8192:
+            _TEXT_JSON.clear()
+        s = _TEXT_JSON[key] = _COMPACT(value)
+    return s
+
+
+class _DataEncoder:
+    """dump.json's call records, with a tensor record whose statistics came through the
+    recorder's 9-digit rounding (`texts`: id(record) -> the four floats and their texts,
+    from StepStats) filled into one template, its numbers written from those texts: the C
+    encoder would walk the dict generically and find each float's shortest repr again
+    (most of its time). The same numbers either way (tests/analyzer/align/
+    test_layout_writer.py); any other value, or a record changed since, goes to the C
+    encoder."""
+
+    def __init__(self, texts: dict):
+        self.texts = texts
+
+    def tensor(self, r: dict) -> str | None:
+        e = self.texts.get(id(r))
+        if e is None or len(r) != 10 or tuple(r) != TENSOR_KEYS:
+            return None
+        t, d, shape, mx, mn, mean, norm, nan, inf, rg = r.values()
+        if mx is not e[0] or mn is not e[1] or mean is not e[2] or norm is not e[3] \
+                or type(nan) is not int or type(inf) is not int or type(rg) is not bool \
+                or type(t) is not str or type(d) is not str or type(shape) is not list:
+            return None
+        key = tuple(shape)
+        ss = _TEXT_JSON.get(key)
+        if ss is None:
+            if any(type(x) is not int for x in key):
+                return None
+            ss = _text_json(key, shape)
+        return _TENSOR_JSON % (_text_json(t, t), _text_json(d, d), ss, e[4], e[5], e[6], e[7],
+                               nan, inf, _BOOL_JSON[rg])
+
+    def call(self, v) -> str:
+        """A call record: {"input_args": [...], "input_kwargs": {...}, "output": [...]},
+        {"input": [...], "output": [...]} or {parameter: [record]}."""
+        if type(v) is not dict:
+            return self.value(v)
+        parts = []
+        tensor, value = self.tensor, self.value
+        for k, x in v.items():
+            if type(k) is not str:
+                return _COMPACT(v)
+            kt = _TEXT_JSON.get(k) or _text_json(k, k)
+            if type(x) is list:
+                items = []
+                for r in x:
+                    s = tensor(r) if type(r) is dict else None
+                    items.append(value(r) if s is None else s)
+                parts.append(kt + ":[" + ",".join(items) + "]")
+            else:
+                parts.append(kt + ":" + value(x))
+        return "{" + ",".join(parts) + "}"
+
+    def value(self, v) -> str:
+        if type(v) is dict:
+            if len(v) == 10:
+                s = self.tensor(v)
+                if s is not None:
+                    return s
+            if all(type(k) is str for k in v):
+                return "{" + ",".join([_text_json(k, k) + ":" + self.value(x) for k, x in v.items()]) + "}"
+        elif type(v) is list:
+            out = []
+            for x in v:
+                s = self.tensor(x) if type(x) is dict and len(x) == 10 else None
+                out.append(self.value(x) if s is None else s)
+            return "[" + ",".join(out) + "]"
+        return _COMPACT(v)
+
+
+def dumps_dump_json(head: dict, data: dict, texts: dict | None = None) -> bytes:
     """dump.json with one call record per line: msprobe reads any JSON, people grep lines,
-    and it is a third of msprobe's indented size."""
+    and it is a third of msprobe's indented size. texts: the recorder's statistics texts
+    (`_DataEncoder`)."""
     enc = _COMPACT
     lines = ["{"]
     for k, v in head.items():
         lines.append(f" {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)},")
     lines.append(' "data": {')
-    lines.append(",\n".join(f"  {enc(k)}: {enc(v)}" for k, v in data.items()))
+    if texts:
+        val = _DataEncoder(texts).call
+        lines.append(",\n".join(f"  {enc(k)}: {val(v)}" for k, v in data.items()))
+    else:
+        lines.append(",\n".join(f"  {enc(k)}: {enc(v)}" for k, v in data.items()))
     lines += [" }", "}"]
     return ("\n".join(lines) + "\n").encode("utf-8")
 
@@ -87,13 +178,22 @@ class StepDump:
     data: dict = field(default_factory=dict)
     construct: dict = field(default_factory=dict)
     stack: dict = field(default_factory=dict)
+    # id(tensor record) -> its statistics and their texts (StepStats.texts; not compared)
+    texts: dict = field(default_factory=dict, repr=False, compare=False)
 
-    def encode(self) -> dict[str, bytes]:
-        """The three files' bytes."""
-        return {"dump.json": dumps_dump_json({"task": "statistics", "level": self.level,
-                                              "framework": self.framework,
-                                              "dump_data_dir": None}, self.data),
-                "construct.json": dumps_lines(self.construct), "stack.json": dumps_lines(self.stack)}
+    def encode(self, reuse: dict | None = None) -> dict[str, bytes]:
+        """The three files' bytes. reuse: file name -> (object, bytes) of an earlier step;
+        construct.json and stack.json take those bytes again when this step's object
+        equals that one (comparing costs a tenth of encoding)."""
+        reuse = reuse or {}
+        files = {"dump.json": dumps_dump_json({"task": "statistics", "level": self.level,
+                                               "framework": self.framework,
+                                               "dump_data_dir": None}, self.data, self.texts)}
+        for name, obj in (("construct.json", self.construct), ("stack.json", self.stack)):
+            old = reuse.get(name)
+            files[name] = old[1] if old is not None and old[0] is not obj and old[0] == obj \
+                else dumps_lines(obj)
+        return files
 
     def write(self, root: Path, files: dict[str, bytes] | None = None,
               same_as: dict[str, Path] | None = None) -> Path:
@@ -102,28 +202,52 @@ class StepDump:
         same_as: file name -> an earlier step's file with the same bytes, hard-linked instead
         of written (construct.json and stack.json rarely change between steps; a link costs
         a tenth of creating and writing a file here); written when linking fails."""
-        import shutil
-
         files = self.encode() if files is None else files
         same_as = same_as or {}
         d = Path(root) / f"step{self.step}" / f"rank{self.rank}"
-        tmp = d.parent / f".rank{self.rank}.tmp"
-        if tmp.exists():
-            shutil.rmtree(tmp)
-        tmp.mkdir(parents=True)
+        tmp = os.path.join(d.parent, f".rank{self.rank}.tmp")
+        # os-level calls, each one system call where pathlib and open() take two to four
+        # (stat before mkdir, fstat and ioctl in open): eight calls per step in all
+        try:
+            os.mkdir(d.parent)
+        except FileExistsError:
+            pass
+        except FileNotFoundError:
+            d.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.mkdir(tmp)
+        except FileExistsError:  # left by a run that died mid-write
+            _rmtree(tmp)
+            os.mkdir(tmp)
         for name, data in files.items():
+            path = os.path.join(tmp, name)
             if name in same_as:
                 try:
-                    os.link(same_as[name], tmp / name)
+                    os.link(same_as[name], path)
                     continue
                 except OSError:
                     pass
-            with open(tmp / name, "wb") as f:
-                f.write(data)
-        if d.exists():
-            shutil.rmtree(d)
-        os.rename(tmp, d)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0), 0o666)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
+        try:
+            os.rename(tmp, d)
+        except OSError:  # the step folder exists (a dump written again with --force)
+            if not d.exists():
+                raise
+            _rmtree(d)
+            os.rename(tmp, d)
         return d
+
+
+def _rmtree(path) -> None:
+    import shutil
+
+    shutil.rmtree(path)
 
 
 class StepWriter:
@@ -141,16 +265,17 @@ class StepWriter:
         self.root = Path(root)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="opscan-align-write")
         self._futures: list = []
-        self._last: dict = {}  # file name -> (bytes, path) of the step submitted last
+        self._last: dict = {}  # construct/stack.json -> (bytes, path, object) of the step submitted last
 
     def submit(self, dump: StepDump) -> Path:
         """Queue `dump`; returns the folder it will be in (step{N}/rank{R})."""
         self._check()
-        files = dump.encode()
+        files = dump.encode({n: (obj, b) for n, (b, p, obj) in self._last.items()})
         d = self.root / f"step{dump.step}" / f"rank{dump.rank}"
-        same_as = {n: p for n, (b, p) in self._last.items() if n != "dump.json" and files.get(n) == b}
+        same_as = {n: p for n, (b, p, obj) in self._last.items() if files.get(n) is b or files.get(n) == b}
         self._futures.append(self._pool.submit(dump.write, self.root, files, same_as))
-        self._last = {n: (b, d / n) for n, b in files.items()}
+        self._last = {"construct.json": (files["construct.json"], d / "construct.json", dump.construct),
+                      "stack.json": (files["stack.json"], d / "stack.json", dump.stack)}
         return d
 
     def _check(self) -> None:

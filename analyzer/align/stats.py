@@ -80,20 +80,34 @@ HOST = "host"  # the group of values already read as Python numbers
 class StepStats:
     """The statistics records of one step, filled once per step.
 
-    `add(group, values, rec, numel, single, width)` queues one tensor's reduced values
-    (Max, Min, Sum, Norm and optionally NanCount, InfCount: `width` numbers, carried as
-    Python floats for the HOST group, or as device scalars or one device vector per tensor)
-    under a group key (the values' device and dtype: one group converts in one call);
-    `alias(slot, rec)` makes another record share a queued tensor's numbers (the same
-    tensor seen twice); `flush()` converts each group with `to_floats(values) -> list[float]`
-    (the HOST group holds floats already) and fills Max/Min/Mean/Norm (Mean = Sum / numel)
-    and, when they were queued, the NaN/Inf counts."""
+    `add_host(values, rec, numel, single)` queues one tensor's (Max, Min, Sum, Norm), read
+    already as Python floats (the CPU path); `add(group, values, rec, numel, single, width)`
+    queues values still on a device (Max, Min, Sum, Norm and optionally NanCount, InfCount:
+    `width` numbers, as device scalars or one device vector per tensor) under a group key
+    (the values' device and dtype: one group converts in one call); `alias(slot, rec)`
+    makes another record share a queued tensor's numbers (the same tensor seen twice);
+    `flush()` converts each device group with `to_floats(values) -> list[float]` and fills
+    Max/Min/Mean/Norm (Mean = Sum / numel) and, when they were queued, the NaN/Inf counts."""
 
     def __init__(self, to_floats):
         self._to_floats = to_floats
         self._groups: dict = {}  # key -> [[values], [slots], count of numbers]
+        self._host: list = []  # Max, Min, Sum, Norm of each host slot, one flat list
+        self._host_slots: list = []  # [numel, single, rec, *aliases]
+        # id(record) -> (Max, Min, Mean, Norm, and their JSON texts): the 9-digit text each
+        # float32 statistic was rounded through, kept for the dump's encoder (layout.py),
+        # which then writes it as it is instead of finding the float's shortest repr again
+        self.texts: dict = {}
+
+    def add_host(self, values, rec: dict, numel: int, single: bool) -> list:
+        self._host += values
+        slot = [numel, single, rec]
+        self._host_slots.append(slot)
+        return slot
 
     def add(self, group, values, rec: dict, numel: int, single: bool, width: int | None = None) -> list:
+        if group == HOST:
+            return self.add_host(values, rec, numel, single)
         g = self._groups.get(group)
         if g is None:
             g = self._groups[group] = [[], [], 0]
@@ -109,12 +123,42 @@ class StepStats:
         slot.append(rec)
 
     def __len__(self) -> int:
-        return sum(len(g[1]) for g in self._groups.values())
+        return len(self._host_slots) + sum(len(g[1]) for g in self._groups.values())
 
     def flush(self) -> None:
         groups, self._groups = self._groups, {}
+        host, slots = self._host, self._host_slots
+        self._host, self._host_slots = [], []
+        if slots:  # one flat list: means in one pass, digits in one format, 4 stores per record
+            host[2::4] = [s / slot[0] for s, slot in zip(host[2::4], slots)]
+            single = [slot[1] for slot in slots]
+            texts = None
+            if all(single):
+                host, texts = _all_single_digits(host)
+            elif any(single):
+                host = _single_digits(host, single)
+            i = 0
+            store = self.texts
+            for slot in slots:
+                mx, mn, mean, norm = q = host[i:i + 4]
+                if texts is not None:
+                    t = texts[i:i + 4]
+                    for j in 0, 1, 2, 3:
+                        if "." not in t[j] and "e" not in t[j]:
+                            t[j] = _json_float_text(t[j])
+                    q = (*q, *t) if None not in t else None
+                else:
+                    q = None
+                i += 4
+                for rec in slot[2:]:
+                    rec["Max"] = mx
+                    rec["Min"] = mn
+                    rec["Mean"] = mean
+                    rec["Norm"] = norm
+                    if q is not None:
+                        store[id(rec)] = q
         for group, (vals, slots, _) in groups.items():
-            nums = vals if group == HOST else self._to_floats(vals)
+            nums = self._to_floats(vals)
             quads = []  # Max, Min, Sum, Norm of each slot, the sum then turned into the mean
             for off, width, n, single, *recs in slots:
                 quads += nums[off:off + 4]
@@ -128,6 +172,26 @@ class StepStats:
                     stats["NanCount"], stats["InfCount"] = int(nums[off + 4]), int(nums[off + 5])
                 for rec in recs:
                     rec.update(stats)
+
+
+def _all_single_digits(quads: list) -> tuple[list, list | None]:
+    """`_single_digits` when every slot was computed in float32 (the usual step); also
+    -> the 9-digit texts the values were parsed from (None on the rare overflow path)."""
+    k = len(quads) // 4
+    try:
+        quads[2::4] = struct.unpack("%df" % k, struct.pack("%df" % k, *quads[2::4]))
+    except OverflowError:
+        return _single_digits(quads, [True] * k), None
+    texts = (("%.9g " * len(quads)) % tuple(quads)).split()
+    return list(map(float, texts)), texts
+
+
+def _json_float_text(t: str) -> str | None:
+    """A "%.9g" text as JSON writes the float it parses to: "997" -> "997.0" (else JSON
+    reads an integer); None for nan/inf (JSON's NaN/Infinity tokens: left to json)."""
+    if "n" in t:
+        return None
+    return t + ".0"
 
 
 def _single_digits(quads: list, single: list) -> list:
@@ -163,14 +227,20 @@ def pending_record(type_: str, dtype: str, shape: list) -> dict:
 _SAFE_SQ = {True: 1e37, False: 1e306}
 
 
+_np = None
+
+
 def host_reductions(a) -> tuple[float, float, float | None, float | None]:
     """(Max, Min, Sum, Norm) of `a`, a flat float32 or float64 numpy array on the host, in
     its own dtype (as the frameworks reduce); Sum and Norm are None when `a` holds NaN/Inf
     or its squares could overflow, where the caller takes its own careful path."""
-    import numpy as np
-
+    global _np
+    np = _np
+    if np is None:
+        import numpy as np
+        _np = np
     mx, mn = float(np.maximum.reduce(a)), float(np.minimum.reduce(a))
     m = mx if mx > -mn else -mn
     if mx - mx == 0 and mn - mn == 0 and m * m * a.size < _SAFE_SQ[a.dtype != np.float64]:
-        return mx, mn, float(np.add.reduce(a)), float(np.sqrt(np.dot(a, a)))
+        return mx, mn, float(np.add.reduce(a)), float(np.sqrt(a.dot(a)))
     return mx, mn, None, None

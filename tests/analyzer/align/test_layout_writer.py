@@ -36,3 +36,86 @@ def test_writer_error_surfaces_at_close(tmp_path):
     w.submit(_dump(0, {}))
     with pytest.raises(OSError):
         w.close()
+
+
+def test_step_written_again_and_leftover_temp_folder(tmp_path):
+    """A step folder that exists (a dump redone with --force) is replaced whole, and a
+    temp folder a dead run left behind is cleared first: no file of either survives."""
+    first = _dump(0, {"a": None})
+    first.write(tmp_path)
+    (tmp_path / "step0" / "rank0" / "extra.json").write_text("{}")
+    leftover = tmp_path / "step0" / ".rank0.tmp"
+    leftover.mkdir()
+    (leftover / "dump.json").write_text("half a file")
+    again = _dump(0, {"b": None})
+    again.data["Module.fc.Linear.forward.0"]["output"][0]["value"] = 7
+    d = again.write(tmp_path)
+    assert sorted(p.name for p in d.iterdir()) == ["construct.json", "dump.json", "stack.json"]
+    assert sorted(p.name for p in (tmp_path / "step0").iterdir()) == ["rank0"]
+    assert read_step(tmp_path, 0).data["Module.fc.Linear.forward.0"]["output"][0]["value"] == 7
+    assert json.loads((d / "construct.json").read_text()) == {"b": None}
+
+
+def _records(values, single=True):
+    """Tensor records filled by StepStats's host path, as a recorder makes them."""
+    from analyzer.align.stats import StepStats
+
+    batch = StepStats(None)
+    recs = []
+    for i, (mx, mn, total, norm) in enumerate(values):
+        rec = {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2, i + 1], "Max": None,
+               "Min": None, "Mean": None, "Norm": None, "NanCount": 0, "InfCount": 0}
+        slot = batch.add_host((mx, mn, total, norm), rec, 2 * (i + 1), single)
+        rec["requires_grad"] = bool(i % 2)
+        twin = dict(rec, requires_grad=True)  # the same tensor seen again
+        batch.alias(slot, twin)
+        recs += [rec, twin]
+    batch.flush()
+    return recs, batch.texts
+
+
+def test_template_encoder_writes_what_json_writes():
+    """dump.json through the recorder's statistics texts: the same numbers as the C
+    encoder, the same bytes where the float's shortest repr has 9 digits or fewer (every
+    float32 statistic but integral values >= 1e9); an integral value stays a float; a
+    NaN/Inf record, a float64 record without texts and a record changed after the flush
+    take the C encoder."""
+    from analyzer.align.layout import dumps_dump_json
+
+    values = [(3.25, -2.0, 0.5, 4.1), (997.0, 5.0, 1234.0, 3096.34888), (0.1, -0.30000001, 1e-7, 1e-20),
+              (2.5e9, -1e16, 3e17, 1.5e-5), (float("nan"), 1.0, 2.0, float("inf")), (-0.0, -0.0, 0.0, 0.0)]
+    recs, texts = _records(values)
+    assert len(texts) == 2 * (len(values) - 1)  # the NaN/Inf record's pair has none
+    changed = recs[2]
+    changed["Max"] = 7.5  # after the flush: its texts no longer describe it
+    f64, _ = _records([(1.0 / 3, 0.0, 1.0, 2.0 / 3)], single=False)
+    data = {"Module.a.A.forward.0": {"input_args": recs[:4], "input_kwargs": {"x": recs[4]}, "output": recs[4:]},
+            "Module.a.A.parameters_grad.0": {"weight": [recs[0]], "bias": [f64[0]]},
+            "Module.b.B.backward.0": {"input": [None, recs[1]], "output": [{"type": "int", "value": 3}]}}
+    head = {"task": "statistics"}
+    fast, slow = dumps_dump_json(head, data, texts), dumps_dump_json(head, data)
+    assert fast != slow  # the 2.5e9 record is written as 2.5e+09 instead of 2500000000.0
+    assert json.loads(fast) == json.loads(slow)
+    lines = fast.decode().splitlines()
+    assert '"Max":2.5e+09' in lines[3] and '"Max":997.0,"Min":5.0,"Mean":308.5' in lines[3]
+    assert '"Max":7.5,' in lines[3] and '"Max":NaN' in lines[3] and '"Norm":Infinity' in lines[3]
+    assert json.loads(fast)["data"]["Module.a.A.parameters_grad.0"]["bias"][0]["Max"] == 1.0 / 3  # float64: all 17 digits
+    values = values[:2] + values[5:]  # no integral value >= 1e9, no NaN: byte for byte
+    recs, texts = _records(values)
+    data = {"Module.a.A.forward.0": {"input_args": recs, "input_kwargs": {}, "output": recs[:1]}}
+    assert dumps_dump_json(head, data, texts) == dumps_dump_json(head, data)
+
+
+def test_unchanged_construct_and_stack_bytes_reused():
+    a = _dump(0, {"a": None})
+    files = a.encode()
+    b = _dump(1, {"a": None})
+    again = b.encode({"construct.json": (a.construct, files["construct.json"]),
+                      "stack.json": (a.stack, files["stack.json"])})
+    assert again["construct.json"] is files["construct.json"] and again["stack.json"] is files["stack.json"]
+    c = _dump(2, {"a": None, "b": "a"})
+    new = c.encode({"construct.json": (a.construct, files["construct.json"])})
+    assert json.loads(new["construct.json"]) == {"a": None, "b": "a"}
+    a.construct["c"] = "a"  # the same object changed in place: encoded again
+    same = a.encode({"construct.json": (a.construct, files["construct.json"])})
+    assert json.loads(same["construct.json"]) == {"a": None, "c": "a"}

@@ -120,3 +120,49 @@ def test_paddle_view_and_copy_paths_agree(monkeypatch):
     assert len(views) == len(cases)
     for a, b in zip(got[0], got[1 << 30]):
         assert a == b
+
+
+def _reference_fill(values, n, single):
+    """What a record's four numbers must be: Mean = Sum / numel; computed in float32 ->
+    the mean rounded to float32 (kept when beyond float32's range), all four to 9 digits."""
+    import struct
+
+    mx, mn, total, norm = values
+    mean = total / n
+    if single:
+        if abs(mean) <= 3.4028234663852886e38 or mean != mean:
+            mean = struct.unpack("f", struct.pack("f", mean))[0]
+        return [float("%.9g" % v) for v in (mx, mn, mean, norm)]
+    return [mx, mn, mean, norm]
+
+
+@pytest.mark.parametrize("mix", ["all-float32", "mixed", "float64", "mean-overflow"])
+def test_host_flush_fills_every_record_like_the_reference(mix):
+    """The host path's one-pass flush (all float32, a mix with float64, none) gives each
+    record, and each alias of it, exactly the reference numbers."""
+    import random
+
+    rnd = random.Random(mix)
+    batch = StepStats(lambda vals: pytest.fail("no device group here"))
+    want, recs = [], []
+    for i in range(40):
+        single = {"all-float32": True, "mixed": i % 3 != 0, "float64": False, "mean-overflow": True}[mix]
+        vals = (rnd.uniform(0, 50), rnd.uniform(-50, 0), rnd.uniform(-1e3, 1e3) / 7, rnd.uniform(0, 1e4) / 3)
+        if mix == "mean-overflow" and i == 5:
+            vals = (1e39, 1.0, 1e40, 1e39)  # a float64 beyond float32's range stays as it is
+        if i == 7:
+            vals = (float("nan"), float("nan"), float("nan"), float("inf"))
+        n = rnd.randint(1, 5000)
+        rec = {"Max": None}
+        slot = batch.add_host(vals, rec, n, single)
+        twin = {}
+        StepStats.alias(slot, twin)
+        recs.append((rec, twin))
+        want.append(_reference_fill(vals, n, single))
+    assert len(batch) == 40
+    batch.flush()
+    for (rec, twin), exp in zip(recs, want):
+        for r in (rec, twin):
+            got = [r["Max"], r["Min"], r["Mean"], r["Norm"]]
+            assert [repr(g) for g in got] == [repr(e) for e in exp]
+    assert len(batch) == 0

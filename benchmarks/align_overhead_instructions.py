@@ -1,0 +1,124 @@
+"""Instructions per step of `opscan align dump --level module` against the undumped step,
+counted by valgrind's callgrind: a load-independent companion of align_overhead.py (whose
+CPU times swing +-0.2x on the small models when others load the machine).
+
+Each measurement runs the model in a fresh process under callgrind with instrumentation
+off until the steps to count (`callgrind_control -i on/off` around them, after warm-up
+steps), so importing the framework costs no instrumented time (~1 min per measurement
+here). "dumped" is what `opscan align dump` does per step (begin_step, the step with hooks
+and statistics, end_step, the three files encoded and handed to the background writer,
+which is closed before counting stops; callgrind counts every thread). Instructions are not time (numpy's and the C
+encoder's code runs at a different IPC than the interpreter's), but two versions of the
+code compare exactly.
+
+    python benchmarks/align_overhead_instructions.py [--models fw:path,...] [--steps N]
+
+Needs valgrind (apt-get install valgrind); torch models only by default (Paddle's run
+under valgrind takes several minutes per measurement).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = [("torch", "examples/torch_transformer.py"), ("torch", "examples/torch_lstm_attention.py")]
+
+
+def _child(framework: str, model: str, mode: str, steps: int) -> None:
+    """Runs inside valgrind: warm-up, then `steps` counted steps of `mode`."""
+    import time
+
+    sys.path.insert(0, str(ROOT))
+    if framework == "torch":
+        import torch
+        torch.set_num_threads(1)
+    from analyzer.align.layout import StepWriter
+    from analyzer.align.loader import load_model
+    from analyzer.align.runner import _seed, _session
+
+    _seed(framework, 0)
+    entry = load_model(ROOT / model, framework)
+    s = _session(entry, framework, "cpu")
+    s.disable_dropout()
+    rec = s.recorder("module", (), None)
+    if mode == "undumped":
+        rec.remove()
+    out = Path(tempfile.mkdtemp(prefix="opscan-align-ir-"))
+    writer = StepWriter(out)
+
+    def step(i: int) -> None:
+        if mode == "undumped":
+            entry.run_step()
+            return
+        rec.begin_step(i)
+        with s.step_context(None):
+            entry.run_step()
+        writer.submit(rec.end_step())
+
+    def instrument(state: str) -> None:
+        subprocess.run(["callgrind_control", "-i", state, str(os.getpid())],
+                       stdout=subprocess.DEVNULL, check=False)
+        time.sleep(0.5)  # the request is picked up asynchronously
+
+    try:
+        for i in range(3):
+            step(i)
+        writer.close()
+        writer = StepWriter(out)
+        instrument("on")
+        for i in range(steps):
+            step(100 + i)
+        writer.close()  # the last step's files written
+        instrument("off")
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def count(framework: str, model: str, mode: str, steps: int) -> int:
+    """Instructions of `steps` steps (plus the fixed cost of the two toggles, measured
+    apart with steps=0)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, PYTHONHASHSEED="0")
+        cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--cache-sim=no",
+               f"--callgrind-out-file={tmp}/cg.out", sys.executable, __file__,
+               "--child", f"{framework}:{model}:{mode}:{steps}"]
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+        m = re.search(r"Collected : (\d+)", r.stderr)
+        if r.returncode != 0 or not m:
+            raise SystemExit(f"{model} {mode}: valgrind failed (exit {r.returncode}):\n{r.stderr[-2000:]}")
+        return int(m.group(1))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", default=None, help="fw:path,... (default: the torch transformer and LSTM)")
+    ap.add_argument("--steps", type=int, default=10, help="counted steps per measurement (default 10)")
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        fw, model, mode, steps = args.child.split(":")
+        _child(fw, model, mode, int(steps))
+        return 0
+    if not shutil.which("valgrind") or not shutil.which("callgrind_control"):
+        print("valgrind not found: apt-get install valgrind", file=sys.stderr)
+        return 2
+    models = MODELS if not args.models else [tuple(m.split(":", 1)) for m in args.models.split(",")]
+    for fw, model in models:
+        base = count(fw, model, "undumped", 0)  # the toggles themselves
+        plain = (count(fw, model, "undumped", args.steps) - base) / args.steps
+        dumped = (count(fw, model, "dumped", args.steps) - base) / args.steps
+        print(f"{Path(model).name:26s} {fw:6s} undumped {plain / 1e6:7.2f} M instr/step  dumped "
+              f"{dumped / 1e6:7.2f} M instr/step  ratio {dumped / plain:.2f}x  "
+              f"overhead {(dumped - plain) / 1e6:.2f} M", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
