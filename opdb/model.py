@@ -309,11 +309,20 @@ def _decode(tp: str, value: Any):
     return value
 
 
+_FIELD_TYPES: dict[type, dict[str, str]] = {}  # cls -> field name -> its type's text
+
+
+def _field_types(cls: type) -> dict[str, str]:
+    if cls not in _FIELD_TYPES:
+        _FIELD_TYPES[cls] = {f.name: str(f.type) for f in dataclasses.fields(cls)}
+    return _FIELD_TYPES[cls]
+
+
 def from_row(cls: type[T], row: dict) -> T:
     """Inverse of `to_row`. Unknown keys are an error (a schema drift must be loud)."""
-    names = {f.name: f for f in dataclasses.fields(cls)}
-    extra = set(row) - set(names)
+    types = _field_types(cls)
+    extra = set(row) - set(types)
     if extra:
         raise ValueError(f"{cls.__name__}: unexpected keys {sorted(extra)}")
-    kwargs = {k: _decode(str(names[k].type), v) for k, v in row.items()}
+    kwargs = {k: _decode(types[k], v) for k, v in row.items()}
     return cls(**kwargs)
