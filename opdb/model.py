@@ -309,20 +309,28 @@ def _decode(tp: str, value: Any):
     return value
 
 
-_FIELD_TYPES: dict[type, dict[str, str]] = {}  # cls -> field name -> its type's text
+def _decoder(tp: str):
+    """`_decode` for one field type, chosen once per field (None: the JSON value as is)."""
+    if tp.startswith("Source") or "tuple[Param" in tp or tp.startswith("tuple[str"):
+        return lambda value: _decode(tp, value)
+    return None
 
 
-def _field_types(cls: type) -> dict[str, str]:
-    if cls not in _FIELD_TYPES:
-        _FIELD_TYPES[cls] = {f.name: str(f.type) for f in dataclasses.fields(cls)}
-    return _FIELD_TYPES[cls]
+_DECODERS: dict[type, dict] = {}  # cls -> field name -> decoder (None: as is)
+
+
+def _field_decoders(cls: type) -> dict:
+    if cls not in _DECODERS:
+        _DECODERS[cls] = {f.name: _decoder(str(f.type)) for f in dataclasses.fields(cls)}
+    return _DECODERS[cls]
 
 
 def from_row(cls: type[T], row: dict) -> T:
     """Inverse of `to_row`. Unknown keys are an error (a schema drift must be loud)."""
-    types = _field_types(cls)
-    extra = set(row) - set(types)
-    if extra:
+    decoders = _field_decoders(cls)
+    if not decoders.keys() >= row.keys():
+        extra = set(row) - set(decoders)
         raise ValueError(f"{cls.__name__}: unexpected keys {sorted(extra)}")
-    kwargs = {k: _decode(types[k], v) for k, v in row.items()}
+    kwargs = {k: v if v is None or decoders[k] is None else decoders[k](v)
+              for k, v in row.items()}
     return cls(**kwargs)
