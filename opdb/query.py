@@ -223,7 +223,11 @@ class OpDB:
         from opdb.pairing import pair
 
         _check_framework(framework)
-        return pair(self, framework, target)
+        key = ("pairing", framework, target if target is None or isinstance(target, Target)
+               else str(target))
+        if key not in self._memo:  # a scan asks twice (default target, then its notes)
+            self._memo[key] = pair(self, framework, target)
+        return self._memo[key]
 
     def parse_target(self, framework: str, text: str | None) -> Target:
         """`torch_npu==2.13.0`, `PaddleCustomDevice@develop` (either separator), or None
