@@ -76,3 +76,11 @@ def test_index_shortcuts_answer_what_the_queries_answer(framework):
         assert db.known_failures(framework, name) == db._known_failures(framework, name), name
     for name in ("aclnnAdd", "aclnnErfinv", "aclnnNoSuchApi", "Add"):
         assert db.aclnn_api(name) == db._aclnn_api(name)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_adapter_releases_name_what_the_adapter_records_name(framework):
+    db = OpDB.open()
+    for name in _names_to_try(db, framework):
+        assert db.adapter_releases(framework, name) == {
+            (a.provider, a.version) for a in db._adapters(framework, name, None)}, name
