@@ -359,12 +359,15 @@ def version_pairing(db, target, framework_version: str) -> str:
     return f"{head}, {rel}; refresh with `{SYNC_HINT}`"
 
 
-def _cost(graph, base: set, extra: set, steps: int) -> tuple[int, int]:
+def _cost(graph, base: set, extra: set, steps: int, base_cost=None) -> tuple[int, int]:
+    """What running `extra` on the host adds to the fallbacks of `base` (per step);
+    `base_cost`: `base`'s own FallbackCost when already computed (it is the same for
+    every entry of a list)."""
     from analyzer.fallback import compute_fallback
 
     if graph is None or not extra:
         return 0, 0
-    a = compute_fallback(graph, base, steps=steps)
+    a = base_cost if base_cost is not None else compute_fallback(graph, base, steps=steps)
     b = compute_fallback(graph, base | extra, steps=steps)
     return max(0, b.transfers - a.transfers), max(0, b.bytes - a.bytes)
 
@@ -486,9 +489,14 @@ def suggest_blacklist(ctx, verdicts: list[OpVerdict], trace, graph=None, *,
             if v.category in GAP_CATEGORIES and v.category != "signature-drift"
             and v.op not in listed}
     steps = max(1, int(getattr(trace, "steps", 1) or 1))
+    base_cost = None
+    if graph is not None and entries:
+        from analyzer.fallback import compute_fallback
+
+        base_cost = compute_fallback(graph, base, steps=steps)
     for e in entries:
-        e.transfers, e.bytes = _cost(graph, base, {e.kernel}, steps)
-    total_t, total_b = _cost(graph, base, listed, steps)
+        e.transfers, e.bytes = _cost(graph, base, {e.kernel}, steps, base_cost)
+    total_t, total_b = _cost(graph, base, listed, steps, base_cost)
 
     bl = Blacklist(target=str(target), framework_version=framework_version, export="",
                    summary="", entries=entries, refused=refused, automatic=automatic,

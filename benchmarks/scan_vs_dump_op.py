@@ -27,7 +27,7 @@ installed opscan pays.
 
     python benchmarks/scan_vs_dump_op.py                 # the whole table (~5 min quiet)
     python benchmarks/scan_vs_dump_op.py --only decoder_70b.py torch_transformer.py
-    python benchmarks/scan_vs_dump_op.py --repeat 3      # best of 3 per command
+    python benchmarks/scan_vs_dump_op.py --repeat 3      # best of 3 per command, alternating
     python benchmarks/scan_vs_dump_op.py --large --only resnet50_224.py resnet50_224_b64.py
 
 Prints `uptime` before and after (the load average says how much to trust wall times)
@@ -86,20 +86,34 @@ class Run:
         return f"{self.wall:.1f} s / {self.cpu:.1f} s{bad} | {self.rss / 2**20:.0f} MiB"
 
 
-def measure(cmd: list[str], repeat: int = 1) -> Run:
-    """Wall, CPU and peak RSS of `cmd` as a fresh child process; the fastest of `repeat`."""
+def run_once(cmd: list[str]) -> Run:
+    """Wall, CPU and peak RSS of `cmd` as a fresh child process."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    best = None
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    return Run(time.perf_counter() - t0, usage.ru_utime + usage.ru_stime,
+               usage.ru_maxrss * 1024, os.waitstatus_to_exitcode(status))
+
+
+def fastest(runs: list[Run]) -> Run:
+    return min(runs, key=lambda r: r.wall)
+
+
+def measure(cmd: list[str], repeat: int = 1) -> Run:
+    """The fastest of `repeat` runs of `cmd`."""
+    return fastest([run_once(cmd) for _ in range(repeat)])
+
+
+def measure_pair(base_cmd: list[str], scan_cmd_: list[str], repeat: int = 1) -> tuple[Run, Run]:
+    """The fastest of `repeat` runs of each command, the two alternating (dump-op, scan,
+    dump-op, scan, ...), so that on a shared machine both meet the same load."""
+    base_runs, scan_runs = [], []
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
-        _, status, usage = os.wait4(proc.pid, 0)
-        run = Run(time.perf_counter() - t0, usage.ru_utime + usage.ru_stime,
-                  usage.ru_maxrss * 1024, os.waitstatus_to_exitcode(status))
-        if best is None or run.wall < best.wall:
-            best = run
-    return best
+        base_runs.append(run_once(base_cmd))
+        scan_runs.append(run_once(scan_cmd_))
+    return fastest(base_runs), fastest(scan_runs)
 
 
 def scan_cmd(model: str, fw: str, out: Path, mode: str = "meta") -> list[str]:
@@ -140,7 +154,8 @@ def uptime() -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", default=None, help="model file names to run")
-    ap.add_argument("--repeat", type=int, default=1, help="runs per command; the fastest counts")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="runs per command, dump-op and scan alternating; the fastest counts")
     ap.add_argument("--no-auto", action="store_true", help="skip the --mode auto rows")
     ap.add_argument("--large", action="store_true",
                     help="add ResNet-50 at batch 64 (a real step of about a minute, ~6 GB)")
@@ -161,11 +176,12 @@ def main(argv: list[str] | None = None) -> int:
         for model, fw in MODELS:
             if not wanted(model):
                 continue
-            base = None
-            if model not in META_ONLY:
-                base = measure([sys.executable, "benchmarks/dump_op.py", model,
-                                "--framework", fw], args.repeat)
-            scan = measure(scan_cmd(model, fw, Path(tmp) / Path(model).stem), args.repeat)
+            cmd = scan_cmd(model, fw, Path(tmp) / Path(model).stem)
+            if model in META_ONLY:
+                base, scan = None, measure(cmd, args.repeat)
+            else:
+                base, scan = measure_pair([sys.executable, "benchmarks/dump_op.py", model,
+                                           "--framework", fw], cmd, args.repeat)
             if base is None:
                 left = "(meta only: a real step needs ~1.1 TB) | "
                 ratios = " | "

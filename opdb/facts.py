@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from opdb.drift import DriftReport, signature_drift
-from opdb.model import AclnnApi, Adapter, FrameworkOp, KnownFailure
+from opdb.model import AclnnApi, Adapter, FrameworkOp, KnownFailure, format_target
 from opdb.names import normalize_op_name, split_op
 from opdb.roles import PRIMARY, assign_roles, related
 from opdb.soc import resolve_soc, supports
@@ -280,11 +280,11 @@ def op_facts(db, framework: str, name: str, target=None, soc: str | None = None)
 
 def _build(db, framework: str, op: str, target: str, soc: str) -> OpFacts:
     fop = db.framework_op(framework, op)
-    all_adapters = db.adapters(framework, op)
+    releases = db.adapter_releases(framework, op)  # (provider, version) adapting it
     in_target = db.adapters(framework, op, target)
     if not in_target and fop is not None and fop.name != op:
         in_target = db.adapters(framework, fop.name, target)
-        all_adapters = all_adapters or db.adapters(framework, fop.name)
+        releases = releases or db.adapter_releases(framework, fop.name)
     stubs = tuple(a for a in in_target if any("stub_unimplemented" in n for n in a.notes))
     usable = tuple(a for a in in_target if a not in stubs)
     calls = adapter_calls(usable)
@@ -295,7 +295,7 @@ def _build(db, framework: str, op: str, target: str, soc: str) -> OpFacts:
         dispatch = torch_dispatch.facts(op)
     # an op opdb has evidence for (a curated row for Paddle's GPU-only `flash_attn`,
     # which the CPU wheel does not register) is known too
-    known = (fop is not None or bool(all_adapters) or dispatch is not None
+    known = (fop is not None or bool(releases) or dispatch is not None
              or bool(db.mappings(framework, op)))
     aliases = tuple(fop.aliases) if fop is not None else ()
     drift: list[DriftReport] = []
@@ -305,7 +305,8 @@ def _build(db, framework: str, op: str, target: str, soc: str) -> OpFacts:
                 drift.append(signature_drift(ad, fop))
     kf = tuple(db.known_failures(framework, opinfo_name(op))) if framework == "torch" else ()
     first = db.first_release(framework, op)
-    elsewhere = tuple(sorted({a.target for a in all_adapters} - {a.target for a in in_target}))
+    elsewhere = tuple(sorted({format_target(p, v) for p, v in releases}
+                             - {a.target for a in in_target}))
 
     def exists(n: str) -> bool:
         return db.framework_op(framework, n) is not None or bool(db.adapters(framework, n))

@@ -309,11 +309,28 @@ def _decode(tp: str, value: Any):
     return value
 
 
+def _decoder(tp: str):
+    """`_decode` for one field type, chosen once per field (None: the JSON value as is)."""
+    if tp.startswith("Source") or "tuple[Param" in tp or tp.startswith("tuple[str"):
+        return lambda value: _decode(tp, value)
+    return None
+
+
+_DECODERS: dict[type, dict] = {}  # cls -> field name -> decoder (None: as is)
+
+
+def _field_decoders(cls: type) -> dict:
+    if cls not in _DECODERS:
+        _DECODERS[cls] = {f.name: _decoder(str(f.type)) for f in dataclasses.fields(cls)}
+    return _DECODERS[cls]
+
+
 def from_row(cls: type[T], row: dict) -> T:
     """Inverse of `to_row`. Unknown keys are an error (a schema drift must be loud)."""
-    names = {f.name: f for f in dataclasses.fields(cls)}
-    extra = set(row) - set(names)
-    if extra:
+    decoders = _field_decoders(cls)
+    if not decoders.keys() >= row.keys():
+        extra = set(row) - set(decoders)
         raise ValueError(f"{cls.__name__}: unexpected keys {sorted(extra)}")
-    kwargs = {k: _decode(str(names[k].type), v) for k, v in row.items()}
+    kwargs = {k: v if v is None or decoders[k] is None else decoders[k](v)
+              for k, v in row.items()}
     return cls(**kwargs)

@@ -23,6 +23,7 @@ from opdb import snapshot, store
 from opdb.errors import NotFound, OpscanError
 from opdb.model import (FRAMEWORKS, AclnnApi, Adapter, FrameworkOp, KnownFailure,
                         OpAclnnMapping, ProvenanceRecord, from_row)
+from opdb.name_index import NameIndex, read_name_index
 from opdb.names import norm_aclnn, norm_op, norm_text
 from opdb.versions import version_key
 
@@ -73,6 +74,12 @@ class OpDB:
         self.con = con
         self.snapshot_sha256 = snapshot_sha256
         self._targets: dict[str, list[Target]] = {}  # read-only: one GROUP BY per framework
+        # The connection is read-only (store.connect), so what a lookup returns cannot
+        # change under this object: names per table (opdb.name_index) answer lookups of
+        # names no table holds, and decoded records are kept per lookup key (a scan asks
+        # the same few dozen ops and their neighbours over and over).
+        self._index: dict[str, NameIndex] = {}
+        self._memo: dict[tuple, object] = {}
 
     @classmethod
     def open(cls, snapshot_dir: Path | None = None, overlay: Path | None | bool = True) -> "OpDB":
@@ -88,6 +95,16 @@ class OpDB:
     # ------------------------------------------------------------ helpers
     def _rows(self, sql: str, args=()) -> list[sqlite3.Row]:
         return self.con.execute(sql, args).fetchall()
+
+    def name_index(self, framework: str) -> NameIndex:
+        """Which names each table holds for `framework` (read once per OpDB)."""
+        if framework not in self._index:
+            self._index[framework] = read_name_index(self.con, framework)
+        return self._index[framework]
+
+    @cached_property
+    def _aclnn_name_set(self) -> frozenset[str]:
+        return frozenset(self._aclnn_names)
 
     @staticmethod
     def _decode(cls, rows) -> list:
@@ -105,6 +122,14 @@ class OpDB:
     def aclnn_api(self, name: str) -> AclnnApi | None:
         """The API; a synced CANN install's declaration wins over the snapshot's, with the
         docs-only facts (products, per-param dtypes) filled in from the snapshot."""
+        key = ("aclnn_api", name)
+        if key in self._memo:
+            return self._memo[key]
+        api = self._aclnn_api(name) if name in self._aclnn_name_set else None
+        self._memo[key] = api
+        return api
+
+    def _aclnn_api(self, name: str) -> AclnnApi | None:
         rows = self._rows("SELECT row, origin FROM aclnn_apis WHERE name=?", (name,))
         if not rows:
             return None
@@ -128,17 +153,28 @@ class OpDB:
         """By exact name (torch: `aten::x` or `aten::x.overload`, `.default` accepted;
         paddle: kernel name), else by alias (paddle `adam_`, `matmul_v2`)."""
         _check_framework(framework)
+        key = ("framework_op", framework, name)
+        if key not in self._memo:
+            self._memo[key] = self._framework_op(framework, name, self.name_index(framework))
+        return self._memo[key]
+
+    def _framework_op(self, framework: str, name: str, index: NameIndex | None) -> FrameworkOp | None:
+        """`framework_op` from SQLite; `index` skips the names no table holds."""
         names = [name]
         if framework == "torch":
             if "::" not in name:
                 names.append(f"aten::{name}")
             names += [n[: -len(".default")] for n in list(names) if n.endswith(".default")]
         for n in names:
+            if index is not None and n not in index.ops:
+                continue
             rows = self._rows("SELECT row, origin FROM framework_ops WHERE framework=? AND name=?",
                               (framework, n))
             if rows:
                 return self._decode(FrameworkOp, rows)[0]
         for n in names:
+            if index is not None and n not in index.aliases:
+                continue
             alias = self._rows("SELECT name FROM op_aliases WHERE framework=? AND alias=?", (framework, n))
             if alias:
                 return self.framework_op(framework, alias[0][0])
@@ -187,7 +223,11 @@ class OpDB:
         from opdb.pairing import pair
 
         _check_framework(framework)
-        return pair(self, framework, target)
+        key = ("pairing", framework, target if target is None or isinstance(target, Target)
+               else str(target))
+        if key not in self._memo:  # a scan asks twice (default target, then its notes)
+            self._memo[key] = pair(self, framework, target)
+        return self._memo[key]
 
     def parse_target(self, framework: str, text: str | None) -> Target:
         """`torch_npu==2.13.0`, `PaddleCustomDevice@develop` (either separator), or None
@@ -209,12 +249,23 @@ class OpDB:
         """Adapters of `op` (all ops when None) in `target` (all releases when None).
         For a paddle target, kernels Paddle registers for every custom device count too."""
         _check_framework(framework)
+        t = None
+        if target is not None:
+            t = target if isinstance(target, Target) else self.parse_target(framework, target)
+        if op is None:
+            return self._adapters(framework, None, t)
+        key = ("adapters", framework, op, t)
+        if key not in self._memo:
+            self._memo[key] = (self._adapters(framework, op, t)
+                               if op in self.name_index(framework).adapted else [])
+        return list(self._memo[key])
+
+    def _adapters(self, framework: str, op: str | None, t: Target | None) -> list[Adapter]:
         sql, args = "SELECT row, origin FROM adapters WHERE framework=?", [framework]
         if op is not None:
             sql += " AND op=?"
             args.append(op)
-        if target is not None:
-            t = target if isinstance(target, Target) else self.parse_target(framework, target)
+        if t is not None:
             sql += " AND ((provider=? AND version=?)" + (" OR provider=?)" if framework == "paddle" else ")")
             args += [t.provider, t.version] + ([ALL_CUSTOM_DEVICES] if framework == "paddle" else [])
         found = self._decode(Adapter, self._rows(sql, args))
@@ -231,9 +282,24 @@ class OpDB:
             f"SELECT DISTINCT op FROM adapters WHERE framework=? AND ((provider=? AND version=?){extra})",
             args)}
 
+    def adapter_releases(self, framework: str, op: str) -> frozenset[tuple[str, str]]:
+        """(provider, version) of every release with an adapter of `op`: what
+        `adapters(framework, op)` would name, read from two columns, no record decoded."""
+        _check_framework(framework)
+        key = ("adapter_releases", framework, op)
+        if key not in self._memo:
+            # `line`, outside the primary key, keeps SQLite on the (framework, op) index:
+            # with only key columns it picks the covering primary key and walks every
+            # adapter of the framework (measured 1.2 ms a lookup against 0.1 ms)
+            self._memo[key] = frozenset(
+                (r[0], r[1]) for r in self._rows(
+                    "SELECT provider, version, line FROM adapters WHERE framework=? AND op=?",
+                    (framework, op))) if op in self.name_index(framework).adapted else frozenset()
+        return self._memo[key]
+
     def first_release(self, framework: str, op: str) -> Target | None:
         """The oldest provider release in opdb that adapts `op`."""
-        releases = {(a.provider, a.version) for a in self.adapters(framework, op)}
+        releases = self.adapter_releases(framework, op)
         for t in reversed(self.targets(framework)):
             if (t.provider, t.version) in releases:
                 return t
@@ -242,6 +308,16 @@ class OpDB:
     # ------------------------------------------------------------ mappings
     def mappings(self, framework: str | None = None, op: str | None = None,
                  aclnn: str | None = None) -> list[OpAclnnMapping]:
+        if framework in FRAMEWORKS and op is not None and aclnn is None:
+            key = ("mappings", framework, op)
+            if key not in self._memo:
+                self._memo[key] = (self._mappings(framework, op, None)
+                                   if op in self.name_index(framework).mapped else [])
+            return list(self._memo[key])
+        return self._mappings(framework, op, aclnn)
+
+    def _mappings(self, framework: str | None, op: str | None,
+                  aclnn: str | None) -> list[OpAclnnMapping]:
         sql, args = "SELECT row, origin FROM op_aclnn_map WHERE 1=1", []
         for col, val in (("framework", framework), ("op", op), ("aclnn", aclnn)):
             if val is not None:
@@ -251,6 +327,11 @@ class OpDB:
         return sorted(found, key=lambda m: (-m.confidence, m.op, m.aclnn, m.evidence, m.source.source))
 
     def known_failures(self, framework: str, op: str | None = None) -> list[KnownFailure]:
+        if framework in FRAMEWORKS and op is not None and op not in self.name_index(framework).failing:
+            return []
+        return self._known_failures(framework, op)
+
+    def _known_failures(self, framework: str, op: str | None) -> list[KnownFailure]:
         sql, args = "SELECT row, origin FROM known_failures WHERE framework=?", [framework]
         if op is not None:
             sql += " AND op=?"

@@ -6,6 +6,7 @@ maps to the chips it names; an API supports a chip when any of its products does
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from opdb.errors import OpscanError
@@ -52,6 +53,11 @@ def resolve_soc(name: str | None) -> Soc:
 
 def product_socs(product: str) -> set[str]:
     """Chips a doc product string names (one string may name several)."""
+    return set(_product_socs(product))
+
+
+@functools.lru_cache(maxsize=256)  # a few dozen distinct strings across all the docs
+def _product_socs(product: str) -> frozenset[str]:
     text = "".join(product.split())
     out = set()
     if "Atlas200I/500A2" in text:  # its "/" is not a product separator
@@ -61,11 +67,11 @@ def product_socs(product: str) -> set[str]:
         for soc in SOCS:
             if any(m in part for m in soc.markers):
                 out.add(soc.id)
-    return out
+    return frozenset(out)
 
 
 def supports(products: tuple[str, ...] | None, soc: str) -> bool | None:
     """True/False when the API's products say; None when they are unknown."""
     if products is None:
         return None
-    return any(soc in product_socs(p) for p in products)
+    return any(soc in _product_socs(p) for p in products)

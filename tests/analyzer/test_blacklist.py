@@ -193,3 +193,17 @@ def test_cli_refuses_torch(capsys):
 
     assert main(["blacklist", "x.py", "--framework", "torch"]) != 0
     assert "Paddle's custom-device runtime only" in capsys.readouterr().err
+
+
+def test_known_issue_table_reads_the_same_with_libyaml_as_with_pure_python(monkeypatch):
+    """The table is parsed with libyaml when PyYAML has it; PyYAML's own parser (and its
+    error messages) is the reference: same records, same line numbers."""
+    import yaml
+
+    import opdb.known_issues as ki
+
+    text = ki.SOURCE.read_text(encoding="utf-8")
+    fast = parse_known_issues(text)
+    monkeypatch.setattr(ki, "_compose_and_load",
+                        lambda t: (yaml.compose(t), yaml.safe_load(t)))
+    assert parse_known_issues(text) == fast and all(i.line > 0 for i in fast.issues)

@@ -92,3 +92,44 @@ def test_accumulators_keep_their_main_program_values_only():
     assert lean_startup.count("builtin.shadow_output") == 0
     assert lean_startup.count("pd_op.full") == 3
     assert lean_startup.count("builtin.set_parameter") == startup.count("builtin.set_parameter") == 2
+
+
+def test_layer_calls_skip_the_struct_name_stamping_and_build_the_same_ops():
+    """Under `_lean_build` a layer call does not list the program's ops to stamp
+    `struct_name` (quadratic in the program's size); the ops built are the same."""
+    import paddle.base.framework as framework
+
+    listed = []
+    real = framework.name_struct
+
+    def counting(prefix=None):
+        listed.append(prefix)
+        return real(prefix)
+
+    def build(lean: bool):
+        paddle.enable_static()
+        try:
+            main = paddle.static.Program()
+            with paddle.static.program_guard(main, paddle.static.Program()):
+                with _lean_build() if lean else contextlib.nullcontext():
+                    x = paddle.static.data("x", [4, 3], "float32")
+                    net = paddle.nn.Sequential(paddle.nn.Linear(3, 5), paddle.nn.ReLU(),
+                                               paddle.nn.Linear(5, 2))
+                    net(x).mean()
+            ops = main.global_block().ops  # read while the program is alive
+            return [op.name() for op in ops], [op.has_attr("struct_name") for op in ops]
+        finally:
+            paddle.disable_static()
+
+    import paddle.nn.layer.layers as layers
+
+    with contextlib.ExitStack() as undo:
+        undo.callback(setattr, layers, "name_struct", layers.name_struct)
+        layers.name_struct = counting
+        plain = build(lean=False)
+        n_plain = len(listed)
+        lean = build(lean=True)
+    assert n_plain == 4 and len(listed) == n_plain  # Sequential and its 3 layers, once
+    assert lean[0] == plain[0]
+    assert any(plain[1]) and not any(lean[1])
+    assert layers.name_struct is real
