@@ -108,7 +108,7 @@ def main(argv=None) -> int:
     work = args.keep or Path(tempfile.mkdtemp(prefix="opgen_sweep_"))
     for target in args.targets.split(","):
         t0 = time.monotonic()
-        ok, failures, how_count, todo_count, decisions = [], [], Counter(), 0, Counter()
+        ok, failures, how_count, todo_count = [], [], Counter(), 0
         rendered = {}
         for api in apis:
             try:

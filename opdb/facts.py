@@ -12,7 +12,7 @@ cannot disagree. Op names are normalized once, by `opdb.names.normalize_op_name`
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 
 from opdb.drift import DriftReport, signature_drift
