@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import subprocess
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -47,40 +46,19 @@ def ties(text: str) -> list[dict]:
     return out
 
 
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "--git-dir", str(repo), *args], check=True,
-                          capture_output=True, text=True).stdout
-
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mirror-root", type=Path, required=True)
     ap.add_argument("-o", type=Path, default=HERE / "aclnn_dtype_ties.jsonl")
     args = ap.parse_args(argv)
-    heads: dict[str, str] = {}
-    docs: dict[tuple[str, str], str | None] = {}
+    from api_docs import iter_api_docs  # the sibling module: these run as scripts
+
     rows = []
-    for line in (HERE / "aclnn_apis.jsonl").read_text().splitlines():
-        rec = json.loads(line)
-        if not rec.get("doc_path"):
-            continue
-        repo = rec.get("doc_repo") or rec["source"]["repo"]
-        mirror = args.mirror_root / repo.replace("/", "+") / "repo"
-        if repo not in heads:
-            heads[repo] = _git(mirror, "rev-parse", "HEAD").strip() if mirror.is_dir() else ""
-        commit = rec.get("doc_commit") or (rec["source"]["commit"] if not rec.get("doc_repo")
-                                           else heads[repo])
-        key = (repo, rec["doc_path"])
-        if key not in docs:
-            try:
-                docs[key] = _git(mirror, "show", f"{commit}:{rec['doc_path']}")
-            except (subprocess.CalledProcessError, FileNotFoundError):
-                docs[key] = None
-        if docs[key] is None:
-            continue
+    for rec, repo, commit, doc in iter_api_docs(args.mirror_root):
         names = {p["name"] for p in rec.get("params", [])}
         seen = set()
-        for t in ties(docs[key]):
+        for t in ties(doc):
             if t["param"] in names and t["same_as"] in names and t["param"] not in seen:
                 seen.add(t["param"])
                 rows.append({"api": rec["api"], "param": t["param"], "same_as": t["same_as"],

@@ -1,0 +1,44 @@
+"""The aclnn API docs the CANN extractors read: for each API of `aclnn_apis.jsonl` that names
+a doc (`doc_path`, `doc_repo`), the doc's text at the commit the catalog was taken from (the
+mirror's HEAD for a doc kept in another repository). Each doc is read once, however many
+APIs it documents. Used by extract_soc_dtypes.py and extract_dtype_ties.py; standard library
+only.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Iterator
+
+HERE = Path(__file__).resolve().parent
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "--git-dir", str(repo), *args], check=True,
+                          capture_output=True, text=True).stdout
+
+
+def iter_api_docs(mirror_root: Path) -> Iterator[tuple[dict, str, str, str]]:
+    """(catalog record, doc repo, doc commit, doc text) per API whose doc the mirrors hold;
+    `mirror_root` holds `owner+name/repo` bare git mirrors."""
+    heads: dict[str, str] = {}
+    docs: dict[tuple[str, str], str | None] = {}
+    for line in (HERE / "aclnn_apis.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        if not rec.get("doc_path"):
+            continue
+        repo = rec.get("doc_repo") or rec["source"]["repo"]
+        mirror = mirror_root / repo.replace("/", "+") / "repo"
+        if repo not in heads:
+            heads[repo] = _git(mirror, "rev-parse", "HEAD").strip() if mirror.is_dir() else ""
+        commit = rec.get("doc_commit") or (rec["source"]["commit"] if not rec.get("doc_repo")
+                                           else heads[repo])
+        key = (repo, rec["doc_path"])
+        if key not in docs:
+            try:
+                docs[key] = _git(mirror, "show", f"{commit}:{rec['doc_path']}")
+            except (subprocess.CalledProcessError, FileNotFoundError):
+                docs[key] = None
+        if docs[key] is not None:
+            yield rec, repo, commit, docs[key]
