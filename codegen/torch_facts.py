@@ -24,6 +24,19 @@ def _torch():
     return torch
 
 
+def _aten_overload(op: str):
+    """The installed torch's OpOverload for `aten::name[.overload]`, or None when torch,
+    the name or the overload is unknown."""
+    torch = _torch()
+    if torch is None or not op.startswith("aten::"):
+        return None
+    name, _, overload = op.split("::", 1)[1].partition(".")
+    try:
+        return getattr(getattr(torch.ops.aten, name), overload or "default")
+    except (AttributeError, RuntimeError):
+        return None
+
+
 def _has_kernel(op: str, key: str) -> bool | None:
     torch = _torch()
     if torch is None or not op.startswith("aten::"):
@@ -210,16 +223,11 @@ def skips_legacy_empty(op: str) -> bool | None:
     (CatKernelNpuOpApi.cpp) drops such tensors before aclnn sees them and wraps `dim`
     against the first kept one. None when torch or the overload is unknown or the
     schema has other required arguments."""
+    fn = _aten_overload(op)
+    if fn is None:
+        return None
     torch = _torch()
-    if torch is None or not op.startswith("aten::"):
-        return None
-    name, _, overload = op.split("::", 1)[1].partition(".")
-    try:
-        packet = getattr(torch.ops.aten, name)
-        fn = getattr(packet, overload or "default")
-        schema = fn._schema
-    except (AttributeError, RuntimeError):
-        return None
+    schema = fn._schema
     lists = [a for a in schema.arguments if str(a.type) == "List[Tensor]"]
     if len(lists) != 1:
         return False
@@ -283,14 +291,10 @@ def pointwise(op: str) -> bool | None:
     the same element of the inputs, so the output may alias `self` (an in-place op
     can run the out-of-place kernel writing into `self`; `cumsum` is not pointwise).
     None when torch or the overload is unknown."""
+    fn = _aten_overload(op)
+    if fn is None:
+        return None
     torch = _torch()
-    if torch is None or not op.startswith("aten::"):
-        return None
-    name, _, overload = op.split("::", 1)[1].partition(".")
-    try:
-        fn = getattr(getattr(torch.ops.aten, name), overload or "default")
-    except (AttributeError, RuntimeError):
-        return None
     return torch.Tag.pointwise in fn.tags
 
 
@@ -301,14 +305,10 @@ def unset_dim_reduces_all(op: str) -> bool | None:
     `op(empty(2, 3, 4))` gives a 0-d result while `dim=0` gives (3, 4). op-plugin
     (ArgmaxKernelNpuOpApi.cpp) then passes `self.reshape({-1})` and dim 0 to aclnn,
     whose `dim` is a plain int64. None when torch or the overload is unknown."""
+    fn = _aten_overload(op)
+    if fn is None:
+        return None
     torch = _torch()
-    if torch is None or not op.startswith("aten::"):
-        return None
-    name, _, overload = op.split("::", 1)[1].partition(".")
-    try:
-        fn = getattr(getattr(torch.ops.aten, name), overload or "default")
-    except (AttributeError, RuntimeError):
-        return None
     args = fn._schema.arguments
     if not args or str(args[0].type) != "Tensor" or not any(
             a.name == "dim" and str(a.type) == "Optional[int]" for a in args):

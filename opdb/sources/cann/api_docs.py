@@ -1,7 +1,8 @@
 """The aclnn API docs the CANN extractors read: for each API of `aclnn_apis.jsonl` that names
 a doc (`doc_path`, `doc_repo`), the doc's text at the commit the catalog was taken from (the
 mirror's HEAD for a doc kept in another repository). Each doc is read once, however many
-APIs it documents. Used by extract_soc_dtypes.py and extract_dtype_ties.py; standard library
+APIs it documents. Used by extract_soc_dtypes.py and extract_dtype_ties.py, which write their rows with
+`write_rows`; standard library
 only.
 """
 from __future__ import annotations
@@ -42,3 +43,11 @@ def iter_api_docs(mirror_root: Path) -> Iterator[tuple[dict, str, str, str]]:
                 docs[key] = None
         if docs[key] is not None:
             yield rec, repo, commit, docs[key]
+
+
+def write_rows(rows: list[dict], path: Path) -> None:
+    """One JSON record per line, sorted by API and doc line, keys sorted: a rerun on the
+    same mirrors gives the same bytes."""
+    rows = sorted(rows, key=lambda r: (r["api"], r["source"]["line"]))
+    path.write_text("".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n"
+                            for r in rows))

@@ -15,7 +15,6 @@ Standard library only.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from pathlib import Path
 
@@ -46,13 +45,12 @@ def ties(text: str) -> list[dict]:
     return out
 
 
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mirror-root", type=Path, required=True)
     ap.add_argument("-o", type=Path, default=HERE / "aclnn_dtype_ties.jsonl")
     args = ap.parse_args(argv)
-    from api_docs import iter_api_docs  # the sibling module: these run as scripts
+    from api_docs import iter_api_docs, write_rows  # the sibling module: these run as scripts
 
     rows = []
     for rec, repo, commit, doc in iter_api_docs(args.mirror_root):
@@ -64,9 +62,7 @@ def main(argv=None) -> int:
                 rows.append({"api": rec["api"], "param": t["param"], "same_as": t["same_as"],
                              "source": {"repo": repo, "commit": commit, "path": rec["doc_path"],
                                         "line": t["line"]}})
-    rows.sort(key=lambda r: (r["api"], r["source"]["line"]))
-    args.o.write_text("".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n"
-                              for r in rows))
+    write_rows(rows, args.o)
     print(f"{len(rows)} ties for {len({r['api'] for r in rows})} APIs -> {args.o}")
     return 0
 
