@@ -36,8 +36,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+# the bundled toy models, then real library models built from config as a porting team
+# would bring them (transformers' Llama decoder and ConvNeXt; the two Paddle models marked
+# paddle.vision are `paddle.vision.models` unchanged)
 MODELS = [("torch", "examples/torch_transformer.py"), ("torch", "examples/torch_lstm_attention.py"),
           ("torch", "examples/torch_shufflenetv2.py"), ("torch", "examples/torch_resnet50.py"),
+          ("torch", "examples/hf_llama_decoder.py"), ("torch", "examples/hf_convnext.py"),
           ("paddle", "examples/paddle_crnn.py"), ("paddle", "examples/paddle_mobilenetv3.py"),
           ("paddle", "examples/paddle_resnet50.py")]
 
