@@ -221,6 +221,8 @@ class PaddleRecorder:
         self._op_in_parent: dict = {}
         self._fault_seen = 0
         self._stack: list[str] = []
+        self._watched: list = []  # per open call: its inputs' gradient targets, or None
+        self._grad_targets: dict = {}  # id(tensor) -> (weakref, inplace version, [targets])
         if not hasattr(self, "_sites"):
             self._sites = StackSites()  # layer path -> its call site (captured once per run)
         self._sites.begin_step()
@@ -243,6 +245,7 @@ class PaddleRecorder:
             self._busy = False
             self._gc.resume()
         self._cache = {}
+        self._grad_targets = {}
         return StepDump(step=self.step, rank=0, framework="paddle",
                         level="mix" if self.level == "op" else "L0",
                         data=self.data, construct=self.construct, stack=self._sites.stack_json(),
@@ -287,17 +290,21 @@ class PaddleRecorder:
             flat = flatten(inputs, [])
             self.data[key] = {"input_args": [self._stats(a) for a in flat], "input_kwargs": {}}
             self._sites.seen(path, key)
-            bkey = f"Module.{path}.{cls}.backward.{n}"
-            grads = [t for t in flat if is_tensor(t) and not t.stop_gradient]
+            watched = None
             if paddle.is_grad_enabled():
-                for i, t in enumerate(grads):
-                    self._tensor_hook(t, bkey, "output", i, len(grads))
+                grads = [t for t in flat if is_tensor(t) and not t.stop_gradient]
+                if grads:
+                    bkey = f"Module.{path}.{cls}.backward.{n}"
+                    watched = [self._watch_grad(t, (bkey, "output", i, len(grads)))
+                               for i, t in enumerate(grads)]
+            self._watched.append(watched)
             return None
         return hook
 
     def _post(self, path, cls):
         def hook(layer, inputs, outputs):
             key = self._stack.pop() if self._stack else f"Module.{path}.{cls}.forward.0"
+            watched = self._watched.pop() if self._watched else None
             rec = self.data.pop(key, {"input_args": [], "input_kwargs": {}})
             flat = flatten(outputs, [])
             rec["output"] = [self._stats(o) for o in flat]
@@ -305,27 +312,53 @@ class PaddleRecorder:
             bkey = key.replace(".forward.", ".backward.")
             parent = self.construct.get(key)
             self.construct[bkey] = parent.replace(".forward.", ".backward.") if parent else None
-            if paddle.is_grad_enabled():
-                outs = [t for t in flat if is_tensor(t) and not t.stop_gradient]
-                for i, t in enumerate(outs):
-                    self._tensor_hook(t, bkey, "input", i, len(outs))
+            outs = [t for t in flat if is_tensor(t) and not t.stop_gradient] \
+                if paddle.is_grad_enabled() else ()
+            for i, t in enumerate(outs):
+                self._watch_grad(t, (bkey, "input", i, len(outs)))
+            if watched and not outs:
+                # no output carries a gradient: no backward for this layer (the gradient its
+                # inputs get comes from their other uses; see hooks_torch)
+                for targets, target in watched:
+                    targets.remove(target)
             return None
         return hook
 
-    def _tensor_hook(self, t, bkey, side, i, n):
-        def hook(g):
-            rec = self.data.get(bkey)
-            if rec is None:
-                rec = self.data[bkey] = {"input": [], "output": []}
-            lst = rec[side]
-            if len(lst) < n:
-                lst.extend([None] * (n - len(lst)))
-            lst[i] = self._stats(g) if g is not None else None
-            return None
+    def _watch_grad(self, t, target: tuple) -> tuple[list, tuple]:
+        """Record t's gradient into target (backward key, side, index, count); a layer's
+        input is often the previous layer's output: one tensor hook serves both records
+        (unless the tensor was changed in place in between), where a hook each cost a
+        registration and a call from the engine each. -> (the hook's targets, target)."""
+        hit = self._grad_targets.get(id(t))
+        if hit is not None and hit[0]() is t and hit[1] == t._inplace_version():
+            hit[2].append(target)
+            return hit[2], target
+        targets = [target]
         try:
-            t.register_hook(hook)
+            t.register_hook(self._grad_hook(targets))
         except (RuntimeError, ValueError):
-            pass  # leaf tensors that do not keep gradients
+            return targets, target  # leaf tensors that do not keep gradients
+        try:
+            self._grad_targets[id(t)] = (weakref.ref(t), t._inplace_version(), targets)
+        except TypeError:
+            pass
+        return targets, target
+
+    def _grad_hook(self, targets: list):
+        def hook(g):
+            if not targets:
+                return None
+            rec_g = self._stats(g) if g is not None else None
+            for bkey, side, i, n in targets:
+                rec = self.data.get(bkey)
+                if rec is None:
+                    rec = self.data[bkey] = {"input": [], "output": []}
+                lst = rec[side]
+                if len(lst) < n:
+                    lst.extend([None] * (n - len(lst)))
+                lst[i] = rec_g
+            return None
+        return hook
 
     def _param_hook(self, path, cls, pname):
         key = f"Module.{path}.{cls}.parameters_grad.0"
