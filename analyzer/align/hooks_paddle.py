@@ -41,6 +41,9 @@ _DTYPE_NAMES: dict = {}
 # the same at ~32K elements (measured on this machine), the copy cheaper below
 _VIEW_MIN = 1 << 15
 _LOW = None  # (paddle.bfloat16, paddle.float16), set on first use
+_FLOAT = None  # (paddle.float32, paddle.float64), set on first use
+_DTYPE_BY_ID: dict = {}  # id(dtype) -> torch spelling
+_DTYPE_KEEP: list = []
 
 
 def _dtype_name(dt) -> str:
@@ -64,15 +67,30 @@ def queue_stats(t, batch: StepStats, on_device: bool | None = None) -> tuple[dic
     Device tensors: Max, Min, Sum, Norm, NaN and Inf counts stacked on the device into one
     vector per tensor, converted with the whole step's at flush (no sync per tensor).
     on_device: force one path (tests run the device path on CPU tensors)."""
-    global _LOW
+    global _LOW, _FLOAT
     import numpy as np
 
     shape = list(t.shape)
-    rec = {"type": "paddle.Tensor", "dtype": _dtype_name(t.dtype), "shape": shape, "Max": None,
+    dt = t.dtype
+    name = _DTYPE_BY_ID.get(id(dt))  # (hashing a Paddle dtype costs ~0.5 us; they are singletons)
+    if name is None:
+        name = _DTYPE_BY_ID[id(dt)] = _dtype_name(dt)
+        _DTYPE_KEEP.append(dt)  # the id stays this dtype's
+    rec = {"type": "paddle.Tensor", "dtype": name, "shape": shape, "Max": None,
            "Min": None, "Mean": None, "Norm": None, "NanCount": 0, "InfCount": 0}
     n = math.prod(shape)
     if n == 0:
         return rec, None
+    if _FLOAT is None:
+        _FLOAT = (paddle.float32, paddle.float64)
+    # the common case first: a small float32/64 CPU tensor, copied by numpy() straight from
+    # the tensor (no detached tensor made and freed: the same bytes as detach().numpy())
+    if on_device is not True and n <= _VIEW_MIN and (dt is _FLOAT[0] or dt is _FLOAT[1]) \
+            and (on_device is False or t.place.is_cpu_place()):
+        a = t.numpy().reshape(-1)
+        vals = host_reductions(a)
+        if vals[3] is not None:  # else NaN/Inf or overflow: the careful path below
+            return rec, batch.add_host(vals, rec, n, dt is _FLOAT[0])
     if _LOW is None:
         _LOW = (paddle.bfloat16, paddle.float16)
     x = t.detach()
@@ -81,7 +99,7 @@ def queue_stats(t, batch: StepStats, on_device: bool | None = None) -> tuple[dic
         v = paddle.stack([xf.max(), xf.min(), xf.sum(), paddle.linalg.norm(xf.flatten()),
                           paddle.isnan(xf).astype(xf.dtype).sum(), paddle.isinf(xf).astype(xf.dtype).sum()])
         return rec, batch.add((str(xf.place), str(xf.dtype)), (v,), rec, n, xf.dtype != paddle.float64, width=6)
-    dt = x.dtype  # paddle's dtypes are singletons: `is` (== costs a microsecond or more)
+    # paddle's dtypes are singletons: `is` (== costs a microsecond or more)
     if dt is _LOW[0] or dt is _LOW[1]:
         x = x.astype("float32")  # numpy has no bfloat16
     a = None
