@@ -19,7 +19,7 @@ from analyzer.align.fault import Fault
 from analyzer.align.gc_pause import GcPause
 from analyzer.align.layout import StepDump
 from analyzer.align.stacks import StackSites
-from analyzer.align.stats import PADDLE_TO_TORCH_DTYPE, StepStats, host_reductions, scalar_record
+from analyzer.align.stats import PADDLE_TO_TORCH_DTYPE, StepStats, host_reductions, record_template, scalar_record
 
 # ops whose output is their input's numbers (views, metadata, allocation)
 _SKIP_OPS = {"reshape", "reshape_", "squeeze", "unsqueeze", "squeeze_", "unsqueeze_", "transpose",
@@ -43,6 +43,7 @@ _VIEW_MIN = 1 << 15
 _LOW = None  # (paddle.bfloat16, paddle.float16), set on first use
 _FLOAT = None  # (paddle.float32, paddle.float64), set on first use
 _DTYPE_BY_ID: dict = {}  # id(dtype) -> torch spelling
+_RECORD = record_template("paddle.Tensor")
 _DTYPE_KEEP: list = []
 
 
@@ -76,8 +77,7 @@ def queue_stats(t, batch: StepStats, on_device: bool | None = None) -> tuple[dic
     if name is None:
         name = _DTYPE_BY_ID[id(dt)] = _dtype_name(dt)
         _DTYPE_KEEP.append(dt)  # the id stays this dtype's
-    rec = {"type": "paddle.Tensor", "dtype": name, "shape": shape, "Max": None,
-           "Min": None, "Mean": None, "Norm": None, "NanCount": 0, "InfCount": 0}
+    rec = dict(_RECORD, dtype=name, shape=shape)
     n = math.prod(shape)
     if n == 0:
         return rec, None

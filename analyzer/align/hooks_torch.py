@@ -19,7 +19,7 @@ from analyzer.align.fault import Fault
 from analyzer.align.gc_pause import GcPause
 from analyzer.align.layout import StepDump
 from analyzer.align.stacks import StackSites
-from analyzer.align.stats import StepStats, host_reductions, scalar_record
+from analyzer.align.stats import StepStats, host_reductions, record_template, scalar_record
 
 # ops that return a view or metadata of their input: same numbers as their input
 _SKIP_OPS = {"detach", "alias", "lift_fresh", "_unsafe_view", "view", "t", "transpose",
@@ -34,6 +34,7 @@ def _to_floats(vals: list) -> list:
 
 
 _DTYPE_NAMES: dict = {}
+_RECORD = record_template("torch.Tensor")
 _F32, _F64 = torch.float32, torch.float64
 _PLAIN = (torch.Tensor, torch.nn.Parameter)  # subclasses (FakeTensor, DTensor, ...) take torch's path
 # larger CPU tensors: torch's reductions (measured: the same cost at 16K elements, numpy
@@ -56,8 +57,7 @@ def queue_stats(t: torch.Tensor, batch: StepStats, on_device: bool | None = None
     name = _DTYPE_NAMES.get(dt)
     if name is None:
         name = _DTYPE_NAMES[dt] = str(dt)
-    rec = {"type": "torch.Tensor", "dtype": name, "shape": list(t.shape), "Max": None, "Min": None,
-           "Mean": None, "Norm": None, "NanCount": 0, "InfCount": 0}
+    rec = dict(_RECORD, dtype=name, shape=list(t.shape))
     # the common case first, with as few attribute reads as possible: a plain float32/64
     # CPU tensor small enough for numpy (the same numbers as the general path below)
     if on_device is not True and (dt is _F32 or dt is _F64) and type(t) in _PLAIN \
