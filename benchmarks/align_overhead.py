@@ -179,7 +179,9 @@ def device_skip(framework: str, device: str) -> str | None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models", default=None, help="fw:path,... (default: the bundled examples: the torch toys, transformers' Llama decoder and ConvNeXt, the Paddle CRNN and two paddle.vision models)")
+    ap.add_argument("--models", default=None,
+                    help="fw:path,... (default: the bundled examples: the torch toys, transformers' "
+                         "Llama decoder and ConvNeXt, the Paddle CRNN and two paddle.vision models)")
     ap.add_argument("--rounds", type=int, default=5, help="rounds of (undumped block, dumped block) per model")
     ap.add_argument("--block", type=int, default=4, help="steps per block (default 4)")
     ap.add_argument("--threads", type=int, default=1,
