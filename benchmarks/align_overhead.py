@@ -36,8 +36,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+# the bundled toy models, then real library models built from config as a porting team
+# would bring them (transformers' Llama decoder and ConvNeXt; the two Paddle models marked
+# paddle.vision are `paddle.vision.models` unchanged)
 MODELS = [("torch", "examples/torch_transformer.py"), ("torch", "examples/torch_lstm_attention.py"),
           ("torch", "examples/torch_shufflenetv2.py"), ("torch", "examples/torch_resnet50.py"),
+          ("torch", "examples/hf_llama_decoder.py"), ("torch", "examples/hf_convnext.py"),
           ("paddle", "examples/paddle_crnn.py"), ("paddle", "examples/paddle_mobilenetv3.py"),
           ("paddle", "examples/paddle_resnet50.py")]
 
@@ -175,7 +179,9 @@ def device_skip(framework: str, device: str) -> str | None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models", default=None, help="fw:path,... (default: the bundled examples)")
+    ap.add_argument("--models", default=None,
+                    help="fw:path,... (default: the bundled examples: the torch toys, transformers' "
+                         "Llama decoder and ConvNeXt, the Paddle CRNN and two paddle.vision models)")
     ap.add_argument("--rounds", type=int, default=5, help="rounds of (undumped block, dumped block) per model")
     ap.add_argument("--block", type=int, default=4, help="steps per block (default 4)")
     ap.add_argument("--threads", type=int, default=1,

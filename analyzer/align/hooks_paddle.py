@@ -19,7 +19,7 @@ from analyzer.align.fault import Fault
 from analyzer.align.gc_pause import GcPause
 from analyzer.align.layout import StepDump
 from analyzer.align.stacks import StackSites
-from analyzer.align.stats import PADDLE_TO_TORCH_DTYPE, StepStats, host_reductions, scalar_record
+from analyzer.align.stats import PADDLE_TO_TORCH_DTYPE, StepStats, host_reductions, record_template, scalar_record
 
 # ops whose output is their input's numbers (views, metadata, allocation)
 _SKIP_OPS = {"reshape", "reshape_", "squeeze", "unsqueeze", "squeeze_", "unsqueeze_", "transpose",
@@ -41,6 +41,10 @@ _DTYPE_NAMES: dict = {}
 # the same at ~32K elements (measured on this machine), the copy cheaper below
 _VIEW_MIN = 1 << 15
 _LOW = None  # (paddle.bfloat16, paddle.float16), set on first use
+_FLOAT = None  # (paddle.float32, paddle.float64), set on first use
+_DTYPE_BY_ID: dict = {}  # id(dtype) -> torch spelling
+_RECORD = record_template("paddle.Tensor")
+_DTYPE_KEEP: list = []
 
 
 def _dtype_name(dt) -> str:
@@ -64,15 +68,29 @@ def queue_stats(t, batch: StepStats, on_device: bool | None = None) -> tuple[dic
     Device tensors: Max, Min, Sum, Norm, NaN and Inf counts stacked on the device into one
     vector per tensor, converted with the whole step's at flush (no sync per tensor).
     on_device: force one path (tests run the device path on CPU tensors)."""
-    global _LOW
+    global _LOW, _FLOAT
     import numpy as np
 
     shape = list(t.shape)
-    rec = {"type": "paddle.Tensor", "dtype": _dtype_name(t.dtype), "shape": shape, "Max": None,
-           "Min": None, "Mean": None, "Norm": None, "NanCount": 0, "InfCount": 0}
+    dt = t.dtype
+    name = _DTYPE_BY_ID.get(id(dt))  # (hashing a Paddle dtype costs ~0.5 us; they are singletons)
+    if name is None:
+        name = _DTYPE_BY_ID[id(dt)] = _dtype_name(dt)
+        _DTYPE_KEEP.append(dt)  # the id stays this dtype's
+    rec = dict(_RECORD, dtype=name, shape=shape)
     n = math.prod(shape)
     if n == 0:
         return rec, None
+    if _FLOAT is None:
+        _FLOAT = (paddle.float32, paddle.float64)
+    # the common case first: a small float32/64 CPU tensor, copied by numpy() straight from
+    # the tensor (no detached tensor made and freed: the same bytes as detach().numpy())
+    if on_device is not True and n <= _VIEW_MIN and (dt is _FLOAT[0] or dt is _FLOAT[1]) \
+            and (on_device is False or t.place.is_cpu_place()):
+        a = t.numpy().reshape(-1)
+        vals = host_reductions(a)
+        if vals[3] is not None:  # else NaN/Inf or overflow: the careful path below
+            return rec, batch.add_host(vals, rec, n, dt is _FLOAT[0])
     if _LOW is None:
         _LOW = (paddle.bfloat16, paddle.float16)
     x = t.detach()
@@ -81,7 +99,7 @@ def queue_stats(t, batch: StepStats, on_device: bool | None = None) -> tuple[dic
         v = paddle.stack([xf.max(), xf.min(), xf.sum(), paddle.linalg.norm(xf.flatten()),
                           paddle.isnan(xf).astype(xf.dtype).sum(), paddle.isinf(xf).astype(xf.dtype).sum()])
         return rec, batch.add((str(xf.place), str(xf.dtype)), (v,), rec, n, xf.dtype != paddle.float64, width=6)
-    dt = x.dtype  # paddle's dtypes are singletons: `is` (== costs a microsecond or more)
+    # paddle's dtypes are singletons: `is` (== costs a microsecond or more)
     if dt is _LOW[0] or dt is _LOW[1]:
         x = x.astype("float32")  # numpy has no bfloat16
     a = None
@@ -221,6 +239,8 @@ class PaddleRecorder:
         self._op_in_parent: dict = {}
         self._fault_seen = 0
         self._stack: list[str] = []
+        self._watched: list = []  # per open call: its inputs' gradient targets, or None
+        self._grad_targets: dict = {}  # id(tensor) -> (weakref, inplace version, [targets])
         if not hasattr(self, "_sites"):
             self._sites = StackSites()  # layer path -> its call site (captured once per run)
         self._sites.begin_step()
@@ -243,6 +263,7 @@ class PaddleRecorder:
             self._busy = False
             self._gc.resume()
         self._cache = {}
+        self._grad_targets = {}
         return StepDump(step=self.step, rank=0, framework="paddle",
                         level="mix" if self.level == "op" else "L0",
                         data=self.data, construct=self.construct, stack=self._sites.stack_json(),
@@ -287,17 +308,21 @@ class PaddleRecorder:
             flat = flatten(inputs, [])
             self.data[key] = {"input_args": [self._stats(a) for a in flat], "input_kwargs": {}}
             self._sites.seen(path, key)
-            bkey = f"Module.{path}.{cls}.backward.{n}"
-            grads = [t for t in flat if is_tensor(t) and not t.stop_gradient]
+            watched = None
             if paddle.is_grad_enabled():
-                for i, t in enumerate(grads):
-                    self._tensor_hook(t, bkey, "output", i, len(grads))
+                grads = [t for t in flat if is_tensor(t) and not t.stop_gradient]
+                if grads:
+                    bkey = f"Module.{path}.{cls}.backward.{n}"
+                    watched = [self._watch_grad(t, (bkey, "output", i, len(grads)))
+                               for i, t in enumerate(grads)]
+            self._watched.append(watched)
             return None
         return hook
 
     def _post(self, path, cls):
         def hook(layer, inputs, outputs):
             key = self._stack.pop() if self._stack else f"Module.{path}.{cls}.forward.0"
+            watched = self._watched.pop() if self._watched else None
             rec = self.data.pop(key, {"input_args": [], "input_kwargs": {}})
             flat = flatten(outputs, [])
             rec["output"] = [self._stats(o) for o in flat]
@@ -305,27 +330,53 @@ class PaddleRecorder:
             bkey = key.replace(".forward.", ".backward.")
             parent = self.construct.get(key)
             self.construct[bkey] = parent.replace(".forward.", ".backward.") if parent else None
-            if paddle.is_grad_enabled():
-                outs = [t for t in flat if is_tensor(t) and not t.stop_gradient]
-                for i, t in enumerate(outs):
-                    self._tensor_hook(t, bkey, "input", i, len(outs))
+            outs = [t for t in flat if is_tensor(t) and not t.stop_gradient] \
+                if paddle.is_grad_enabled() else ()
+            for i, t in enumerate(outs):
+                self._watch_grad(t, (bkey, "input", i, len(outs)))
+            if watched and not outs:
+                # no output carries a gradient: no backward for this layer (the gradient its
+                # inputs get comes from their other uses; see hooks_torch)
+                for targets, target in watched:
+                    targets.remove(target)
             return None
         return hook
 
-    def _tensor_hook(self, t, bkey, side, i, n):
-        def hook(g):
-            rec = self.data.get(bkey)
-            if rec is None:
-                rec = self.data[bkey] = {"input": [], "output": []}
-            lst = rec[side]
-            if len(lst) < n:
-                lst.extend([None] * (n - len(lst)))
-            lst[i] = self._stats(g) if g is not None else None
-            return None
+    def _watch_grad(self, t, target: tuple) -> tuple[list, tuple]:
+        """Record t's gradient into target (backward key, side, index, count); a layer's
+        input is often the previous layer's output: one tensor hook serves both records
+        (unless the tensor was changed in place in between), where a hook each cost a
+        registration and a call from the engine each. -> (the hook's targets, target)."""
+        hit = self._grad_targets.get(id(t))
+        if hit is not None and hit[0]() is t and hit[1] == t._inplace_version():
+            hit[2].append(target)
+            return hit[2], target
+        targets = [target]
         try:
-            t.register_hook(hook)
+            t.register_hook(self._grad_hook(targets))
         except (RuntimeError, ValueError):
-            pass  # leaf tensors that do not keep gradients
+            return targets, target  # leaf tensors that do not keep gradients
+        try:
+            self._grad_targets[id(t)] = (weakref.ref(t), t._inplace_version(), targets)
+        except TypeError:
+            pass
+        return targets, target
+
+    def _grad_hook(self, targets: list):
+        def hook(g):
+            if not targets:
+                return None
+            rec_g = self._stats(g) if g is not None else None
+            for bkey, side, i, n in targets:
+                rec = self.data.get(bkey)
+                if rec is None:
+                    rec = self.data[bkey] = {"input": [], "output": []}
+                lst = rec[side]
+                if len(lst) < n:
+                    lst.extend([None] * (n - len(lst)))
+                lst[i] = rec_g
+            return None
+        return hook
 
     def _param_hook(self, path, cls, pname):
         key = f"Module.{path}.{cls}.parameters_grad.0"

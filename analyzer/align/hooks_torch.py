@@ -19,7 +19,7 @@ from analyzer.align.fault import Fault
 from analyzer.align.gc_pause import GcPause
 from analyzer.align.layout import StepDump
 from analyzer.align.stacks import StackSites
-from analyzer.align.stats import StepStats, host_reductions, scalar_record
+from analyzer.align.stats import StepStats, host_reductions, record_template, scalar_record
 
 # ops that return a view or metadata of their input: same numbers as their input
 _SKIP_OPS = {"detach", "alias", "lift_fresh", "_unsafe_view", "view", "t", "transpose",
@@ -34,6 +34,7 @@ def _to_floats(vals: list) -> list:
 
 
 _DTYPE_NAMES: dict = {}
+_RECORD = record_template("torch.Tensor")
 _F32, _F64 = torch.float32, torch.float64
 _PLAIN = (torch.Tensor, torch.nn.Parameter)  # subclasses (FakeTensor, DTensor, ...) take torch's path
 # larger CPU tensors: torch's reductions (measured: the same cost at 16K elements, numpy
@@ -56,8 +57,7 @@ def queue_stats(t: torch.Tensor, batch: StepStats, on_device: bool | None = None
     name = _DTYPE_NAMES.get(dt)
     if name is None:
         name = _DTYPE_NAMES[dt] = str(dt)
-    rec = {"type": "torch.Tensor", "dtype": name, "shape": list(t.shape), "Max": None, "Min": None,
-           "Mean": None, "Norm": None, "NanCount": 0, "InfCount": 0}
+    rec = dict(_RECORD, dtype=name, shape=list(t.shape))
     # the common case first, with as few attribute reads as possible: a plain float32/64
     # CPU tensor small enough for numpy (the same numbers as the general path below)
     if on_device is not True and (dt is _F32 or dt is _F64) and type(t) in _PLAIN \
@@ -202,6 +202,7 @@ class TorchRecorder:
         self._op_in_parent: dict = {}
         self._fault_seen = 0
         self._stack: list[str] = []
+        self._watched: list = []  # per open call: its inputs' gradient targets, or None
         self._cache: dict = {}
         self._grad_targets: dict = {}  # id(tensor) -> (weakref, version, [targets])
         if not hasattr(self, "_param_owner"):
@@ -284,16 +285,20 @@ class TorchRecorder:
                                     if not isinstance(v, (tuple, list, dict))}}
             self.data[key] = rec  # placed at the call; msprobe orders by completion, see _post
             self._sites.seen(path, key)
-            bkey = f"Module.{path}.{cls}.backward.{n}"
-            grads = [t for t in flat if isinstance(t, torch.Tensor) and t.requires_grad]
-            if torch.is_grad_enabled() and grads:
-                for i, t in enumerate(grads):
-                    self._watch_grad(t, (bkey, "output", i, len(grads)))
+            watched = None
+            if torch.is_grad_enabled():
+                grads = [t for t in flat if isinstance(t, torch.Tensor) and t.requires_grad]
+                if grads:
+                    bkey = f"Module.{path}.{cls}.backward.{n}"
+                    watched = [self._watch_grad(t, (bkey, "output", i, len(grads)))
+                               for i, t in enumerate(grads)]
+            self._watched.append(watched)
         return hook
 
     def _post(self, path: str, cls: str):
         def hook(mod, args, kwargs, output):
             key = self._stack.pop() if self._stack else f"Module.{path}.{cls}.forward.0"
+            watched = self._watched.pop() if self._watched else None
             rec = self.data.pop(key, {"input_args": [], "input_kwargs": {}})
             flat = flatten(output, [])
             rec["output"] = [self._stats(o) for o in flat]
@@ -302,27 +307,37 @@ class TorchRecorder:
             self.construct.setdefault(bkey, None)
             parent = self.construct.get(key)
             self.construct[bkey] = parent.replace(".forward.", ".backward.") if parent else None
-            if torch.is_grad_enabled():
-                outs = [t for t in flat if isinstance(t, torch.Tensor) and t.requires_grad]
-                for i, t in enumerate(outs):
-                    self._watch_grad(t, (bkey, "input", i, len(outs)))
+            outs = [t for t in flat if isinstance(t, torch.Tensor) and t.requires_grad] \
+                if torch.is_grad_enabled() else ()
+            for i, t in enumerate(outs):
+                self._watch_grad(t, (bkey, "input", i, len(outs)))
+            if watched and not outs:
+                # no output carries a gradient (a rotary embedding's cos/sin, a mask, an
+                # argmax): the module has no backward, as msprobe's backward hook sees it; the
+                # gradient its inputs get comes from their other uses, not from this module
+                for targets, target in watched:
+                    targets.remove(target)
             return None
         return hook
 
-    def _watch_grad(self, t: torch.Tensor, target: tuple) -> None:
+    def _watch_grad(self, t: torch.Tensor, target: tuple) -> tuple[list, tuple]:
         """Record t's gradient into target (backward key, side, index, count). A module's
         input is often the previous module's output: one tensor hook serves both records
-        (as long as the tensor was not modified in place in between)."""
+        (as long as the tensor was not modified in place in between). -> (the hook's
+        target list, target): what to remove to take the target back."""
         hit = self._grad_targets.get(id(t))
         if hit is not None and hit[0]() is t and hit[1] == t._version:
             hit[2].append(target)
-            return
+            return hit[2], target
         targets = [target]
         t.register_hook(_quiet(self._grad_hook(targets)))
         self._grad_targets[id(t)] = (weakref.ref(t), t._version, targets)
+        return targets, target
 
     def _grad_hook(self, targets: list):
         def hook(g):
+            if not targets:
+                return None
             rec_g = self._grad_stats(g)
             for bkey, side, i, n in targets:
                 rec = self.data.get(bkey)

@@ -222,6 +222,12 @@ def pending_record(type_: str, dtype: str, shape: list) -> dict:
             "Mean": None, "Norm": None, "NanCount": 0, "InfCount": 0}
 
 
+def record_template(type_: str) -> dict:
+    """`pending_record` to copy per tensor: `dict(template, dtype=.., shape=..)` clones the
+    key table (~0.5 us) where a nine-key literal hashes and inserts each key (~0.85 us)."""
+    return pending_record(type_, "", [])
+
+
 # numpy sums in the array's dtype: below these (m * m * n, m the largest magnitude) a sum of
 # n squares cannot overflow float32 / float64, so numpy warns of nothing and the norm is finite
 _SAFE_SQ = {True: 1e37, False: 1e306}
