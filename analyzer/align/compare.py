@@ -260,8 +260,21 @@ def _parts(phase: str, rec: dict) -> tuple[list, list]:
     ins = list(rec.get("input_args") or [])
     kw = rec.get("input_kwargs") or {}
     if isinstance(kw, dict):
-        ins += [v for v in kw.values() if isinstance(v, dict)]
+        ins += _records(list(kw.values()), [])
     return rec.get("output") or [], ins
+
+
+def _records(vals: list, out: list) -> list:
+    """The records in keyword-argument values, nested lists (a tuple argument) opened."""
+    for v in vals:
+        if isinstance(v, list):
+            _records(v, out)
+        elif isinstance(v, dict):
+            if "type" in v:
+                out.append(v)
+            else:  # a dict argument: its values
+                _records(list(v.values()), out)
+    return out
 
 
 def _errors(phase: str, ra: dict, rb: dict) -> tuple[float | None, float | None, bool | None]:

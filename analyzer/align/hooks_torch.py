@@ -260,6 +260,15 @@ class TorchRecorder:
             pass
         return rec
 
+    def _nested_stats(self, obj):
+        """A keyword argument's record: a tuple/list gives a list of records and a dict a dict
+        of them, as msprobe writes them (Llama's `position_embeddings=(cos, sin)`)."""
+        if isinstance(obj, (tuple, list)):
+            return [self._nested_stats(o) for o in obj]
+        if isinstance(obj, dict):
+            return {str(k): self._nested_stats(v) for k, v in obj.items()}
+        return self._stats(obj)
+
     def _grad_stats(self, g) -> dict | None:
         """A gradient's statistics; the same gradient tensor reaches the hook on one module's
         output and the next module's input, so the identity cache serves it twice."""
@@ -281,8 +290,7 @@ class TorchRecorder:
             self._stack.append(key)
             flat = flatten(args, [])
             rec = {"input_args": [self._stats(a) for a in flat],
-                   "input_kwargs": {k: self._stats(v) for k, v in (kwargs or {}).items()
-                                    if not isinstance(v, (tuple, list, dict))}}
+                   "input_kwargs": {k: self._nested_stats(v) for k, v in (kwargs or {}).items()}}
             self.data[key] = rec  # placed at the call; msprobe orders by completion, see _post
             self._sites.seen(path, key)
             watched = None
