@@ -14,7 +14,7 @@ from opdb.model import AclnnApi, FrameworkOp, Param
 from codegen.argmap import FwParam, MappedParam, map_args, unused_todo
 from codegen.cppcall import CallArg, Dialect, call_args, default_arg, fn_pointer_type, local_name
 from codegen.cppcall import static_asserts
-from codegen.kinds import aclnn_kind, paddle_kind
+from codegen.kinds import aclnn_kind, aclnn_optional, paddle_kind
 
 # dtypes a phi kernel can be registered for, in PaddleCustomDevice's usual order.
 PHI_DTYPES = {
@@ -77,9 +77,39 @@ class PaddleDialect(Dialect):
 
     target = "paddle"
 
-    def __init__(self, nullable: set[str] | frozenset = frozenset(), first_output: str = ""):
+    def __init__(self, nullable: set[str] | frozenset = frozenset(), first_output: str = "",
+                 api_name: str = "", fwp: list[FwParam] | tuple = ()):
         self.nullable = set(nullable)
         self.first_output = first_output
+        self.api_name = api_name  # for the reviewed values of unset optional tensors
+        self.fwp = list(fwp)
+
+    def required_from_optional(self, p: MappedParam) -> CallArg | None:
+        """A required aclnn tensor (no `Optional` suffix) fed by an optional phi tensor
+        takes, when that is absent, the value a reviewed rule gives (arg_rules.yaml
+        `rules` of kind tensor with paddle statements: nll_loss's weight is ones over the
+        classes, group_norm's scale ones and bias zeros, as PaddleCustomDevice fills
+        them); None without such a rule (the optional is passed as it is)."""
+        from codegen.argmap import _find, norm_param
+        from opdb.arg_rules import load as load_rules
+
+        var, name = local_name(p), p.fw.name
+        for rule in load_rules().rules_for(norm_param(p.aclnn.name), "tensor", self.api_name):
+            lines = rule.lines("paddle")
+            found = {n: _find(n, self.fwp) for n in rule.needs}
+            if not lines or rule.first or any(f is None for f in found.values()):
+                continue
+            fill = [line.format(var=f"{var}_unset", **{n: f.name for n, f in found.items()})
+                    for line in lines]
+            return CallArg(p.aclnn.name, p.aclnn.ctype, var,
+                           [f"phi::DenseTensor {var};",
+                            f"if ({name}) {{",
+                            f"  {var} = *{name}.get_ptr();",
+                            f"}} else {{  // absent: {rule.evidence.split(':')[0]}",
+                            *[f"  {line}" for line in fill],
+                            f"  {var} = {var}_unset;",
+                            "}"], p.todo, p.decision)
+        return None
 
     def convert(self, p: MappedParam, ref: str) -> CallArg:
         fw = p.fw
@@ -90,6 +120,11 @@ class PaddleDialect(Dialect):
         deref = f"*{name}" if fw.is_output and fk == "tensor" else name
         if fw.is_output and fk == "tensor" and name in self.nullable:
             deref = f"{name}_tensor"
+        if k == fk == "tensor" and fw.optional and not fw.is_output \
+                and not aclnn_optional(p.aclnn.name):
+            arg = self.required_from_optional(p)
+            if arg is not None:
+                return arg
         if k == fk == "tensor":
             pre = []
             todo = p.todo
@@ -266,7 +301,7 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     backward = op.kind == "backward"
     nullable = {f.name for f in outputs} if backward else set()
     args = call_args(amap, PaddleDialect(nullable, outputs[0].name if outputs and not backward
-                                         else ""), ref)
+                                         else "", api.name, fwp), ref)
     if backward:
         args = [_output_mask(amap, a, nullable) if _is_output_mask(a) else a for a in args]
     args = _channel_first_views(api, fwp, args)
