@@ -201,3 +201,40 @@ def test_group_norm_grad_maps_d_prefixed_gradients():
     assert a["outputMask"].prelude[0] == ("std::array<bool, 3> acl_output_mask = "
                                           "{d_x != nullptr, d_scale != nullptr, d_bias != nullptr};")
     assert not any("position" in t for t in _todos(k))
+
+
+GATHER = _api("aclnnGatherV2", _t("self"), Param("dim", "int64_t", "input"),
+              _t("index", dtypes=("int64", "int32")), _t("out", "output"))
+GATHER_OP = _op("gather", "void GatherKernel(const Context& dev_ctx, const DenseTensor& x, "
+                          "const DenseTensor& index, const Scalar& axis, DenseTensor* out)")
+
+
+def test_gather_index_shapes_paddle_accepts():
+    # gather_kernel.cc: an [N, 1] index goes as [N]; for a 0-d index out gets a 1 at axis
+    # (aclnn_gather_v2.cpp CheckOutShape); before, both shapes failed aclnn's shape check
+    a = _args(build_paddle_kernel(GATHER, GATHER_OP, framework_dtypes=("float32",)))
+    assert a["index"].expr == "acl_index" and a["out"].expr == "acl_out"
+    assert "if (index.dims().size() == 2 && index.dims()[1] == 1) {  // Paddle reads an [N, 1] index as [N]" in a["index"].prelude
+    assert "  acl_out_d.insert(acl_out_d.begin() + acl_out_ax, 1);" in a["out"].prelude
+    assert a["out"].prelude[1].startswith("if (index.dims().size() == 0) {")
+    assert a["dim"].prelude == ["int64_t acl_dim = static_cast<int64_t>(axis.to<int64_t>());"]
+
+
+GATHER_ND = _api("aclnnGatherNd", _t("self"), _t("indices", dtypes=("int64", "int32")),
+                 Param("negativeIndexSupport", "bool", "input"), _t("out", "output"))
+GATHER_ND_OP = _op("gather_nd", "void GatherNdKernel(const Context& dev_ctx, const DenseTensor& x, "
+                                "const DenseTensor& index, DenseTensor* out)")
+
+
+def test_gather_nd_empty_index_rows_and_negative_indices():
+    # gather_nd_kernel.cc: an index with no coordinates broadcasts x into out and returns
+    # (aclnnGatherNd rejects a last dim of 0); Paddle 3.3.1's gather_nd takes negative
+    # indices (phi funcs/gather.h), which aclnn does with negativeIndexSupport
+    k = build_paddle_kernel(GATHER_ND, GATHER_ND_OP, framework_dtypes=("float32",))
+    a = _args(k)
+    pre = a["indices"].prelude
+    assert pre[0].startswith("if (index.dims().size() > 0 && index.dims()[index.dims().size() - 1] == 0) {")
+    assert "  EXEC_NPU_CMD(aclnnExpand, dev_ctx, x, acl_indices_shape, *out);" in pre
+    assert pre[-2:] == ["}", "const phi::DenseTensor& acl_indices = index;"]
+    assert a["negativeIndexSupport"].prelude[0].startswith("bool acl_negative_index_support = true;")
+    assert not _todos(k)
