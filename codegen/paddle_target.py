@@ -287,9 +287,39 @@ def kernel_function(op: FrameworkOp) -> str:
 def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
                         framework_dtypes: tuple[str, ...] | None = None,
                         candidates: list[AclnnApi] | None = None,
-                        soc: str | None = None) -> dict:
+                        soc: str | None = None,
+                        rank_variant: tuple[AclnnApi, int] | None = None) -> dict:
     """`candidates`: the API's variants (V2/V3, scalar); the one that fits the phi
-    signature best is called."""
+    signature best is called. `rank_variant`: (API, rank) upstream calls instead when the
+    first tensor input has that rank (arg_rules.yaml `rank_variants`): rendered as a branch
+    mapped on that API's own signature (`branch`)."""
+    k = _build_paddle_kernel(api, op, framework_dtypes, candidates, soc)
+    k["branch"] = (_rank_branch(k, rank_variant, op, framework_dtypes, soc)
+                   if rank_variant is not None else None)
+    return k
+
+
+def _rank_branch(k: dict, rank_variant: tuple[AclnnApi, int], op: FrameworkOp,
+                 framework_dtypes: tuple[str, ...] | None, soc: str | None) -> dict | None:
+    """The call of the API upstream uses for inputs of another rank (nll_loss_kernel.cc:
+    rank 4 -> aclnnNLLLoss2d), decided by the phi kernel's first tensor input (x, also in
+    the grad kernel); the branch returns after its call and after-call statements."""
+    var_api, rank = rank_variant
+    lead = next((f for f in fw_params(op) if f.kind == "tensor" and not f.is_output
+                 and not f.optional), None)
+    if lead is None:
+        return None
+    b = _build_paddle_kernel(var_api, op, framework_dtypes, None, soc)
+    return {"api": b["api"], "cond": f"{lead.name}.dims().size() == {rank}", "rank": rank,
+            "args": b["args"], "asserts": b["asserts"], "after": b["after"],
+            "fn_alias": b["fn_alias"], "fn_type": b["fn_type"], "includes": b["includes"],
+            "compute_as": b["compute_as"], "todos": [a.todo for a in b["args"] if a.todo]}
+
+
+def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
+                         framework_dtypes: tuple[str, ...] | None = None,
+                         candidates: list[AclnnApi] | None = None,
+                         soc: str | None = None) -> dict:
     fwp = fw_params(op)
     if candidates:
         from codegen.variants import pick_variant

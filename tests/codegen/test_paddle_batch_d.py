@@ -238,3 +238,41 @@ def test_gather_nd_empty_index_rows_and_negative_indices():
     assert pre[-2:] == ["}", "const phi::DenseTensor& acl_indices = index;"]
     assert a["negativeIndexSupport"].prelude[0].startswith("bool acl_negative_index_support = true;")
     assert not _todos(k)
+
+
+NLL2D = _api("aclnnNLLLoss2d", _t("self"), _t("target", dtypes=("int64", "int32")), _t("weight"),
+             Param("reduction", "int64_t", "input"), Param("ignoreIndex", "int64_t", "input"),
+             _t("out", "output"), _t("totalWeightOut", "output"))
+
+
+def test_rank_variant_branches_on_the_phi_input_rank():
+    # nll_loss_kernel.cc: x of rank 4 goes to aclnnNLLLoss2d (aclnnNLLLoss takes 1 or 2
+    # dims); the branch is mapped on NLLLoss2d's own signature, its weight over dim 1
+    k = build_paddle_kernel(NLL, NLL_OP, framework_dtypes=("float32",), rank_variant=(NLL2D, 4))
+    b = k["branch"]
+    assert b["api"].name == "aclnnNLLLoss2d" and b["cond"] == "input.dims().size() == 4"
+    w = {a.aclnn_name: a for a in b["args"]}["weight"]
+    assert "  acl_weight_unset.Resize(phi::make_ddim({input.dims()[1]}));" in w.prelude
+    # the base call keeps the class dim last
+    assert ("  acl_weight_unset.Resize(phi::make_ddim({input.dims()[input.dims().size() - 1]}));"
+            in _args(k)["weight"].prelude)
+
+
+def test_rank_variant_is_rendered_before_the_base_call():
+    # the template branches on the rank and returns before the base call
+    from codegen.api import render_adapter
+    r = render_adapter(NLL, NLL_OP, "paddle", "in-tree", variants={"rank": (NLL2D, 4)})
+    text = r.files["in-tree/backends/npu/kernels/nll_loss_kernel.cc"]
+    i = text.index("  if (input.dims().size() == 4) {  // upstream calls aclnnNLLLoss2d")
+    j = text.index("    EXEC_NPU_CMD(aclnnNLLLoss2d, dev_ctx,")
+    k = text.index("    return;\n  }", j)
+    assert i < j < k < text.index("  EXEC_NPU_CMD(aclnnNLLLoss, dev_ctx,")
+    assert "using AclnnNLLLoss2dGetWorkspaceSizeFn = " in text
+
+
+def test_rank_variants_entries_are_validated():
+    import pytest
+    from opdb.arg_rules import _rank_variants
+    from opdb.errors import ParseError
+    with pytest.raises(ParseError, match="rank_variants\\[0\\].*int `rank`"):
+        _rank_variants([{"base": "aclnnA", "variant": "aclnnB", "rank": "4", "evidence": "x"}])
