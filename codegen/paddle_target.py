@@ -443,6 +443,18 @@ def _channel_first_views(api: AclnnApi, fwp: list[FwParam], args: list[CallArg]
                 f"  {v}.Resize(phi::make_ddim({{{d}[0], {d}[3], {d}[1], {d}[2]}}));",
                 f"  {v}.set_strides(phi::make_ddim({{{d}[1] * {d}[2] * {d}[3], 1, "
                 f"{d}[2] * {d}[3], {d}[3]}}));",
+                f'}} else if ({attr} == "NHWC" && {v}.dims().size() >= 3) {{  // another rank '
+                "(NLC, NDHWC): [N, C, *] over the channel-last storage",
+                f"  auto {d} = phi::vectorize({v}.dims());",
+                f"  std::vector<int64_t> {v}_st({d}.size(), 1);",
+                f"  for (int i = static_cast<int>({d}.size()) - 2; i >= 0; --i) "
+                f"{v}_st[i] = {v}_st[i + 1] * {d}[i + 1];",
+                f"  std::vector<int64_t> {v}_vd = {{{d}[0], {d}.back()}}, "
+                f"{v}_vs = {{{v}_st[0], 1}};",
+                f"  {v}_vd.insert({v}_vd.end(), {d}.begin() + 1, {d}.end() - 1);",
+                f"  {v}_vs.insert({v}_vs.end(), {v}_st.begin() + 1, {v}_st.end() - 1);",
+                f"  {v}.Resize(phi::make_ddim({v}_vd));",
+                f"  {v}.set_strides(phi::make_ddim({v}_vs));",
                 "}"]
         out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, a.prelude + view, a.todo,
                            a.decision, a.after))

@@ -173,8 +173,7 @@ def test_group_norm_sizes_default_affine_and_variance():
     a = _args(k)
     c = 'data_layout == "NHWC" ? x.dims()[x.dims().size() - 1] : x.dims()[1]'
     assert a["N"].prelude == ["int64_t acl_n = x.dims()[0];"]
-    assert a["C"].prelude[-1] == f"int64_t acl_c = {c};"
-    assert "Unimplemented" in a["C"].prelude[0]  # NHWC of another rank is refused, not wrong
+    assert a["C"].prelude == [f"int64_t acl_c = {c};"]
     assert a["HxW"].prelude[0].startswith(f"int64_t acl_hx_w = x.numel() / (x.dims()[0] * ({c}));")
     # absent scale/bias: ones/zeros over C (group_norm_kernel.cc)
     assert "  FillNpuTensorWithConstant<T>(&acl_gamma_unset, dev_ctx, static_cast<T>(1));" in a["gamma"].prelude
@@ -183,8 +182,17 @@ def test_group_norm_sizes_default_affine_and_variance():
     assert a["rstdOut"].decision == "rule" and a["rstdOut"].expr == "acl_rstd_out"
     after = "\n".join(k["after"])
     assert "EXEC_NPU_CMD(aclnnPowTensorScalar, dev_ctx, acl_rstd_out, acl_rstd_out_pow, *variance);" in after
-    # NHWC x/y go as NCHW views (channel_first)
+    # NHWC x/y go as NCHW views (channel_first); Paddle sends NLC/NDHWC as "NHWC" too, so
+    # other ranks go as [N, C, *] views of the channel-last storage (upstream transposes)
     assert a["self"].expr == "acl_self_nchw" and a["out"].expr == "acl_out_nchw"
+    pre = a["self"].prelude
+    assert 'if (data_layout == "NHWC" && acl_self_nchw.dims().size() == 4) {' in pre
+    assert any(line.startswith('} else if (data_layout == "NHWC" && acl_self_nchw.dims().size() >= 3) {')
+               for line in pre)
+    assert ("  for (int i = static_cast<int>(acl_self_nchw_d.size()) - 2; i >= 0; --i) "
+            "acl_self_nchw_st[i] = acl_self_nchw_st[i + 1] * acl_self_nchw_d[i + 1];") in pre
+    assert ("  std::vector<int64_t> acl_self_nchw_vd = {acl_self_nchw_d[0], acl_self_nchw_d.back()}, "
+            "acl_self_nchw_vs = {acl_self_nchw_st[0], 1};") in pre
     assert not any("placeholder" in t for t in _todos(k))
 
 
