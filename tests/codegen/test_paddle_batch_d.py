@@ -284,3 +284,14 @@ def test_rank_variants_entries_are_validated():
     from opdb.errors import ParseError
     with pytest.raises(ParseError, match="rank_variants\\[0\\].*int `rank`"):
         _rank_variants([{"base": "aclnnA", "variant": "aclnnB", "rank": "4", "evidence": "x"}])
+
+
+def test_float64_computed_in_float32_casts_the_optional_weight_too():
+    # float64 is registered and computed in float32 (compute_as); the weight built from the
+    # optional phi tensor must follow x into float32, or aclnn sees mixed dtypes
+    k = build_paddle_kernel(NLL, NLL_OP, framework_dtypes=("float32", "float64"))
+    assert k["compute_as"] == ["float64"]
+    a = _args(k)
+    assert a["self"].expr == "acl_self_float32" and a["weight"].expr == "acl_weight_float32"
+    assert ("phi::DenseTensor acl_weight_float32 = opgen_compute_as(dev_ctx, acl_weight, "
+            "{phi::DataType::FLOAT64}, phi::DataType::FLOAT32, /*copy=*/true);") in a["weight"].prelude
