@@ -156,15 +156,19 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
         from codegen.paddle_target import build_paddle_kernel
 
         ks = [build_paddle_kernel(api, op, framework_dtypes,
-                                  (variants or {}).get("versions"), soc)]
+                                  (variants or {}).get("versions"), soc,
+                                  (variants or {}).get("rank"))]
         if grad is not None:
             ks.append(build_paddle_kernel(grad[0], grad[1], framework_dtypes,
-                                          (variants or {}).get("grad_versions"), soc))
+                                          (variants or {}).get("grad_versions"), soc,
+                                          (variants or {}).get("grad_rank")))
         soc_notes = [f"{k['api'].name} on {soc}: dtypes cut by {w}" for k in ks
                      for w in k["soc_cut"]]
         adapter_name = f"{op_id}_kernel.cc"
         adapter = render("paddle/kernel.cc.j2", kernels=ks,
-                         includes=sorted({h for k in ks for h in k["includes"]}))
+                         includes=sorted({h for k in ks
+                                          for h in k["includes"] + (k.get("branch") or {})
+                                          .get("includes", [])}))
         kernels = [{"api": k["api"], "kernel_name": k["kernel_name"],
                     "rows": _rows(k["argmap"], k["args"])} for k in ks]
         todos = []
@@ -173,6 +177,7 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
             todos += [k["alloc_todo"]] if k["alloc_todo"] else []
             todos += k["body"]["todos"]
             todos += [a.todo for a in k["args"] if a.todo]
+            todos += (k.get("branch") or {}).get("todos", [])
         in_tree = {f"in-tree/backends/npu/kernels/{adapter_name}": adapter}
         module = render("standalone/paddle_module.cpp.j2", kernels=ks, **common)
         standalone_src = {f"standalone/src/{adapter_name}": adapter,
@@ -241,6 +246,16 @@ def _acl_op_fallback(db, framework: str, op: FrameworkOp) -> bool:
         return False
 
 
+def _rank_variant(db, api: AclnnApi):
+    """(API, rank) a paddle kernel calls instead of `api` for inputs of that rank
+    (arg_rules.yaml `rank_variants`), when opdb has that API."""
+    from opdb.arg_rules import load
+
+    rv = load().rank_variant_for(api.name)
+    other = db.aclnn_api(rv.variant) if rv is not None else None
+    return (other, rv.rank) if other is not None else None
+
+
 def render_context(db, api: AclnnApi, op: FrameworkOp, target: str) -> dict:
     """What opdb adds to one (API, op) for render_adapter: the paddle grad kernel, the
     torch schema family and acl_op fallbacks, and the API's variants."""
@@ -260,9 +275,10 @@ def render_context(db, api: AclnnApi, op: FrameworkOp, target: str) -> dict:
     gop = db.framework_op("paddle", op.name + "_grad")
     if bwd is not None and gop is not None:
         grad = (bwd, gop)
-    variants = {"versions": paddle_candidates(db, api)}
+    variants = {"versions": paddle_candidates(db, api), "rank": _rank_variant(db, api)}
     if grad is not None:
         variants["grad_versions"] = versions(db, grad[0])
+        variants["grad_rank"] = _rank_variant(db, grad[0])
     ctx.update(grad=grad, variants=variants)
     return ctx
 

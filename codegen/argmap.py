@@ -165,8 +165,10 @@ def _find(name: str, fw_params: list[FwParam]) -> FwParam | None:
 
 
 def _grad_base(name: str) -> str:
-    """`grad_weight` / `weight_grad` -> weight; "" for a name that is no gradient."""
-    m = re.match(r"^grad_(\w+)$", name) or re.match(r"^(\w+)_grad$", name)
+    """`grad_weight` / `weight_grad` / `d_weight` -> weight (Paddle's group_norm_grad
+    names its gradients `d_scale`, `d_bias`); "" for a name that is no gradient."""
+    m = (re.match(r"^grad_(\w+)$", name) or re.match(r"^(\w+)_grad$", name)
+         or re.match(r"^d_(\w+)$", name))
     return m.group(1) if m else ""
 
 

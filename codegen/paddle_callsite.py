@@ -42,6 +42,13 @@ def _local_tensor(p, a: CallArg) -> bool:
             and re.fullmatch(r"acl_\w+", a.expr) is not None)
 
 
+def _from_optional(p, a: CallArg) -> bool:
+    """A tensor built from an optional phi tensor for a required aclnn one (the given
+    tensor, else a reviewed value: nll_loss's weight, group_norm's scale/bias)."""
+    return (aclnn_kind(a.aclnn_ctype) == "tensor" and p.fw is not None and p.fw.optional
+            and not p.fw.is_output and re.fullmatch(r"acl_\w+", a.expr) is not None)
+
+
 def zero_dim_views(api: AclnnApi, amap, args: list[CallArg]) -> list[CallArg]:
     """0-d tensors as [1] views for an API that takes a dimension (arg_rules.yaml
     `zero_dim_views`): the dimension 0 / -1 a 0-d Paddle tensor accepts is valid on [1],
@@ -151,7 +158,7 @@ def compute_as(api: AclnnApi, amap, args: list[CallArg], dtypes: list[str],
     for p, a in zip(amap.params, args):
         floats = {normalize_dtype(d) for d in p.aclnn.dtypes}
         own = list(dtypes) + [d for d in tied.get(p.aclnn.name, []) if d not in dtypes]
-        if not own or not (_viewable(p, a) or _local_tensor(p, a)) \
+        if not own or not (_viewable(p, a) or _local_tensor(p, a) or _from_optional(p, a)) \
                 or (floats and ca.compute not in floats):
             out.append(a)  # an index / mask tensor, or a list: left as it is
             continue

@@ -14,7 +14,7 @@ from opdb.model import AclnnApi, FrameworkOp, Param
 from codegen.argmap import FwParam, MappedParam, map_args, unused_todo
 from codegen.cppcall import CallArg, Dialect, call_args, default_arg, fn_pointer_type, local_name
 from codegen.cppcall import static_asserts
-from codegen.kinds import aclnn_kind, paddle_kind
+from codegen.kinds import aclnn_kind, aclnn_optional, paddle_kind
 
 # dtypes a phi kernel can be registered for, in PaddleCustomDevice's usual order.
 PHI_DTYPES = {
@@ -77,9 +77,39 @@ class PaddleDialect(Dialect):
 
     target = "paddle"
 
-    def __init__(self, nullable: set[str] | frozenset = frozenset(), first_output: str = ""):
+    def __init__(self, nullable: set[str] | frozenset = frozenset(), first_output: str = "",
+                 api_name: str = "", fwp: list[FwParam] | tuple = ()):
         self.nullable = set(nullable)
         self.first_output = first_output
+        self.api_name = api_name  # for the reviewed values of unset optional tensors
+        self.fwp = list(fwp)
+
+    def required_from_optional(self, p: MappedParam) -> CallArg | None:
+        """A required aclnn tensor (no `Optional` suffix) fed by an optional phi tensor
+        takes, when that is absent, the value a reviewed rule gives (arg_rules.yaml
+        `rules` of kind tensor with paddle statements: nll_loss's weight is ones over the
+        classes, group_norm's scale ones and bias zeros, as PaddleCustomDevice fills
+        them); None without such a rule (the optional is passed as it is)."""
+        from codegen.argmap import _find, norm_param
+        from opdb.arg_rules import load as load_rules
+
+        var, name = local_name(p), p.fw.name
+        for rule in load_rules().rules_for(norm_param(p.aclnn.name), "tensor", self.api_name):
+            lines = rule.lines("paddle")
+            found = {n: _find(n, self.fwp) for n in rule.needs}
+            if not lines or rule.first or any(f is None for f in found.values()):
+                continue
+            fill = [line.format(var=f"{var}_unset", **{n: f.name for n, f in found.items()})
+                    for line in lines]
+            return CallArg(p.aclnn.name, p.aclnn.ctype, var,
+                           [f"phi::DenseTensor {var};",
+                            f"if ({name}) {{",
+                            f"  {var} = *{name}.get_ptr();",
+                            f"}} else {{  // absent: {rule.evidence.split(':')[0]}",
+                            *[f"  {line}" for line in fill],
+                            f"  {var} = {var}_unset;",
+                            "}"], p.todo, p.decision)
+        return None
 
     def convert(self, p: MappedParam, ref: str) -> CallArg:
         fw = p.fw
@@ -90,6 +120,11 @@ class PaddleDialect(Dialect):
         deref = f"*{name}" if fw.is_output and fk == "tensor" else name
         if fw.is_output and fk == "tensor" and name in self.nullable:
             deref = f"{name}_tensor"
+        if k == fk == "tensor" and fw.optional and not fw.is_output \
+                and not aclnn_optional(p.aclnn.name):
+            arg = self.required_from_optional(p)
+            if arg is not None:
+                return arg
         if k == fk == "tensor":
             pre = []
             todo = p.todo
@@ -252,9 +287,39 @@ def kernel_function(op: FrameworkOp) -> str:
 def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
                         framework_dtypes: tuple[str, ...] | None = None,
                         candidates: list[AclnnApi] | None = None,
-                        soc: str | None = None) -> dict:
+                        soc: str | None = None,
+                        rank_variant: tuple[AclnnApi, int] | None = None) -> dict:
     """`candidates`: the API's variants (V2/V3, scalar); the one that fits the phi
-    signature best is called."""
+    signature best is called. `rank_variant`: (API, rank) upstream calls instead when the
+    first tensor input has that rank (arg_rules.yaml `rank_variants`): rendered as a branch
+    mapped on that API's own signature (`branch`)."""
+    k = _build_paddle_kernel(api, op, framework_dtypes, candidates, soc)
+    k["branch"] = (_rank_branch(k, rank_variant, op, framework_dtypes, soc)
+                   if rank_variant is not None else None)
+    return k
+
+
+def _rank_branch(k: dict, rank_variant: tuple[AclnnApi, int], op: FrameworkOp,
+                 framework_dtypes: tuple[str, ...] | None, soc: str | None) -> dict | None:
+    """The call of the API upstream uses for inputs of another rank (nll_loss_kernel.cc:
+    rank 4 -> aclnnNLLLoss2d), decided by the phi kernel's first tensor input (x, also in
+    the grad kernel); the branch returns after its call and after-call statements."""
+    var_api, rank = rank_variant
+    lead = next((f for f in fw_params(op) if f.kind == "tensor" and not f.is_output
+                 and not f.optional), None)
+    if lead is None:
+        return None
+    b = _build_paddle_kernel(var_api, op, framework_dtypes, None, soc)
+    return {"api": b["api"], "cond": f"{lead.name}.dims().size() == {rank}", "rank": rank,
+            "args": b["args"], "asserts": b["asserts"], "after": b["after"],
+            "fn_alias": b["fn_alias"], "fn_type": b["fn_type"], "includes": b["includes"],
+            "compute_as": b["compute_as"], "todos": [a.todo for a in b["args"] if a.todo]}
+
+
+def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
+                         framework_dtypes: tuple[str, ...] | None = None,
+                         candidates: list[AclnnApi] | None = None,
+                         soc: str | None = None) -> dict:
     fwp = fw_params(op)
     if candidates:
         from codegen.variants import pick_variant
@@ -266,7 +331,7 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     backward = op.kind == "backward"
     nullable = {f.name for f in outputs} if backward else set()
     args = call_args(amap, PaddleDialect(nullable, outputs[0].name if outputs and not backward
-                                         else ""), ref)
+                                         else "", api.name, fwp), ref)
     if backward:
         args = [_output_mask(amap, a, nullable) if _is_output_mask(a) else a for a in args]
     args = _channel_first_views(api, fwp, args)
@@ -378,6 +443,18 @@ def _channel_first_views(api: AclnnApi, fwp: list[FwParam], args: list[CallArg]
                 f"  {v}.Resize(phi::make_ddim({{{d}[0], {d}[3], {d}[1], {d}[2]}}));",
                 f"  {v}.set_strides(phi::make_ddim({{{d}[1] * {d}[2] * {d}[3], 1, "
                 f"{d}[2] * {d}[3], {d}[3]}}));",
+                f'}} else if ({attr} == "NHWC" && {v}.dims().size() >= 3) {{  // another rank '
+                "(NLC, NDHWC): [N, C, *] over the channel-last storage",
+                f"  auto {d} = phi::vectorize({v}.dims());",
+                f"  std::vector<int64_t> {v}_st({d}.size(), 1);",
+                f"  for (int i = static_cast<int>({d}.size()) - 2; i >= 0; --i) "
+                f"{v}_st[i] = {v}_st[i + 1] * {d}[i + 1];",
+                f"  std::vector<int64_t> {v}_vd = {{{d}[0], {d}.back()}}, "
+                f"{v}_vs = {{{v}_st[0], 1}};",
+                f"  {v}_vd.insert({v}_vd.end(), {d}.begin() + 1, {d}.end() - 1);",
+                f"  {v}_vs.insert({v}_vs.end(), {v}_st.begin() + 1, {v}_st.end() - 1);",
+                f"  {v}.Resize(phi::make_ddim({v}_vd));",
+                f"  {v}.set_strides(phi::make_ddim({v}_vs));",
                 "}"]
         out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, a.prelude + view, a.todo,
                            a.decision, a.after))

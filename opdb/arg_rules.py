@@ -150,6 +150,18 @@ class FlattenAttr:
 
 
 @dataclass(frozen=True)
+class RankVariant:
+    """(paddle) One phi kernel that upstream sends to another aclnn API when the input's
+    rank is `rank`: aclnnNLLLoss takes [N, C] / [C], aclnnNLLLoss2d [N, C, H, W]
+    (PaddleCustomDevice nll_loss_kernel.cc branches on x's rank)."""
+
+    base: str
+    variant: str
+    rank: int
+    evidence: str
+
+
+@dataclass(frozen=True)
 class ArgRules:
     aliases: tuple[AliasGroup, ...]
     rules: tuple[ArgRule, ...]
@@ -161,6 +173,10 @@ class ArgRules:
     compute_as: ComputeAs | None = None
     master_weights: MasterWeights | None = None
     flatten: FlattenAttr | None = None
+    rank_variants: tuple[RankVariant, ...] = ()
+
+    def rank_variant_for(self, api: str) -> RankVariant | None:
+        return next((r for r in self.rank_variants if r.base == api), None)
 
     def kernel_rules_for(self, param: str, api: str) -> list[KernelRule]:
         """Kernel rules of framework value `param` for aclnn API `api` (scoped first)."""
@@ -216,9 +232,11 @@ def parse(data: dict) -> ArgRules:
     if not isinstance(data, dict) or set(data) - {"aliases", "rules", "test_values", "expansions",
                                                   "channel_first", "kernel_rules",
                                                   "zero_dim_views", "compute_as",
-                                                  "master_weights", "flatten"}:
+                                                  "master_weights", "flatten",
+                                                  "rank_variants"}:
         _fail("top level", "expected keys aliases, rules, test_values, expansions, channel_first, "
-              "kernel_rules, zero_dim_views, compute_as, master_weights, flatten; "
+              "kernel_rules, zero_dim_views, compute_as, master_weights, flatten, "
+              "rank_variants; "
               f"got {sorted(data or {})}")
     groups = []
     for i, g in enumerate(data.get("aliases") or []):
@@ -291,7 +309,19 @@ def parse(data: dict) -> ArgRules:
                     tuple(krules), _zero_dim_views(data.get("zero_dim_views")),
                     _compute_as(data.get("compute_as")),
                     _master_weights(data.get("master_weights")),
-                    _flatten(data.get("flatten")))
+                    _flatten(data.get("flatten")),
+                    _rank_variants(data.get("rank_variants")))
+
+
+def _rank_variants(entries) -> tuple[RankVariant, ...]:
+    out = []
+    for i, r in enumerate(entries or []):
+        where = f"rank_variants[{i}] ({r.get('base') if isinstance(r, dict) else r})"
+        if not isinstance(r, dict) or set(r) != {"base", "variant", "rank", "evidence"} \
+                or not all(r.values()) or not isinstance(r["rank"], int):
+            _fail(where, "needs exactly `base`, `variant`, an int `rank` and `evidence`")
+        out.append(RankVariant(str(r["base"]), str(r["variant"]), r["rank"], str(r["evidence"])))
+    return tuple(out)
 
 
 def _flatten(f) -> FlattenAttr | None:
