@@ -13,7 +13,7 @@ import zipfile
 from analyzer.report import common
 from analyzer.report.csv_report import island_rows, report_status, verdict_row
 from analyzer.report.json_report import normalize
-from analyzer.report.xlsx_lite import PLAIN, Sheet, Style, column_letter, workbook_bytes
+from analyzer.report.xlsx_lite import Sheet, Style, column_letter, workbook_bytes
 
 # No date in a report.json is the scan's own; a constant keeps the bytes reproducible.
 FIXED_DATE = datetime.datetime(2000, 1, 1, 0, 0, 0)
