@@ -75,6 +75,7 @@ class GraphMLWriter:
         # data first, then every node's, then every edge's
         self._key_lines: dict[str, list[str]] = {"graph": [], "node": [], "edge": []}
         self._data_tags: dict = {}  # (name, Python type, scope) -> (open tag, empty element)
+        self._escaped: dict[str, str] = {}  # text -> escaped text (bounded, see _data_lines)
         self._nodes: list[str] = []
         self._edges: list[str] = []
         self._graph_attrs = dict(graph_attrs or {})
@@ -100,14 +101,22 @@ class GraphMLWriter:
     def _data_lines(self, scope: str, attrs: dict, indent: str) -> list[str]:
         out = []
         tags_of = self._data_tags
+        escaped = self._escaped
         for name, value in attrs.items():
-            tags = tags_of.get((name, type(value), scope))
+            tv = type(value)
+            tags = tags_of.get((name, tv, scope))
             if tags is None:
-                tags = tags_of[(name, type(value), scope)] = self._tags(str(name), value,
-                                                                         scope, indent)
-            text = value if type(value) is str else str(value)
+                tags = tags_of[(name, tv, scope)] = self._tags(str(name), value, scope, indent)
+            if tv is str:
+                text = escaped.get(value)  # op names, modules, dtypes: written many times
+                if text is None:
+                    text = escape_text(value)
+                    if len(escaped) < 65536:
+                        escaped[value] = text
+            else:
+                text = escape_text(str(value))
             if text:
-                out.append(tags[0] + escape_text(text) + "</data>")
+                out.append(tags[0] + text + "</data>")
             else:
                 out.append(tags[1])
         return out
