@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import textwrap
 
-import paddle  # noqa: F401 - installed by scripts/setup.sh
 
 from analyzer.trace.paddle.tracer import trace_paddle
 
