@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import textwrap
 
-
 from analyzer.trace.paddle.tracer import trace_paddle
 
 BRANCHY = '''
