@@ -73,8 +73,9 @@ def host_calls(g: MultiDiGraph, unsupported: Iterable, passthrough: Iterable = (
     unsupported = set(unsupported)
     passthrough = set(passthrough)
     host: set = set()
-    for n in sorted(g.nodes):  # call index order: producers come first
-        a = g.nodes[n]
+    nodes = g.nodes  # one view for the loop
+    for n in sorted(nodes):  # call index order: producers come first
+        a = nodes[n]
         if a.get("phase") == SETUP:
             continue
         if _matches(a, unsupported):
@@ -89,8 +90,9 @@ def island_boundary(g: MultiDiGraph, island: set) -> tuple[dict, dict]:
     two dicts {(tensor id, producer index or None): nbytes}."""
     d2h: dict = {}
     h2d: dict = {}
+    nodes = g.nodes
     for n in island:
-        a = g.nodes[n]
+        a = nodes[n]
         for tid, _dtype, _shape, nbytes in a["external_inputs"]:
             d2h[(tid, None)] = nbytes
         for u, _v, tid, e in g.in_edges(n, keys=True, data=True):
@@ -118,14 +120,15 @@ def compute_fallback(g: MultiDiGraph, unsupported: Iterable, passthrough: Iterab
     host = host_calls(g, unsupported, passthrough)
     if not host:
         return FallbackCost()
-    last_step = max(g.nodes[n]["step"] for n in host)
+    nodes = g.nodes
+    last_step = max(nodes[n]["step"] for n in host)
     total_transfers = total_bytes = 0
     islands: list[tuple[int, FallbackIsland, tuple[str, ...]]] = []
     same_step = DiGraph()  # host calls, linked where one hands a tensor to the other
     same_step.add_nodes_from(sorted(host))
     for u in same_step.nodes:
         for v in g.successors(u):
-            if v in host and g.nodes[u]["step"] == g.nodes[v]["step"]:
+            if v in host and nodes[u]["step"] == nodes[v]["step"]:
                 same_step.add_edge(u, v)
     for comp in connected_components(same_step):
         members = sorted(comp)
@@ -134,10 +137,10 @@ def compute_fallback(g: MultiDiGraph, unsupported: Iterable, passthrough: Iterab
         nbytes = sum(d2h.values()) + sum(h2d.values())
         total_transfers += transfers
         total_bytes += nbytes
-        if g.nodes[members[0]]["step"] != last_step:
+        if nodes[members[0]]["step"] != last_step:
             continue
-        sequence = tuple(g.nodes[n]["op"] for n in members)
-        first = g.nodes[members[0]]
+        sequence = tuple(nodes[n]["op"] for n in members)
+        first = nodes[members[0]]
         islands.append((members[0], FallbackIsland(
             ops=list(dict.fromkeys(sequence)), calls=len(members), transfers=transfers,
             bytes=nbytes, first_call=members[0], module=first.get("module", "")), sequence))

@@ -135,22 +135,42 @@ def collapse_by_op(g: MultiDiGraph, by_phase: bool = False) -> DiGraph:
     return op_graph
 
 
-def _graphml_value(v):
-    """GraphML accepts str, int, float, bool: tuples become compact text."""
+def _element_text(x) -> str:
+    """One element of a tuple attribute: a shape, a tuple of shapes, an external input
+    `(id, dtype, shape, bytes)`, or a scalar."""
+    if isinstance(x, tuple | list) and x and isinstance(x[0], tuple | list):
+        return "(" + ",".join(_shape_text(s) for s in x) + ")"
+    if isinstance(x, tuple | list):
+        if len(x) == 4 and isinstance(x[2], tuple | list):  # (id, dtype, shape, bytes)
+            return f"{x[0]}:{x[1]}{_shape_text(x[2])}:{x[3]}"
+        return _shape_text(x)
+    return str(x)
+
+
+def _graphml_value(v, texts: dict | None = None):
+    """GraphML accepts str, int, float, bool: tuples become compact text.
+
+    `texts` (optional) memoises the text of tuple elements within one export: a call
+    graph writes the same few shapes thousands of times."""
     if type(v) in _SCALARS or isinstance(v, bool | int | float | str):
         return v
     if isinstance(v, tuple | list):
         parts = []
         for x in v:
-            if isinstance(x, tuple | list) and x and isinstance(x[0], tuple | list):
-                parts.append("(" + ",".join(_shape_text(s) for s in x) + ")")
-            elif isinstance(x, tuple | list):
-                if len(x) == 4 and isinstance(x[2], tuple | list):  # (id, dtype, shape, bytes)
-                    parts.append(f"{x[0]}:{x[1]}{_shape_text(x[2])}:{x[3]}")
+            tx = type(x)
+            if tx is str:  # dtypes: the common element
+                parts.append(x)
+            elif tx is tuple and texts is not None:
+                try:
+                    text = texts.get(x)
+                except TypeError:  # a list inside: not hashable, not memoised
+                    text = _element_text(x)
                 else:
-                    parts.append(_shape_text(x))
+                    if text is None:
+                        text = texts[x] = _element_text(x)
+                parts.append(text)
             else:
-                parts.append(str(x))
+                parts.append(_element_text(x))
         return ";".join(parts)
     return str(v)
 
@@ -171,8 +191,10 @@ def graphml_text(g: DiGraph) -> str:
     def node_id(n) -> str:
         return f"c{n}" if call_level else str(n)
 
+    texts: dict = {}
+
     def safe(a: dict) -> dict:
-        return {k: (v if type(v) in _SCALARS else _graphml_value(v))
+        return {k: (v if type(v) in _SCALARS else _graphml_value(v, texts))
                 for k, v in sorted(a.items())}
 
     nodes = g.nodes

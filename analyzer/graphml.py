@@ -75,6 +75,8 @@ class GraphMLWriter:
         # data first, then every node's, then every edge's
         self._key_lines: dict[str, list[str]] = {"graph": [], "node": [], "edge": []}
         self._data_tags: dict = {}  # (name, Python type, scope) -> (open tag, empty element)
+        self._layouts: dict = {}  # (scope, names, value types) -> their tags
+        self._escaped: dict[str, str] = {}  # text -> escaped text (bounded, see _data_lines)
         self._nodes: list[str] = []
         self._edges: list[str] = []
         self._graph_attrs = dict(graph_attrs or {})
@@ -84,6 +86,14 @@ class GraphMLWriter:
     def _tags(self, name: str, value, scope: str, indent: str) -> tuple[str, str]:
         """The opening tag and the empty element of `<data>` for this attribute, declaring
         its key on first use."""
+        got = self._data_tags.get((name, type(value), scope))
+        if got is not None:
+            return got
+        got = self._data_tags[(name, type(value), scope)] = self._new_tags(name, value, scope,
+                                                                            indent)
+        return got
+
+    def _new_tags(self, name: str, value, scope: str, indent: str) -> tuple[str, str]:
         xml_type = _XML_TYPE.get(type(value))
         if xml_type is None:
             raise TypeError(f"GraphML does not support type {type(value)} as data values.")
@@ -98,16 +108,26 @@ class GraphMLWriter:
         return f'{indent}<data key="{kid}">', f'{indent}<data key="{kid}" />'
 
     def _data_lines(self, scope: str, attrs: dict, indent: str) -> list[str]:
+        # the tags of an attribute layout (names and value types, in order), made once:
+        # a call graph's nodes share one layout, its edges another
+        layout = (scope, tuple(attrs), tuple(map(type, attrs.values())))
+        tags_list = self._layouts.get(layout)
+        if tags_list is None:
+            tags_list = self._layouts[layout] = [
+                self._tags(str(name), value, scope, indent) for name, value in attrs.items()]
         out = []
-        tags_of = self._data_tags
-        for name, value in attrs.items():
-            tags = tags_of.get((name, type(value), scope))
-            if tags is None:
-                tags = tags_of[(name, type(value), scope)] = self._tags(str(name), value,
-                                                                         scope, indent)
-            text = value if type(value) is str else str(value)
+        escaped = self._escaped
+        for tags, value in zip(tags_list, attrs.values()):
+            if type(value) is str:
+                text = escaped.get(value)  # op names, modules, dtypes: written many times
+                if text is None:
+                    text = escape_text(value)
+                    if len(escaped) < 65536:
+                        escaped[value] = text
+            else:
+                text = escape_text(str(value))
             if text:
-                out.append(tags[0] + escape_text(text) + "</data>")
+                out.append(tags[0] + text + "</data>")
             else:
                 out.append(tags[1])
         return out

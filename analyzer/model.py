@@ -12,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from analyzer.dtypes_size import itemsize  # a small table, no framework import
+
 # "setup": calls before the first training step (parameter initialisation, positional
 # encodings, data preparation). They run on the device too, so their ops count for
 # coverage and the blacklist, but not in per-step call counts or fallback costs.
@@ -54,8 +56,6 @@ class TensorMeta:
     shape: tuple[int, ...]
 
     def nbytes(self) -> int:
-        from analyzer.dtypes_size import itemsize  # small table, no framework import
-
         n = 1
         for d in self.shape:
             n *= d

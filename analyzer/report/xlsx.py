@@ -1,7 +1,9 @@
-"""report.xlsx (openpyxl): sheets "summary", "gaps" (gap categories only), "all ops" and
-"fallback islands" (one row per island under its group's line),
-byte-identical for the same report: document properties get a fixed date and the zip
-entries a fixed timestamp (openpyxl stamps both with the wall clock)."""
+"""report.xlsx: sheets "summary", "gaps" (gap categories only), "all ops" and
+"fallback islands" (one row per island under its group's line), written by
+`analyzer.report.xlsx_lite` (no openpyxl import on the scan's path), byte-identical for the
+same report. `save_deterministic` and `_put` serve the openpyxl workbooks of `opscan log`
+and `opscan zoo`: fixed document dates and zip timestamps (openpyxl stamps both with the
+wall clock)."""
 from __future__ import annotations
 
 import datetime
@@ -11,16 +13,11 @@ import zipfile
 from analyzer.report import common
 from analyzer.report.csv_report import island_rows, report_status, verdict_row
 from analyzer.report.json_report import normalize
+from analyzer.report.xlsx_lite import Sheet, Style, column_letter, workbook_bytes
 
 # No date in a report.json is the scan's own; a constant keeps the bytes reproducible.
 FIXED_DATE = datetime.datetime(2000, 1, 1, 0, 0, 0)
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
-
-
-def _fill(color: str):
-    from openpyxl.styles import PatternFill
-
-    return PatternFill("solid", start_color=color.lstrip("#"), end_color=color.lstrip("#"))
 
 
 def _put(ws, row: int, col: int, value):
@@ -31,38 +28,40 @@ def _put(ws, row: int, col: int, value):
     return c
 
 
-def _table_sheet(ws, report: dict, verdicts: list[dict], banner: str) -> None:
-    from openpyxl.styles import Font
-    from openpyxl.utils import get_column_letter
+_BOLD = Style(bold=True)
+_BANNER = Style(bold=True, color="B00020")
 
+
+def _category_style(color: str) -> Style:
+    return Style(bold=True, color="FFFFFF", fill=color.lstrip("#"))
+
+
+def _table_sheet(ws: Sheet, report: dict, verdicts: list[dict], banner: str) -> None:
     start = 1
     if banner:
-        ws.cell(row=1, column=1, value=banner).font = Font(bold=True, color="B00020")
+        ws.put(1, 1, banner, _BANNER)
         start = 3
     for col, name in enumerate(common.CSV_COLUMNS, 1):
-        c = ws.cell(row=start, column=col, value=name)
-        c.font = Font(bold=True)
+        ws.put(start, col, name, _BOLD)
     status = report_status(report)
+    cat_col = common.CSV_COLUMNS.index("category") + 1
     for i, v in enumerate(verdicts, start + 1):
         row = verdict_row(v, status)
         for col, name in enumerate(common.CSV_COLUMNS, 1):
-            _put(ws, i, col, row[name])
-        cat = ws.cell(row=i, column=common.CSV_COLUMNS.index("category") + 1)
-        cat.fill = _fill(common.CATEGORY_COLORS.get(v["category"], "#9e9e9e"))
-        cat.font = Font(color="FFFFFF", bold=True)
+            ws.put(i, col, row[name])
+        ws.restyle(i, cat_col,
+                   _category_style(common.CATEGORY_COLORS.get(v["category"], "#9e9e9e")))
     widths = {"op": 40, "category": 16, "dtypes": 18, "calls": 7, "evidence": 70, "action": 50,
               "modules": 24, "sources": 28, "candidates": 40}
     for col, name in enumerate(common.CSV_COLUMNS, 1):
-        ws.column_dimensions[get_column_letter(col)].width = widths.get(name, 16)
-    ws.freeze_panes = ws.cell(row=start + 1, column=2)
+        ws.widths[col] = widths.get(name, 16)
+    ws.freeze = (start + 1, 2)
     if verdicts:
-        last = get_column_letter(len(common.CSV_COLUMNS))
-        ws.auto_filter.ref = f"A{start}:{last}{start + len(verdicts)}"
+        last = column_letter(len(common.CSV_COLUMNS))
+        ws.auto_filter = f"A{start}:{last}{start + len(verdicts)}"
 
 
-def _summary_sheet(ws, r: dict, banner: str) -> None:
-    from openpyxl.styles import Font
-
+def _summary_sheet(ws: Sheet, r: dict, banner: str) -> None:
     rows: list[tuple] = []
     if banner:
         rows += [(banner,), ()]
@@ -90,62 +89,53 @@ def _summary_sheet(ws, r: dict, banner: str) -> None:
         rows += [("versions", bl["pairing"])] + [("", n) for n in bl["notes"]]
     rows += [(), ("notes",)] + [("", n) for n in r["notes"]]
     rows += [(), ("opdb",)] + [(k, v) for k, v in sorted(r["opdb"].items())]
+    headings = ("category", "fallback (per step)", "notes", "opdb", "blacklist")
+    width = max(map(len, rows))
     for i, row in enumerate(rows, 1):
+        if row and row[0] in headings:  # the whole row bold, to the last used column
+            for col in range(1, width + 1):
+                ws.put(i, col, row[col - 1] if col <= len(row) else None, _BOLD)
+            continue
         for col, value in enumerate(row, 1):
-            _put(ws, i, col, value)
-    bold = Font(bold=True)
+            ws.put(i, col, value)
     if banner:
-        ws["A1"].font = Font(bold=True, color="B00020")
-    for row in ws.iter_rows():
-        if row and row[0].value in ("category", "fallback (per step)", "notes", "opdb", "blacklist"):
-            for c in row:
-                c.font = bold
+        ws.restyle(1, 1, _BANNER)
     for i, (cat, _ops, _calls) in enumerate(common.count_rows(r), head_row + 1):
         if cat in common.CATEGORY_COLORS:
-            ws.cell(row=i, column=1).fill = _fill(common.CATEGORY_COLORS[cat])
-            ws.cell(row=i, column=1).font = Font(color="FFFFFF", bold=True)
-    ws.column_dimensions["A"].width = 22
-    ws.column_dimensions["B"].width = 90
-    for col in "CDE":
-        ws.column_dimensions[col].width = 12
+            ws.restyle(i, 1, _category_style(common.CATEGORY_COLORS[cat]))
+    ws.widths.update({1: 22, 2: 90, 3: 12, 4: 12, 5: 12})
 
 
-def _islands_sheet(ws, r: dict, banner: str) -> None:
-    from openpyxl.styles import Font
-    from openpyxl.utils import get_column_letter
-
+def _islands_sheet(ws: Sheet, r: dict, banner: str) -> None:
     start = 1
     if banner:
-        ws.cell(row=1, column=1, value=banner).font = Font(bold=True, color="B00020")
+        ws.put(1, 1, banner, _BANNER)
         start = 3
     for col, name in enumerate(common.ISLAND_COLUMNS, 1):
-        ws.cell(row=start, column=col, value=name).font = Font(bold=True)
+        ws.put(start, col, name, _BOLD)
     rows = island_rows(r)
     for i, row in enumerate(rows, start + 1):
         for col, name in enumerate(common.ISLAND_COLUMNS, 1):
-            _put(ws, i, col, row[name])
+            ws.put(i, col, row[name])
     widths = {"group": 60, "module": 28, "ops": 40}
     for col, name in enumerate(common.ISLAND_COLUMNS, 1):
-        ws.column_dimensions[get_column_letter(col)].width = widths.get(name, 12)
-    ws.freeze_panes = ws.cell(row=start + 1, column=2)
+        ws.widths[col] = widths.get(name, 12)
+    ws.freeze = (start + 1, 2)
     if rows:
-        last = get_column_letter(len(common.ISLAND_COLUMNS))
-        ws.auto_filter.ref = f"A{start}:{last}{start + len(rows)}"
+        last = column_letter(len(common.ISLAND_COLUMNS))
+        ws.auto_filter = f"A{start}:{last}{start + len(rows)}"
 
 
 def render_xlsx(report: dict) -> bytes:
-    from openpyxl import Workbook
-
+    """report.xlsx of a scan report (analyzer.report.xlsx_lite: no openpyxl)."""
     r = normalize(report)
     banner = common.partial_banner(r)
-    wb = Workbook()
-    ws = wb.active
-    ws.title = "summary"
-    _summary_sheet(ws, r, banner)
-    _table_sheet(wb.create_sheet("gaps"), r, common.gaps(r), banner)
-    _table_sheet(wb.create_sheet("all ops"), r, common.sorted_verdicts(r), banner)
-    _islands_sheet(wb.create_sheet("fallback islands"), r, banner)
-    return save_deterministic(wb, r["tool"], common.title(r))
+    sheets = [Sheet("summary"), Sheet("gaps"), Sheet("all ops"), Sheet("fallback islands")]
+    _summary_sheet(sheets[0], r, banner)
+    _table_sheet(sheets[1], r, common.gaps(r), banner)
+    _table_sheet(sheets[2], r, common.sorted_verdicts(r), banner)
+    _islands_sheet(sheets[3], r, banner)
+    return workbook_bytes(sheets, r["tool"], common.title(r))
 
 
 def save_deterministic(wb, creator: str, title: str) -> bytes:
