@@ -68,14 +68,9 @@ def _render_template(r: dict, name: str, autoescape: bool) -> str:
 
 
 def render_xlsx(r: dict) -> bytes:
-    from openpyxl import Workbook
-    from openpyxl.styles import Font
+    from analyzer.report.xlsx_lite import Sheet, Style, workbook_bytes
 
-    from analyzer.report.xlsx import _put, save_deterministic
-
-    wb = Workbook()
-    ws = wb.active
-    ws.title = "summary"
+    summary, ops = Sheet("summary"), Sheet("ops")
     lines: list[tuple] = [("summary", r["summary"]), ("framework", r["framework"]),
                           ("tool", r["tool"]), ("schema_version", r["schema_version"]), (),
                           ("file", "lines", "bytes", "gzip", "hits", "note")]
@@ -89,14 +84,14 @@ def render_xlsx(r: dict) -> bytes:
     lines += [(), ("notes",)] + [("", n) for n in r["notes"]]
     for i, row in enumerate(lines, 1):
         for c, v in enumerate(row, 1):
-            _put(ws, i, c, v)
-    ops = wb.create_sheet("ops")
+            summary.put(i, c, v)
+    bold = Style(bold=True)
     for c, name in enumerate(CSV_COLUMNS, 1):
-        ops.cell(row=1, column=c, value=name).font = Font(bold=True)
+        ops.put(1, c, name, bold)
     for i, row in enumerate(rows(r), 2):
         for c, name in enumerate(CSV_COLUMNS, 1):
-            _put(ops, i, c, row[name])
-    return save_deterministic(wb, r["tool"], f"opscan log: {r['framework']}")
+            ops.put(i, c, row[name])
+    return workbook_bytes([summary, ops], r["tool"], f"opscan log: {r['framework']}")
 
 
 RENDER = {

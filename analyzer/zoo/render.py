@@ -105,29 +105,23 @@ def render_html(doc: dict) -> str:
 
 
 def render_xlsx(doc: dict) -> bytes:
-    from openpyxl import Workbook
-    from openpyxl.styles import Font, PatternFill
+    from analyzer.report.xlsx_lite import Sheet, Style, workbook_bytes
+    from analyzer.zoo.backlog import BACKLOG_COLUMNS, MODEL_COLUMNS
 
-    from analyzer.report.xlsx import _put, save_deterministic
+    sheets: list[Sheet] = []
+    bold = Style(bold=True)
 
-    wb = Workbook()
-    first = True
-
-    def sheet(title: str, rows: list[dict], columns: list[str] | None = None):
-        nonlocal first
-        ws = wb.active if first else wb.create_sheet(title)
-        first = False
-        ws.title = title[:31]
+    def sheet(title: str, rows: list[dict], columns: list[str] | None = None) -> Sheet:
+        ws = Sheet(title[:31])
+        sheets.append(ws)
         cols = columns or (list(rows[0]) if rows else [])
         for c, name in enumerate(cols, 1):
-            ws.cell(row=1, column=c, value=name).font = Font(bold=True)
+            ws.put(1, c, name, bold)
         for r, row in enumerate(rows, 2):
             for c, name in enumerate(cols, 1):
-                _put(ws, r, c, row.get(name))
-        ws.freeze_panes = "B2"
+                ws.put(r, c, row.get(name))
+        ws.freeze = (2, 2)
         return ws
-
-    from analyzer.zoo.backlog import BACKLOG_COLUMNS, MODEL_COLUMNS
 
     sheet("backlog", doc["backlog"], BACKLOG_COLUMNS)
     sheet("models", doc["models"], MODEL_COLUMNS)
@@ -135,16 +129,14 @@ def render_xlsx(doc: dict) -> bytes:
     for i, h in enumerate(view["heat"], 1):
         ws = sheet("matrix" if len(view["heat"]) == 1 else f"matrix {i}", [], ["model", *h["ops"]])
         for r, row in enumerate(h["rows"], 2):
-            _put(ws, r, 1, row["model"])
+            ws.put(r, 1, row["model"])
             for c, cell in enumerate(row["cells"], 2):
-                x = ws.cell(row=r, column=c, value=float(cell["value"]) if cell["value"] else None)
                 if cell["value"]:
-                    x.fill = PatternFill("solid", start_color=cell["color"].lstrip("#"),
-                                         end_color=cell["color"].lstrip("#"))
+                    ws.put(r, c, float(cell["value"]), Style(fill=cell["color"].lstrip("#")))
     if doc["releases"]:
         sheet("releases", doc["releases"])
     sheet("targets", doc["targets"])
-    return save_deterministic(wb, doc.get("tool", "opscan"), "opscan zoo backlog")
+    return workbook_bytes(sheets, doc.get("tool", "opscan"), "opscan zoo backlog")
 
 
 def render_all(doc: dict, formats=FORMATS) -> dict[str, bytes]:

@@ -137,6 +137,12 @@ def test_five_formats_are_deterministic_and_not_overwritten(tmp_path):
     for pa, pb in zip(a, b):
         assert pa.read_bytes() == pb.read_bytes(), pa.name
     assert "| `aten::isin.Tensor_Tensor_out` | fallback | 2 |" in (tmp_path / "a" / "log.md").read_text()
+    import openpyxl  # the workbook opens in a real reader: sheets, bold header, the op rows
+    wb = openpyxl.load_workbook(tmp_path / "a" / "log.xlsx")
+    assert wb.sheetnames == ["summary", "ops"]
+    assert wb["summary"]["A1"].value == "summary" and wb["summary"]["B1"].value == rep["summary"]
+    ops = wb["ops"]
+    assert ops["A1"].font.bold and ops["A2"].value == "aten::isin.Tensor_Tensor_out"
     with pytest.raises(OutputExists):
         write_log_reports(rep, tmp_path / "a")
 

@@ -146,6 +146,16 @@ def test_rendered_formats_are_deterministic():
     assert docs[0] == docs[1]
     assert set(docs[0]) == {"zoo.md", "zoo.html", "zoo.csv", "zoo.xlsx", "zoo.json"}
     assert b"aten::a" in docs[0]["zoo.csv"] and b"<table class=\"heat\">" in docs[0]["zoo.html"]
+    import io
+
+    import openpyxl  # the workbook opens in a real reader: sheets, header, frozen pane, heat fill
+    wb = openpyxl.load_workbook(io.BytesIO(docs[0]["zoo.xlsx"]))
+    assert wb.sheetnames[:3] == ["backlog", "models", "matrix"] and wb.sheetnames[-1] == "targets"
+    assert wb["backlog"]["A1"].font.bold and wb["backlog"].freeze_panes == "B2"
+    heat = wb["matrix"]
+    assert heat["A2"].value == "m1"
+    filled = [c for c in heat[2][1:] if c.value is not None]
+    assert filled and all(c.fill.fill_type == "solid" for c in filled)
     summary = json.loads(docs[0]["zoo.json"])["summary"]
     assert summary == ["T: 0/1 models fully NPU-resident; 1 gap ops; write first: aten::a "
                        "(1 models, completes 1)"]
