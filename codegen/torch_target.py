@@ -82,8 +82,11 @@ class TorchDialect(Dialect):
 
     def __init__(self, names: set[str] | frozenset = frozenset(),
                  outs: tuple[str, ...] = (), skip_empty: dict[str, list[str]] | None = None,
-                 ret: str = "", api_name: str = ""):
+                 ret: str = "", api_name: str = "", all_dims: set[str] | frozenset = frozenset()):
         self.names = set(names)
+        # optional int lists whose unset value means every dim (torch_facts.
+        # unset_list_reduces_all, probed on Meta tensors)
+        self.all_dims = set(all_dims)
         self.api_name = api_name  # the aclnn API called (scopes reviewed rules)
         self.outs = tuple(outs)  # the function's output tensors, allocated before the call
         # tensor lists whose op ignores legacy empty 1-d tensors -> the dim args to rewrap
@@ -185,12 +188,11 @@ class TorchDialect(Dialect):
                 return widened
         if k == fk == "tensor" and fw.optional and not p.optional:
             return self.required_from_optional(p)
-        if k == fk and k in ("tensor", "tensor_list", "scalar", "int_array", "bool_array",
-                             "scalar_list"):
-            return CallArg(p.aclnn.name, p.aclnn.ctype, name, [], p.todo, p.decision)
-        if k == fk == "int_array" and fw.optional:
+        if k == fk == "int_array" and fw.optional and not p.optional and name in self.all_dims:
             # ATen: an unset dim list reduces over every dim (op-plugin's
-            # MeanKernelNpuOpApi.cpp: get_dimlist_for_tensor(self))
+            # MeanKernelNpuOpApi.cpp: get_dimlist_for_tensor(self)). A required aclnn
+            # list (aclnnReduceSum `dims`) never gets nullptr; an `...Optional` one
+            # takes the unset value as it is.
             return CallArg(p.aclnn.name, p.aclnn.ctype, var,
                            [f"c10::SmallVector<int64_t, 8> {var}_vec;",
                             f"if ({name}.has_value()) {{",
@@ -201,6 +203,9 @@ class TorchDialect(Dialect):
                             "    }",
                             "}",
                             f"at::IntArrayRef {var}({var}_vec);"], p.todo, p.decision)
+        if k == fk and k in ("tensor", "tensor_list", "scalar", "int_array", "bool_array",
+                             "scalar_list"):
+            return CallArg(p.aclnn.name, p.aclnn.ctype, name, [], p.todo, p.decision)
         if k == fk == "dtype":
             if fw.optional:
                 # op-plugin MeanKernelNpuOpApi.cpp: an unset dtype is the output's (the
@@ -914,6 +919,17 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
     return out
 
 
+def _all_dim_lists(schema: TorchSchema, functional: TorchSchema | None) -> set[str]:
+    """The optional int lists of `schema` that reduce over every dim when unset
+    (torch_facts.unset_list_reduces_all on the functional op: sum.dim_IntList,
+    mean.dim, linalg_vector_norm `dim`)."""
+    from codegen import torch_facts
+    fs = functional or schema
+    full = f"{fs.name}.{fs.overload}" if fs.overload else fs.name
+    return {a.name for a in schema.args if a.kind == "int_array" and a.optional
+            and torch_facts.unset_list_reduces_all(full, a.name)}
+
+
 def _legacy_empty_lists(schema: TorchSchema, functional: TorchSchema | None
                         ) -> dict[str, list[str]]:
     """{tensor list arg: its op's int dim args} when the functional op ignores legacy
@@ -961,7 +977,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     outs = tuple(f.name for f in fwp if f.is_output and f.kind == "tensor")
     skip_empty = _legacy_empty_lists(schema, functional)
     dialect = TorchDialect({f.name for f in fwp}, outs, skip_empty, return_stmt(schema),
-                           api_name=chosen.name)
+                           api_name=chosen.name, all_dims=_all_dim_lists(schema, functional))
     args = call_args(amap, dialect, ref_expr)
     _flatten_for_unset_dim(amap, args, functional, ref, fwp)
     into_out = _inplace_api_into_out(chosen, amap, args, role, outs)
