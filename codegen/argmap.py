@@ -193,6 +193,21 @@ def _rule_for(p: Param, kind: str, fw_params: list[FwParam], target: str | None,
     return None
 
 
+def reviewed_unset(p: Param, kind: str, api: str = "") -> str | None:
+    """The constant a reviewed rule (arg_rules.yaml, no `needs`) gives aclnn param `p`
+    of `api`, scoped rules first: what upstream passes when the framework value is
+    unset (op-plugin AvgPool2dKernelNpuOpApi.cpp: divisor_override unset -> 0;
+    UpsampleNearest2dKernelOpApi.cpp: scales_h unset -> -1.0). None when there is none."""
+    for rule in _load_rules().rules_for(norm_param(p.name), kind, api):
+        if rule.needs:
+            continue
+        lines = rule.lines("torch") or rule.lines("paddle")
+        m = re.fullmatch(r"[\w:<>]+ \{var\} = ([-\w.]+);", lines[0]) if len(lines) == 1 else None
+        if m:
+            return m.group(1)
+    return None
+
+
 def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None) -> ArgMap:
     """Map every aclnn param of `api` to a framework value (or a todo default).
     `target` (torch/paddle) enables the reviewed rules that have statements for it."""
@@ -314,7 +329,8 @@ def _decide(api: AclnnApi, p: Param, kind: str, fw: FwParam, how: str,
         notes.append(f"converted {fw.kind} -> {kind}")
     if not _role_ok(p, fw):
         notes.append(f"aclnn role is {p.role} but the framework value is written (output)")
-    if fw.optional and not opt and kind not in ("tensor", "tensor_list", "int_array", "dtype"):
+    if fw.optional and not opt and kind not in ("tensor", "tensor_list", "int_array", "dtype") \
+            and reviewed_unset(p, kind, api.name) is None:
         # (an unset int array / dtype gets ATen's meaning from the target: every dim, the
         # input's dtype)
         notes.append("framework value is optional, aclnn param is not")

@@ -222,10 +222,13 @@ class TorchDialect(Dialect):
                        else f"{name}.{getter}")
                 return self.plain(p, val, "")
             if fw.optional:
+                from codegen.argmap import reviewed_unset
+                reviewed = reviewed_unset(p.aclnn, k, self.api_name)
+                if reviewed is not None:
+                    # upstream's value when unset (divisor_override 0, scales_h -1.0)
+                    return self.plain(p, f"{name}.value_or({reviewed})", "").with_todo("")
                 dflt = {"int": "0", "float": "0.0", "bool": "false"}[k]
                 arg = self.plain(p, f"{name}.value_or({dflt})", "")
-                if _reviewed_default(p, dflt):  # e.g. divisor_override unset -> 0
-                    return arg.with_todo("")
                 return arg.with_todo(_todo(p, f"`{name}` unset -> {dflt}"))
             return self.plain(p, name, fw.cpp_type)
         if k == "scalar" and fk in ("int", "float", "bool"):
@@ -259,18 +262,6 @@ class TorchDialect(Dialect):
         arg.todo = _todo(p, f"no conversion from {fw.cpp_type} to {p.aclnn.ctype}; "
                             f"`{name}` is not passed")
         return arg
-
-
-def _reviewed_default(p: MappedParam, value: str) -> bool:
-    """A reviewed rule (arg_rules.yaml) passes `value` for this aclnn param when the
-    framework has none: then an unset optional meaning `value` is upstream's choice
-    (op-plugin AvgPool2dKernelNpuOpApi.cpp: divisor_override unset -> 0)."""
-    from opdb.arg_rules import load as load_rules
-    for rule in load_rules().rules_for(norm_param(p.aclnn.name), p.kind):
-        if not rule.needs and not rule.apis and any(
-                line.rstrip(";").endswith(f"= {value}") for line in rule.lines("torch")):
-            return True
-    return False
 
 
 def _todo(p: MappedParam, note: str) -> str:
