@@ -186,7 +186,9 @@ class TorchDialect(Dialect):
             widened = self.expanded_list(p)
             if widened is not None:
                 return widened
-        if k == fk == "tensor" and fw.optional and not p.optional:
+        if k == fk == "tensor" and fw.optional:
+            # a required aclnn tensor, or an `...Optional` one whose docs still want a
+            # value when unset (a reviewed rule of kind tensor scoped to the API)
             return self.required_from_optional(p)
         if k == fk == "int_array" and fw.optional and not p.optional and name in self.all_dims:
             # ATen: an unset dim list reduces over every dim (op-plugin's
