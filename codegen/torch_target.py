@@ -655,13 +655,21 @@ def _inplace_api_into_out(api: AclnnApi, amap: ArgMap, args: list[CallArg], role
     (aclnnInplaceMaskedFillScalar) must not write the caller's input: the input is
     copied into the output first and the API updates the output. Returns the copy
     statement (none when this does not apply)."""
-    if role == "inplace" or not api.name.startswith("aclnnInplace") or len(outs) != 1:
+    from opdb.input_updates import updated_inputs
+    updated = updated_inputs(api.name)
+    if role == "inplace" or len(outs) != 1 or not (
+            api.name.startswith("aclnnInplace") or updated):
         return []
     lines = []
     for a, p in zip(args, amap.params):
-        if p.aclnn.role == "inout" and p.fw is not None and p.fw.name not in outs:
-            lines.append(f"{outs[0]}.copy_({a.expr});  // {api.name} updates its input: "
-                         f"it works on a copy in `{outs[0]}`")
+        if (p.aclnn.role == "inout" or p.aclnn.name in updated) and p.fw is not None \
+                and p.fw.name not in outs:
+            why = (f"writes its `{p.aclnn.name}` in place ({updated[p.aclnn.name]}; op-plugin "
+                   "IndexAddKernelNpuOpApi.cpp copies self into the result first)"
+                   if p.aclnn.name in updated else "updates its input")
+            lines += [f"if (!{outs[0]}.is_same({a.expr})) {{  // {api.name} {why}:",
+                      f"    {outs[0]}.copy_({a.expr});  // it works on a copy in `{outs[0]}`",
+                      "}"]
             a.expr = outs[0]
     return lines
 
@@ -957,7 +965,9 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
             # (op-plugin's gen_opapi `structured_inherit: silu.out` for silu_/clamp_)
             local = "out" if "out" not in {f.name for f in fwp} else f"{m.name}_out"
             fwp = fwp + [FwParam(local, "tensor", "at::Tensor&", is_output=True)]
-            via_out = [f"at::Tensor& {local} = {m.name};  // pointwise: the API writes "
+            why = ("pointwise: the API writes" if not _updates_first_input(api) else
+                   "the API updates its first input in place (opdb.input_updates), so it writes")
+            via_out = [f"at::Tensor& {local} = {m.name};  // {why} "
                        f"`{m.name}` in place (no Inplace API; op-plugin's structured_inherit "
                        "of the .out kernel)"]
             cands = [c for c in out_cands if _writes_one_output(c)]
@@ -1046,6 +1056,15 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         argmap=amap, guards=guards)
 
 
+def _updates_first_input(api: AclnnApi) -> bool:
+    """The API writes its first tensor input in place before copying it to its output
+    (opdb.input_updates: aclnnIndexAdd's `self`), so passing that input as the output
+    too is the in-place op (torch's index_add_ is index_add.out with out = self)."""
+    from opdb.input_updates import updated_inputs
+    first = next((p.name for p in api.params if p.ctype.replace(" ", "") == "constaclTensor*"), "")
+    return bool(first) and first in updated_inputs(api.name)
+
+
 def _writes_one_output(api: AclnnApi) -> bool:
     return [p.role for p in api.params].count("output") == 1 and \
         not any(p.role == "inout" for p in api.params)
@@ -1079,7 +1098,7 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
             continue
         via_out = role == "inplace" and "inplace" not in variants and func_op is not None \
             and not api.name.startswith("aclnnInplace") and _writes_one_output(api) \
-            and torch_facts.pointwise(func_op.name)
+            and (torch_facts.pointwise(func_op.name) or _updates_first_input(api))
         if role == "inplace" and member is not op and "inplace" not in variants \
                 and not via_out:
             continue  # no Inplace API and not pointwise: left to the functional op
