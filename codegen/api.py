@@ -252,7 +252,17 @@ def render_context(db, api: AclnnApi, op: FrameworkOp, target: str) -> dict:
     if target == "torch":
         from codegen.torch_target import schema_family
         fam = schema_family(db, op) if op.schema else {}
-        ctx.update(family=fam or None, variants=api_family(db, api),
+        variants = api_family(db, api)
+        inplace = (fam or {}).get("inplace")
+        if inplace is not None and variants.get("inplace") is None:
+            # upstream runs the in-place op on the out-of-place API (out = self):
+            # op-plugin ScatterAddKernelNpuOpApi.cpp scatter_add_ -> aclnnScatterAdd
+            names = {variants.get("base", api).name} | {v.name for v in variants.get("versions", [])}
+            hit = next((m for m in db.mappings("torch", inplace.name)
+                        if m.source.source == "op-plugin" and m.aclnn in names), None)
+            if hit is not None:
+                variants["inplace_out_evidence"] = f"op-plugin {hit.source.path}:{hit.source.line}"
+        ctx.update(family=fam or None, variants=variants,
                    fallbacks={o.name for o in fam.values() if _acl_op_fallback(db, target, o)})
         return ctx
     grad = None

@@ -965,8 +965,11 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
             # (op-plugin's gen_opapi `structured_inherit: silu.out` for silu_/clamp_)
             local = "out" if "out" not in {f.name for f in fwp} else f"{m.name}_out"
             fwp = fwp + [FwParam(local, "tensor", "at::Tensor&", is_output=True)]
-            why = ("pointwise: the API writes" if not _updates_first_input(api) else
-                   "the API updates its first input in place (opdb.input_updates), so it writes")
+            why = ("the API updates its first input in place (opdb.input_updates), so it writes"
+                   if _updates_first_input(api) else
+                   f"upstream runs it on this API with out = self "
+                   f"({variants['inplace_out_evidence']}): the API writes"
+                   if variants.get("inplace_out_evidence") else "pointwise: the API writes")
             via_out = [f"at::Tensor& {local} = {m.name};  // {why} "
                        f"`{m.name}` in place (no Inplace API; op-plugin's structured_inherit "
                        "of the .out kernel)"]
@@ -1098,7 +1101,8 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
             continue
         via_out = role == "inplace" and "inplace" not in variants and func_op is not None \
             and not api.name.startswith("aclnnInplace") and _writes_one_output(api) \
-            and (torch_facts.pointwise(func_op.name) or _updates_first_input(api))
+            and (torch_facts.pointwise(func_op.name) or _updates_first_input(api)
+                 or bool(variants.get("inplace_out_evidence")))
         if role == "inplace" and member is not op and "inplace" not in variants \
                 and not via_out:
             continue  # no Inplace API and not pointwise: left to the functional op
