@@ -965,11 +965,14 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
             # (op-plugin's gen_opapi `structured_inherit: silu.out` for silu_/clamp_)
             local = "out" if "out" not in {f.name for f in fwp} else f"{m.name}_out"
             fwp = fwp + [FwParam(local, "tensor", "at::Tensor&", is_output=True)]
-            why = ("the API updates its first input in place (opdb.input_updates), so it writes"
+            from codegen import torch_facts
+            fname = (f"{functional.name}.{functional.overload}" if functional is not None
+                     and functional.overload else functional.name if functional else "")
+            why = ("pointwise: the API writes" if fname and torch_facts.pointwise(fname) else
+                   "the API updates its first input in place (opdb.input_updates), so it writes"
                    if _updates_first_input(api) else
                    f"upstream runs it on this API with out = self "
-                   f"({variants['inplace_out_evidence']}): the API writes"
-                   if variants.get("inplace_out_evidence") else "pointwise: the API writes")
+                   f"({variants['inplace_out_evidence']}): the API writes")
             via_out = [f"at::Tensor& {local} = {m.name};  // {why} "
                        f"`{m.name}` in place (no Inplace API; op-plugin's structured_inherit "
                        "of the .out kernel)"]
