@@ -246,13 +246,16 @@ def render_context(db, api: AclnnApi, op: FrameworkOp, target: str) -> dict:
     torch schema family and acl_op fallbacks, and the API's variants."""
     from codegen.resolve import backward_api
     from codegen.variants import family as api_family
-    from codegen.variants import paddle_candidates, versions
+    from codegen.variants import paddle_candidates, siblings, versions
 
     ctx: dict = {"acl_op_fallback": _acl_op_fallback(db, target, op)}
     if target == "torch":
         from codegen.torch_target import schema_family
         fam = schema_family(db, op) if op.schema else {}
         variants = api_family(db, api)
+        sibs = siblings(db, variants.get("base", api))
+        if sibs:
+            variants["siblings"] = sibs
         inplace = (fam or {}).get("inplace")
         if inplace is not None and variants.get("inplace") is None:
             # upstream runs the in-place op on the out-of-place API (out = self):

@@ -747,41 +747,51 @@ def _copy_numbers_to_device(branches: list[Branch], inputs: list[str], numbers: 
 def _optional_input_branches(api: AclnnApi, versions: list[AclnnApi], amap: ArgMap,
                              fwp: list[FwParam], ref_expr: str, outs: tuple[str, ...]
                              ) -> tuple[list[Branch], set[str]]:
-    """An optional framework tensor `api` does not take (npu_fusion_attention's `sink`)
-    that a newer version takes by name or alias (aclnnFlashAttentionScoreV3's
-    sinkOptional): when it is given, that version is called, and a CANN release
-    without the version fails with a message naming the input (op-plugin
-    FlashAttentionKernelNpuOpApi.cpp). Everything `api` maps must map the same way in
-    the version; the version's own new optional params stay unset, as in the base
-    call. Returns the branches and the framework names they consume."""
+    """Optional framework values `api` does not take (npu_fusion_attention's `sink`,
+    `actual_seq_qlen`/`actual_seq_kvlen`) that a newer version or a sibling API of the
+    same operator takes by name or alias (aclnnFlashAttentionScoreV3's sinkOptional;
+    aclnnFlashAttentionVarLenScore's actualSeqQLen/KvLenOptional): when they are all
+    given, that API is called, and a CANN release without it fails with a message naming
+    the inputs (op-plugin FlashAttentionKernelNpuOpApi.cpp). Everything `api` maps must
+    map the same way in the candidate, it may need no value the framework lacks
+    (no placeholder), and its other new optional params stay unset, as in the base call.
+    Candidates are tried in order (versions first); the first one per set of inputs is
+    kept, and larger sets are tested first. Returns the branches and the framework
+    names they consume."""
     base = {p.aclnn.name: (p.fw.name if p.fw else None) for p in amap.params}
+    wanted = {u.name for u in amap.unused if u.optional and u.kind in ("tensor", "int_array")}
+    picked: dict[frozenset[str], tuple[AclnnApi, ArgMap]] = {}
+    for v in versions:
+        vmap = map_args(v, fwp, "torch")
+        took = frozenset(p.fw.name for p in vmap.params if p.fw is not None
+                         and p.fw.name in wanted and p.decision in ("name", "alias"))
+        same = all(base.get(p.aclnn.name, p.fw.name if p.fw else None)
+                   == (p.fw.name if p.fw else None) for p in vmap.params
+                   if p.aclnn.name in base)
+        placeholder = any(p.decision == "unmapped" for p in vmap.params)
+        if took and same and not placeholder and took not in picked:
+            picked[took] = (v, vmap)
     branches, consumed = [], set()
-    for u in amap.unused:
-        if not (u.optional and u.kind == "tensor"):
-            continue
-        for v in versions:
-            vmap = map_args(v, fwp, "torch")
-            hit = next((p for p in vmap.params if p.fw is not None and p.fw.name == u.name
-                        and p.decision in ("name", "alias")), None)
-            same = all(base.get(p.aclnn.name, p.fw.name if p.fw else None)
-                       == (p.fw.name if p.fw else None) for p in vmap.params
-                       if p.aclnn.name in base)
-            if hit is None or not same:
-                continue
-            args = call_args(vmap, TorchDialect({f.name for f in fwp}, outs, api_name=vmap.api.name), ref_expr)
-            for a, mp in zip(args, vmap.params):
-                if mp.aclnn.name not in base and mp.decision == "default":
-                    a.todo = ""  # a feature the base call does not use either
-            alias, _ = fn_pointer_type(vmap)
-            branches.append(Branch(
-                v, args, static_asserts(v.name, alias, args, "ConvertType"), [],
-                cond=f"{u.name}.has_value()",
-                prelude=[f'TORCH_CHECK(check_aclnn_kernel_available("{v.name}"), '
-                         f'"`{u.name}` needs {v.name}, which this CANN release does not have");'],
-                note=f"`{u.name}` is given: {v.name} takes it ({hit.aclnn.name}), "
-                     f"{api.name} does not"))
-            consumed.add(u.name)
-            break
+    for took, (v, vmap) in sorted(picked.items(), key=lambda kv: (-len(kv[0]), sorted(kv[0]))):
+        args = call_args(vmap, TorchDialect({f.name for f in fwp}, outs, api_name=vmap.api.name),
+                         ref_expr)
+        for a, mp in zip(args, vmap.params):
+            if mp.aclnn.name not in base and mp.decision == "default":
+                a.todo = ""  # a feature the base call does not use either
+        alias, _ = fn_pointer_type(vmap)
+        names = sorted(took, key=lambda n: [f.name for f in fwp].index(n))
+        given = " and ".join(f"`{n}`" for n in names)
+        takes = ", ".join(p.aclnn.name for p in vmap.params if p.fw is not None
+                          and p.fw.name in took)
+        branches.append(Branch(
+            v, args, static_asserts(v.name, alias, args, "ConvertType"), [],
+            cond=" && ".join(f"{n}.has_value()" for n in names),
+            prelude=[f'TORCH_CHECK(check_aclnn_kernel_available("{v.name}"), '
+                     f'"{given} need{"s" if len(names) == 1 else ""} {v.name}, '
+                     'which this CANN release does not have");'],
+            note=f"{given} {'is' if len(names) == 1 else 'are'} given: {v.name} takes "
+                 f"{'it' if len(names) == 1 else 'them'} ({takes}), {api.name} does not"))
+        consumed |= took
     return branches, consumed
 
 
@@ -1014,8 +1024,8 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                 taken.add(scalar_swapped_param(chosen, v) or "")
         scalar_branched = len(branches) > 1  # a scalar variant takes an input as a number
         opt_branches, consumed = _optional_input_branches(
-            chosen, [v for v in variants.get("versions", []) if v.name != chosen.name],
-            amap, fwp, ref_expr, outs)
+            chosen, [v for v in variants.get("versions", []) if v.name != chosen.name]
+            + list(variants.get("siblings", [])), amap, fwp, ref_expr, outs)
         branches = opt_branches + branches
         if scalar_branched:
             covered = {b.cond.split(".dim()")[0] for b in branches if b.cond}

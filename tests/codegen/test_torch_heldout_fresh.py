@@ -188,3 +188,25 @@ def test_an_api_that_writes_its_input_gets_a_copy(db):
     _, body = _body(db, "aclnnIndexSelect", "aten::index_select", "IndexSelect",
                     "at::Tensor index_select(")
     assert "copy_(" not in body
+
+
+def test_sibling_api_family_chosen_by_given_optional_inputs(db):
+    """op-plugin FlashAttentionKernelNpuOpApi.cpp npu_fusion_attention calls
+    aclnnFlashAttentionVarLenScore when actual_seq_qlen/kvlen are set. The sibling is
+    found by signature (same op directory, every parameter of aclnnFlashAttentionScore
+    and more), not by name; the layout goes upper-cased (reviewed rule, same file)."""
+    from codegen.variants import siblings
+    sibs = [a.name for a in siblings(db, db.aclnn_api("aclnnFlashAttentionScore"))]
+    assert sibs[0] == "aclnnFlashAttentionVarLenScore"
+    assert not any(s.startswith("aclnnFlashAttentionScoreV") for s in sibs)  # versions
+    assert siblings(db, db.aclnn_api("aclnnAdd")) == []
+    r = prepare(db, "aclnnFlashAttentionScore", "torch", op="npu::npu_fusion_attention")
+    body = _fn(r.files[ADAPTER.format("NpuFusionAttention")], "int64_t> npu_fusion_attention(")
+    i = body.index("if (actual_seq_qlen.has_value() && actual_seq_kvlen.has_value()) {")
+    j = body.index("} else if (sink.has_value()) {")
+    assert i < j
+    assert "EXEC_NPU_CMD(aclnnFlashAttentionVarLenScore, query, key, value, pse, dropout_mask, " \
+           "padding_mask, atten_mask, prefix, actual_seq_qlen, actual_seq_kvlen, scale, " in body[i:j]
+    assert 'check_aclnn_kernel_available("aclnnFlashAttentionVarLenScore")' in body[i:j]
+    assert "std::toupper(" in body
+    assert not any("actual_seq" in t for t in r.todos)
