@@ -160,11 +160,25 @@ def siblings(db, api: AclnnApi) -> list[AclnnApi]:
     own = {a.name for a in versions(db, api)}
     have = {(p.name, p.ctype.replace(" ", "")) for p in api.params}
     out = []
-    for cand in sorted(db.aclnn_apis(), key=lambda a: a.name):
-        if cand.name in own or cand.op_dir != api.op_dir or is_inplace(cand) \
+    for cand in _by_op_dir(db).get(api.op_dir, []):
+        if cand.name in own or is_inplace(cand) \
                 or cand.name == api.name:
             continue
         theirs = {(p.name, p.ctype.replace(" ", "")) for p in cand.params}
         if have < theirs:
             out.append(cand)
     return out
+
+
+_OP_DIRS: dict[int, tuple[object, dict[str, list[AclnnApi]]]] = {}
+
+
+def _by_op_dir(db) -> dict[str, list[AclnnApi]]:
+    """opdb's aclnn APIs by op directory, in name order (read once per opened OpDB)."""
+    hit = _OP_DIRS.get(id(db))
+    if hit is None or hit[0] is not db:
+        index: dict[str, list[AclnnApi]] = {}
+        for a in sorted(db.aclnn_apis(), key=lambda a: a.name):
+            index.setdefault(a.op_dir, []).append(a)
+        hit = _OP_DIRS[id(db)] = (db, index)
+    return hit[1]
