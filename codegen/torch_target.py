@@ -220,9 +220,14 @@ class TorchDialect(Dialect):
         if k in ("int", "float", "bool"):
             if fk == "scalar":
                 getter = {"int": "toLong()", "float": "toDouble()", "bool": "toBool()"}[k]
-                val = (f"({name}.has_value() ? {name}->{getter} : 0)" if fw.optional
-                       else f"{name}.{getter}")
-                return self.plain(p, val, "")
+                if fw.optional:
+                    from codegen.argmap import reviewed_unset
+                    reviewed = reviewed_unset(p.aclnn, k, self.api_name)
+                    val = f"({name}.has_value() ? {name}->{getter} : {reviewed or 0})"
+                    arg = self.plain(p, val, "")
+                    # upstream's value when unset (std/var `correction` 1, ATen's meaning)
+                    return arg.with_todo("") if reviewed is not None else arg
+                return self.plain(p, f"{name}.{getter}", "")
             if fw.optional:
                 from codegen.argmap import reviewed_unset
                 reviewed = reviewed_unset(p.aclnn, k, self.api_name)
@@ -1036,14 +1041,18 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                         "no variant takes it as an aclScalar")] + [main]
     from codegen import torch_facts
     number_copies = []
-    if role != "inplace" and not scalar_branched and schema.name.startswith("aten::"):
+    if role == "inplace":
+        scalar_branched = len(branches) > 1  # `other` goes to an Inplace...s variant
+    if not scalar_branched and schema.name.startswith("aten::"):
         fs = functional or schema  # the `.out` overload has no Scalar siblings of its own
         full = f"{fs.name}.{fs.overload}" if fs.overload else fs.name
         numbers = torch_facts.number_params(full)
         cands = _wrapped_number_inputs(amap)
         # a user calls a forward op with CPU scalars; autograd calls a backward op with
-        # the forward's device tensors
-        pointwise = torch_facts.pointwise(full) and len(cands) >= 2 and op.kind != "backward"
+        # the forward's device tensors. In place, `self` is the other operand: a CPU
+        # scalar `other` is copied too (op-plugin Atan2KernelNpuOpApi.cpp atan2_)
+        operands = len(cands) + (1 if role == "inplace" else 0)
+        pointwise = torch_facts.pointwise(full) and operands >= 2 and op.kind != "backward"
         number_copies = [t for t in cands if t in numbers or pointwise]
         guards += _copy_numbers_to_device(branches, number_copies,
                                           [t for t in cands if t in numbers],

@@ -210,3 +210,28 @@ def test_sibling_api_family_chosen_by_given_optional_inputs(db):
     assert 'check_aclnn_kernel_available("aclnnFlashAttentionVarLenScore")' in body[i:j]
     assert "std::toupper(" in body
     assert not any("actual_seq" in t for t in r.todos)
+
+
+def test_reviewed_unset_value_of_an_optional_scalar(db):
+    """op-plugin StdKernelNpuOpApi.cpp / VarKernelNpuOpApi.cpp: an unset `correction` is 1
+    (ATen's meaning: Bessel's correction). Before, 0 with a TODO: population std."""
+    for api, op, stem, sig in (("aclnnStd", "aten::std.correction", "Std", "at::Tensor std("),
+                               ("aclnnVarCorrection", "aten::var.correction", "Var",
+                                "at::Tensor var(")):
+        r, body = _body(db, api, op, stem, sig)
+        assert "(correction.has_value() ? correction->toLong() : 1)" in body, api
+        assert not [t for t in r.todos if "correction" in t], api
+
+
+def test_inplace_pointwise_copies_a_cpu_scalar_operand(db):
+    """In place, `self` is one operand: a CPU 0-d `other` of a pointwise op is copied to
+    the device too (op-plugin Atan2KernelNpuOpApi.cpp atan2_ copies a CPU scalar
+    `other`), in its own dtype; an Inplace...s variant takes it as a number instead."""
+    r = prepare(db, "aclnnAddcmul", "torch", op="aten::addcmul")
+    body = _fn(r.files[ADAPTER.format("Addcmul")], "at::Tensor& addcmul_(")
+    assert "at::Tensor tensor1_device = tensor1.dim() == 0 && !torch_npu::utils::is_npu(tensor1)" \
+           in body
+    assert "EXEC_NPU_CMD(aclnnInplaceAddcmul, self, tensor1_device, tensor2_device, value);" in body
+    r = prepare(db, "aclnnAdd", "torch", op="aten::add.Tensor")
+    body = _fn(r.files[ADAPTER.format("Add")], "at::Tensor& add_(")
+    assert "other_device" not in body and "aclnnInplaceAdds" in body
