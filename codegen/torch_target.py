@@ -803,10 +803,15 @@ def _optional_input_branches(api: AclnnApi, versions: list[AclnnApi], amap: ArgM
 def _wrapped_number_inputs(amap: ArgMap) -> list[str]:
     """The framework tensors a wrapped Python number can arrive in: the non-optional,
     read-only tensor inputs of an op whose API family has a scalar (`...s`) variant
-    (the evidence that the op takes numbers, as binary element-wise ops do)."""
+    (the evidence that the op takes numbers, as binary element-wise ops do).
+    An `inout` aclnn param without the `Ref` suffix fed by a read-only framework tensor
+    counts as an input: its header only lacks the `const` (aclnnInplaceAtan2's
+    `aclTensor* other`; the docs and aclnnAtan2 read it)."""
     return [p.fw.name for p in amap.params
             if p.fw is not None and p.kind == "tensor" and p.fw.kind == "tensor"
-            and p.aclnn.role == "input" and not p.fw.optional and not p.fw.mutable
+            and (p.aclnn.role == "input" or (p.aclnn.role == "inout"
+                                             and not p.aclnn.name.endswith("Ref")))
+            and not p.fw.optional and not p.fw.mutable
             and p.fw.origin == "param" and not p.fw.is_output]
 
 

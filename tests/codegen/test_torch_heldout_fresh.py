@@ -235,3 +235,13 @@ def test_inplace_pointwise_copies_a_cpu_scalar_operand(db):
     r = prepare(db, "aclnnAdd", "torch", op="aten::add.Tensor")
     body = _fn(r.files[ADAPTER.format("Add")], "at::Tensor& add_(")
     assert "other_device" not in body and "aclnnInplaceAdds" in body
+
+
+def test_inout_without_ref_fed_by_a_read_only_tensor_is_an_input(db):
+    """aclnnInplaceAtan2's header declares `aclTensor* other` (no const), so the catalog
+    gives it role inout; fed by atan2_'s read-only `other` it is an input, and a CPU
+    scalar `other` is copied to the device as op-plugin Atan2KernelNpuOpApi.cpp does."""
+    assert [p.role for p in db.aclnn_api("aclnnInplaceAtan2").params] == ["inout", "inout"]
+    r = prepare(db, "aclnnAtan2", "torch", op="aten::atan2")
+    body = _fn(r.files[ADAPTER.format("Atan2")], "at::Tensor& atan2_(")
+    assert "EXEC_NPU_CMD(aclnnInplaceAtan2, self, other_device);" in body
