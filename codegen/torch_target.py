@@ -123,8 +123,8 @@ class TorchDialect(Dialect):
         from opdb.arg_rules import load as load_rules
         fw = p.fw
         exp = load_rules().expansion(norm_param(fw.name), self.names)
-        if not fw.length and exp is None:
-            return None
+        if fw.length <= 1 and exp is None:
+            return None  # nothing to widen (`int[1] dim` repeated to 1 is itself)
         var, name = local_name(p), fw.name
         lines = [f"c10::SmallVector<int64_t, 8> {var}_vec({name}.begin(), {name}.end());"]
         if exp is not None and exp.empty:
