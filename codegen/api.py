@@ -263,13 +263,26 @@ def render_context(db, api: AclnnApi, op: FrameworkOp, target: str) -> dict:
     torch schema family and acl_op fallbacks, and the API's variants."""
     from codegen.resolve import backward_api
     from codegen.variants import family as api_family
-    from codegen.variants import paddle_candidates, versions
+    from codegen.variants import paddle_candidates, siblings, versions
 
     ctx: dict = {"acl_op_fallback": _acl_op_fallback(db, target, op)}
     if target == "torch":
         from codegen.torch_target import schema_family
         fam = schema_family(db, op) if op.schema else {}
-        ctx.update(family=fam or None, variants=api_family(db, api),
+        variants = api_family(db, api)
+        sibs = siblings(db, variants.get("base", api))
+        if sibs:
+            variants["siblings"] = sibs
+        inplace = (fam or {}).get("inplace")
+        if inplace is not None and variants.get("inplace") is None:
+            # upstream runs the in-place op on the out-of-place API (out = self):
+            # op-plugin ScatterAddKernelNpuOpApi.cpp scatter_add_ -> aclnnScatterAdd
+            names = {variants.get("base", api).name} | {v.name for v in variants.get("versions", [])}
+            hit = next((m for m in db.mappings("torch", inplace.name)
+                        if m.source.source == "op-plugin" and m.aclnn in names), None)
+            if hit is not None:
+                variants["inplace_out_evidence"] = f"op-plugin {hit.source.path}:{hit.source.line}"
+        ctx.update(family=fam or None, variants=variants,
                    fallbacks={o.name for o in fam.values() if _acl_op_fallback(db, target, o)})
         return ctx
     grad = None

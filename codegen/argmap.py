@@ -195,6 +195,21 @@ def _rule_for(p: Param, kind: str, fw_params: list[FwParam], target: str | None,
     return None
 
 
+def reviewed_unset(p: Param, kind: str, api: str = "") -> str | None:
+    """The constant a reviewed rule (arg_rules.yaml, no `needs`) gives aclnn param `p`
+    of `api`, scoped rules first: what upstream passes when the framework value is
+    unset (op-plugin AvgPool2dKernelNpuOpApi.cpp: divisor_override unset -> 0;
+    UpsampleNearest2dKernelOpApi.cpp: scales_h unset -> -1.0). None when there is none."""
+    for rule in _load_rules().rules_for(norm_param(p.name), kind, api):
+        if rule.needs:
+            continue
+        lines = rule.lines("torch") or rule.lines("paddle")
+        m = re.fullmatch(r"[\w:<>]+ \{var\} = ([-\w.]+);", lines[0]) if len(lines) == 1 else None
+        if m:
+            return m.group(1)
+    return None
+
+
 def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None) -> ArgMap:
     """Map every aclnn param of `api` to a framework value (or a todo default).
     `target` (torch/paddle) enables the reviewed rules that have statements for it."""
@@ -245,7 +260,7 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
                     continue
                 if _writes_const(p, fw):
                     continue
-                mapped[i] = _decide(api, p, kind, take(fw), pass_kind, by_name, used)
+                mapped[i] = _decide(api, p, kind, take(fw), pass_kind, by_name, used, target=target)
                 break
     # pass 2: outputs by role and order (the one output on each side is no guess)
     n_out = sum(1 for p in api.params if p.role == "output")
@@ -258,7 +273,7 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
             if (fw.is_output or fw.mutable) and _kind_ok(kind, fw.kind):
                 sole = p.role == "output" and n_out == 1 and n_fw_out == 1 and fw.is_output \
                     and fw.kind == kind
-                mapped[i] = _decide(api, p, kind, take(fw), "role", by_name, used, sole)
+                mapped[i] = _decide(api, p, kind, take(fw), "role", by_name, used, sole, target=target)
                 break
     # pass 3: tensors of the same kind, by position among what is left (plain values
     # are never matched by position: a bool in the same slot is no evidence)
@@ -269,7 +284,7 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
         for fw in free():
             if (fw.kind == kind and kind in ("tensor", "tensor_list") and _role_ok(p, fw)
                     and not (p.role == "input" and fw.is_output)):
-                mapped[i] = _decide(api, p, kind, take(fw), "position", by_name, used)
+                mapped[i] = _decide(api, p, kind, take(fw), "position", by_name, used, target=target)
                 break
     # pass 4: a reviewed rule gives the value upstream passes (a default such as
     # alpha=1, or a value derived from other framework values such as !exclusive)
@@ -305,8 +320,8 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
 
 
 def _decide(api: AclnnApi, p: Param, kind: str, fw: FwParam, how: str,
-            by_name: dict[str, FwParam], used: set[str], sole_output: bool = False
-            ) -> MappedParam:
+            by_name: dict[str, FwParam], used: set[str], sole_output: bool = False,
+            target: str | None = None) -> MappedParam:
     opt = aclnn_optional(p.name)
     side = f"aclnn `{p.name}` ({p.ctype}) <- framework `{fw.name}` ({fw.cpp_type})"
     notes = []
@@ -316,7 +331,9 @@ def _decide(api: AclnnApi, p: Param, kind: str, fw: FwParam, how: str,
         notes.append(f"converted {fw.kind} -> {kind}")
     if not _role_ok(p, fw):
         notes.append(f"aclnn role is {p.role} but the framework value is written (output)")
-    if fw.optional and not opt and kind not in ("tensor", "tensor_list", "int_array", "dtype"):
+    if fw.optional and not opt and kind not in ("tensor", "tensor_list", "int_array", "dtype") \
+            and not (target == "torch" and reviewed_unset(p, kind, api.name) is not None):
+        # (torch: an unset value takes the reviewed constant, TorchDialect.convert)
         # (an unset int array / dtype gets ATen's meaning from the target: every dim, the
         # input's dtype)
         notes.append("framework value is optional, aclnn param is not")

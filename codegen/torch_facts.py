@@ -325,6 +325,34 @@ def unset_dim_reduces_all(op: str) -> bool | None:
     return tuple(whole.shape) == () and tuple(one.shape) == (3, 4)
 
 
+@functools.lru_cache(maxsize=None)
+def unset_list_reduces_all(op: str, arg: str) -> bool | None:
+    """True when `op`'s optional int list `arg` left unset reduces over every dim of
+    `self`, probed on Meta tensors: `sum.dim_IntList(empty(2, 3, 4), None)` gives a 0-d
+    result while `[0]` gives (3, 4) (ATen; op-plugin passes every dim,
+    MeanKernelNpuOpApi.cpp `get_dimlist_for_tensor`, or an empty list, which
+    aclnnReduceSum reads as every dim: SumKernelNpuOpApi.cpp `dim.value_or({})`).
+    None when torch or the overload is unknown."""
+    fn = _aten_overload(op)
+    if fn is None:
+        return None
+    torch = _torch()
+    args = fn._schema.arguments
+    if not args or str(args[0].type) != "Tensor" or not any(
+            a.name == arg and str(a.type) == "Optional[List[int]]" for a in args):
+        return False
+    if any(not a.has_default_value() for a in args[1:] if a.name != arg):
+        return False
+    x = torch.empty(2, 3, 4, device="meta")
+    try:
+        whole, one = fn(x, **{arg: None}), fn(x, **{arg: [0]})
+    except Exception:
+        return False
+    whole = whole[0] if isinstance(whole, (tuple, list)) else whole
+    one = one[0] if isinstance(one, (tuple, list)) else one
+    return tuple(whole.shape) == () and tuple(one.shape) == (3, 4)
+
+
 def composite_kernel(op: str) -> bool | None:
     """True when `op` has a CompositeExplicitAutograd or CompositeImplicitAutograd
     kernel, which every backend runs unless it registers its own

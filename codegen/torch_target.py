@@ -82,8 +82,11 @@ class TorchDialect(Dialect):
 
     def __init__(self, names: set[str] | frozenset = frozenset(),
                  outs: tuple[str, ...] = (), skip_empty: dict[str, list[str]] | None = None,
-                 ret: str = "", api_name: str = ""):
+                 ret: str = "", api_name: str = "", all_dims: set[str] | frozenset = frozenset()):
         self.names = set(names)
+        # optional int lists whose unset value means every dim (torch_facts.
+        # unset_list_reduces_all, probed on Meta tensors)
+        self.all_dims = set(all_dims)
         self.api_name = api_name  # the aclnn API called (scopes reviewed rules)
         self.outs = tuple(outs)  # the function's output tensors, allocated before the call
         # tensor lists whose op ignores legacy empty 1-d tensors -> the dim args to rewrap
@@ -120,8 +123,8 @@ class TorchDialect(Dialect):
         from opdb.arg_rules import load as load_rules
         fw = p.fw
         exp = load_rules().expansion(norm_param(fw.name), self.names)
-        if not fw.length and exp is None:
-            return None
+        if fw.length <= 1 and exp is None:
+            return None  # nothing to widen (`int[1] dim` repeated to 1 is itself)
         var, name = local_name(p), fw.name
         lines = [f"c10::SmallVector<int64_t, 8> {var}_vec({name}.begin(), {name}.end());"]
         if exp is not None and exp.empty:
@@ -183,14 +186,15 @@ class TorchDialect(Dialect):
             widened = self.expanded_list(p)
             if widened is not None:
                 return widened
-        if k == fk == "tensor" and fw.optional and not p.optional:
+        if k == fk == "tensor" and fw.optional:
+            # a required aclnn tensor, or an `...Optional` one whose docs still want a
+            # value when unset (a reviewed rule of kind tensor scoped to the API)
             return self.required_from_optional(p)
-        if k == fk and k in ("tensor", "tensor_list", "scalar", "int_array", "bool_array",
-                             "scalar_list"):
-            return CallArg(p.aclnn.name, p.aclnn.ctype, name, [], p.todo, p.decision)
-        if k == fk == "int_array" and fw.optional:
+        if k == fk == "int_array" and fw.optional and not p.optional and name in self.all_dims:
             # ATen: an unset dim list reduces over every dim (op-plugin's
-            # MeanKernelNpuOpApi.cpp: get_dimlist_for_tensor(self))
+            # MeanKernelNpuOpApi.cpp: get_dimlist_for_tensor(self)). A required aclnn
+            # list (aclnnReduceSum `dims`) never gets nullptr; an `...Optional` one
+            # takes the unset value as it is.
             return CallArg(p.aclnn.name, p.aclnn.ctype, var,
                            [f"c10::SmallVector<int64_t, 8> {var}_vec;",
                             f"if ({name}.has_value()) {{",
@@ -201,6 +205,9 @@ class TorchDialect(Dialect):
                             "    }",
                             "}",
                             f"at::IntArrayRef {var}({var}_vec);"], p.todo, p.decision)
+        if k == fk and k in ("tensor", "tensor_list", "scalar", "int_array", "bool_array",
+                             "scalar_list"):
+            return CallArg(p.aclnn.name, p.aclnn.ctype, name, [], p.todo, p.decision)
         if k == fk == "dtype":
             if fw.optional:
                 # op-plugin MeanKernelNpuOpApi.cpp: an unset dtype is the output's (the
@@ -213,14 +220,22 @@ class TorchDialect(Dialect):
         if k in ("int", "float", "bool"):
             if fk == "scalar":
                 getter = {"int": "toLong()", "float": "toDouble()", "bool": "toBool()"}[k]
-                val = (f"({name}.has_value() ? {name}->{getter} : 0)" if fw.optional
-                       else f"{name}.{getter}")
-                return self.plain(p, val, "")
+                if fw.optional:
+                    from codegen.argmap import reviewed_unset
+                    reviewed = reviewed_unset(p.aclnn, k, self.api_name)
+                    val = f"({name}.has_value() ? {name}->{getter} : {reviewed or 0})"
+                    arg = self.plain(p, val, "")
+                    # upstream's value when unset (std/var `correction` 1, ATen's meaning)
+                    return arg.with_todo("") if reviewed is not None else arg
+                return self.plain(p, f"{name}.{getter}", "")
             if fw.optional:
+                from codegen.argmap import reviewed_unset
+                reviewed = reviewed_unset(p.aclnn, k, self.api_name)
+                if reviewed is not None:
+                    # upstream's value when unset (divisor_override 0, scales_h -1.0)
+                    return self.plain(p, f"{name}.value_or({reviewed})", "").with_todo("")
                 dflt = {"int": "0", "float": "0.0", "bool": "false"}[k]
                 arg = self.plain(p, f"{name}.value_or({dflt})", "")
-                if _reviewed_default(p, dflt):  # e.g. divisor_override unset -> 0
-                    return arg.with_todo("")
                 return arg.with_todo(_todo(p, f"`{name}` unset -> {dflt}"))
             return self.plain(p, name, fw.cpp_type)
         if k == "scalar" and fk in ("int", "float", "bool"):
@@ -254,18 +269,6 @@ class TorchDialect(Dialect):
         arg.todo = _todo(p, f"no conversion from {fw.cpp_type} to {p.aclnn.ctype}; "
                             f"`{name}` is not passed")
         return arg
-
-
-def _reviewed_default(p: MappedParam, value: str) -> bool:
-    """A reviewed rule (arg_rules.yaml) passes `value` for this aclnn param when the
-    framework has none: then an unset optional meaning `value` is upstream's choice
-    (op-plugin AvgPool2dKernelNpuOpApi.cpp: divisor_override unset -> 0)."""
-    from opdb.arg_rules import load as load_rules
-    for rule in load_rules().rules_for(norm_param(p.aclnn.name), p.kind):
-        if not rule.needs and not rule.apis and any(
-                line.rstrip(";").endswith(f"= {value}") for line in rule.lines("torch")):
-            return True
-    return False
 
 
 def _todo(p: MappedParam, note: str) -> str:
@@ -657,13 +660,21 @@ def _inplace_api_into_out(api: AclnnApi, amap: ArgMap, args: list[CallArg], role
     (aclnnInplaceMaskedFillScalar) must not write the caller's input: the input is
     copied into the output first and the API updates the output. Returns the copy
     statement (none when this does not apply)."""
-    if role == "inplace" or not api.name.startswith("aclnnInplace") or len(outs) != 1:
+    from opdb.input_updates import updated_inputs
+    updated = updated_inputs(api.name)
+    if role == "inplace" or len(outs) != 1 or not (
+            api.name.startswith("aclnnInplace") or updated):
         return []
     lines = []
     for a, p in zip(args, amap.params):
-        if p.aclnn.role == "inout" and p.fw is not None and p.fw.name not in outs:
-            lines.append(f"{outs[0]}.copy_({a.expr});  // {api.name} updates its input: "
-                         f"it works on a copy in `{outs[0]}`")
+        if (p.aclnn.role == "inout" or p.aclnn.name in updated) and p.fw is not None \
+                and p.fw.name not in outs:
+            why = (f"writes its `{p.aclnn.name}` in place ({updated[p.aclnn.name]}; op-plugin "
+                   "IndexAddKernelNpuOpApi.cpp copies self into the result first)"
+                   if p.aclnn.name in updated else "updates its input")
+            lines += [f"if (!{outs[0]}.is_same({a.expr})) {{  // {api.name} {why}:",
+                      f"    {outs[0]}.copy_({a.expr});  // it works on a copy in `{outs[0]}`",
+                      "}"]
             a.expr = outs[0]
     return lines
 
@@ -741,51 +752,66 @@ def _copy_numbers_to_device(branches: list[Branch], inputs: list[str], numbers: 
 def _optional_input_branches(api: AclnnApi, versions: list[AclnnApi], amap: ArgMap,
                              fwp: list[FwParam], ref_expr: str, outs: tuple[str, ...]
                              ) -> tuple[list[Branch], set[str]]:
-    """An optional framework tensor `api` does not take (npu_fusion_attention's `sink`)
-    that a newer version takes by name or alias (aclnnFlashAttentionScoreV3's
-    sinkOptional): when it is given, that version is called, and a CANN release
-    without the version fails with a message naming the input (op-plugin
-    FlashAttentionKernelNpuOpApi.cpp). Everything `api` maps must map the same way in
-    the version; the version's own new optional params stay unset, as in the base
-    call. Returns the branches and the framework names they consume."""
+    """Optional framework values `api` does not take (npu_fusion_attention's `sink`,
+    `actual_seq_qlen`/`actual_seq_kvlen`) that a newer version or a sibling API of the
+    same operator takes by name or alias (aclnnFlashAttentionScoreV3's sinkOptional;
+    aclnnFlashAttentionVarLenScore's actualSeqQLen/KvLenOptional): when they are all
+    given, that API is called, and a CANN release without it fails with a message naming
+    the inputs (op-plugin FlashAttentionKernelNpuOpApi.cpp). Everything `api` maps must
+    map the same way in the candidate, it may need no value the framework lacks
+    (no placeholder), and its other new optional params stay unset, as in the base call.
+    Candidates are tried in order (versions first); the first one per set of inputs is
+    kept, and larger sets are tested first. Returns the branches and the framework
+    names they consume."""
     base = {p.aclnn.name: (p.fw.name if p.fw else None) for p in amap.params}
+    wanted = {u.name for u in amap.unused if u.optional and u.kind in ("tensor", "int_array")}
+    picked: dict[frozenset[str], tuple[AclnnApi, ArgMap]] = {}
+    for v in versions:
+        vmap = map_args(v, fwp, "torch")
+        took = frozenset(p.fw.name for p in vmap.params if p.fw is not None
+                         and p.fw.name in wanted and p.decision in ("name", "alias"))
+        same = all(base.get(p.aclnn.name, p.fw.name if p.fw else None)
+                   == (p.fw.name if p.fw else None) for p in vmap.params
+                   if p.aclnn.name in base)
+        placeholder = any(p.decision == "unmapped" for p in vmap.params)
+        if took and same and not placeholder and took not in picked:
+            picked[took] = (v, vmap)
     branches, consumed = [], set()
-    for u in amap.unused:
-        if not (u.optional and u.kind == "tensor"):
-            continue
-        for v in versions:
-            vmap = map_args(v, fwp, "torch")
-            hit = next((p for p in vmap.params if p.fw is not None and p.fw.name == u.name
-                        and p.decision in ("name", "alias")), None)
-            same = all(base.get(p.aclnn.name, p.fw.name if p.fw else None)
-                       == (p.fw.name if p.fw else None) for p in vmap.params
-                       if p.aclnn.name in base)
-            if hit is None or not same:
-                continue
-            args = call_args(vmap, TorchDialect({f.name for f in fwp}, outs, api_name=vmap.api.name), ref_expr)
-            for a, mp in zip(args, vmap.params):
-                if mp.aclnn.name not in base and mp.decision == "default":
-                    a.todo = ""  # a feature the base call does not use either
-            alias, _ = fn_pointer_type(vmap)
-            branches.append(Branch(
-                v, args, static_asserts(v.name, alias, args, "ConvertType"), [],
-                cond=f"{u.name}.has_value()",
-                prelude=[f'TORCH_CHECK(check_aclnn_kernel_available("{v.name}"), '
-                         f'"`{u.name}` needs {v.name}, which this CANN release does not have");'],
-                note=f"`{u.name}` is given: {v.name} takes it ({hit.aclnn.name}), "
-                     f"{api.name} does not"))
-            consumed.add(u.name)
-            break
+    for took, (v, vmap) in sorted(picked.items(), key=lambda kv: (-len(kv[0]), sorted(kv[0]))):
+        args = call_args(vmap, TorchDialect({f.name for f in fwp}, outs, api_name=vmap.api.name),
+                         ref_expr)
+        for a, mp in zip(args, vmap.params):
+            if mp.aclnn.name not in base and mp.decision == "default":
+                a.todo = ""  # a feature the base call does not use either
+        alias, _ = fn_pointer_type(vmap)
+        names = sorted(took, key=lambda n: [f.name for f in fwp].index(n))
+        given = " and ".join(f"`{n}`" for n in names)
+        takes = ", ".join(p.aclnn.name for p in vmap.params if p.fw is not None
+                          and p.fw.name in took)
+        branches.append(Branch(
+            v, args, static_asserts(v.name, alias, args, "ConvertType"), [],
+            cond=" && ".join(f"{n}.has_value()" for n in names),
+            prelude=[f'TORCH_CHECK(check_aclnn_kernel_available("{v.name}"), '
+                     f'"{given} need{"s" if len(names) == 1 else ""} {v.name}, '
+                     'which this CANN release does not have");'],
+            note=f"{given} {'is' if len(names) == 1 else 'are'} given: {v.name} takes "
+                 f"{'it' if len(names) == 1 else 'them'} ({takes}), {api.name} does not"))
+        consumed |= took
     return branches, consumed
 
 
 def _wrapped_number_inputs(amap: ArgMap) -> list[str]:
     """The framework tensors a wrapped Python number can arrive in: the non-optional,
     read-only tensor inputs of an op whose API family has a scalar (`...s`) variant
-    (the evidence that the op takes numbers, as binary element-wise ops do)."""
+    (the evidence that the op takes numbers, as binary element-wise ops do).
+    An `inout` aclnn param without the `Ref` suffix fed by a read-only framework tensor
+    counts as an input: its header only lacks the `const` (aclnnInplaceAtan2's
+    `aclTensor* other`; the docs and aclnnAtan2 read it)."""
     return [p.fw.name for p in amap.params
             if p.fw is not None and p.kind == "tensor" and p.fw.kind == "tensor"
-            and p.aclnn.role == "input" and not p.fw.optional and not p.fw.mutable
+            and (p.aclnn.role == "input" or (p.aclnn.role == "inout"
+                                             and not p.aclnn.name.endswith("Ref")))
+            and not p.fw.optional and not p.fw.mutable
             and p.fw.origin == "param" and not p.fw.is_output]
 
 
@@ -914,6 +940,17 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
     return out
 
 
+def _all_dim_lists(schema: TorchSchema, functional: TorchSchema | None) -> set[str]:
+    """The optional int lists of `schema` that reduce over every dim when unset
+    (torch_facts.unset_list_reduces_all on the functional op: sum.dim_IntList,
+    mean.dim, linalg_vector_norm `dim`)."""
+    from codegen import torch_facts
+    fs = functional or schema
+    full = f"{fs.name}.{fs.overload}" if fs.overload else fs.name
+    return {a.name for a in schema.args if a.kind == "int_array" and a.optional
+            and torch_facts.unset_list_reduces_all(full, a.name)}
+
+
 def _legacy_empty_lists(schema: TorchSchema, functional: TorchSchema | None
                         ) -> dict[str, list[str]]:
     """{tensor list arg: its op's int dim args} when the functional op ignores legacy
@@ -948,7 +985,15 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
             # (op-plugin's gen_opapi `structured_inherit: silu.out` for silu_/clamp_)
             local = "out" if "out" not in {f.name for f in fwp} else f"{m.name}_out"
             fwp = fwp + [FwParam(local, "tensor", "at::Tensor&", is_output=True)]
-            via_out = [f"at::Tensor& {local} = {m.name};  // pointwise: the API writes "
+            from codegen import torch_facts
+            fname = (f"{functional.name}.{functional.overload}" if functional is not None
+                     and functional.overload else functional.name if functional else "")
+            why = ("pointwise: the API writes" if fname and torch_facts.pointwise(fname) else
+                   "the API updates its first input in place (opdb.input_updates), so it writes"
+                   if _updates_first_input(api) else
+                   f"upstream runs it on this API with out = self "
+                   f"({variants['inplace_out_evidence']}): the API writes")
+            via_out = [f"at::Tensor& {local} = {m.name};  // {why} "
                        f"`{m.name}` in place (no Inplace API; op-plugin's structured_inherit "
                        "of the .out kernel)"]
             cands = [c for c in out_cands if _writes_one_output(c)]
@@ -961,7 +1006,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     outs = tuple(f.name for f in fwp if f.is_output and f.kind == "tensor")
     skip_empty = _legacy_empty_lists(schema, functional)
     dialect = TorchDialect({f.name for f in fwp}, outs, skip_empty, return_stmt(schema),
-                           api_name=chosen.name)
+                           api_name=chosen.name, all_dims=_all_dim_lists(schema, functional))
     args = call_args(amap, dialect, ref_expr)
     _flatten_for_unset_dim(amap, args, functional, ref, fwp)
     into_out = _inplace_api_into_out(chosen, amap, args, role, outs)
@@ -989,8 +1034,8 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                 taken.add(scalar_swapped_param(chosen, v) or "")
         scalar_branched = len(branches) > 1  # a scalar variant takes an input as a number
         opt_branches, consumed = _optional_input_branches(
-            chosen, [v for v in variants.get("versions", []) if v.name != chosen.name],
-            amap, fwp, ref_expr, outs)
+            chosen, [v for v in variants.get("versions", []) if v.name != chosen.name]
+            + list(variants.get("siblings", [])), amap, fwp, ref_expr, outs)
         branches = opt_branches + branches
         if scalar_branched:
             covered = {b.cond.split(".dim()")[0] for b in branches if b.cond}
@@ -1001,14 +1046,18 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                         "no variant takes it as an aclScalar")] + [main]
     from codegen import torch_facts
     number_copies = []
-    if role != "inplace" and not scalar_branched and schema.name.startswith("aten::"):
+    if role == "inplace":
+        scalar_branched = len(branches) > 1  # `other` goes to an Inplace...s variant
+    if not scalar_branched and schema.name.startswith("aten::"):
         fs = functional or schema  # the `.out` overload has no Scalar siblings of its own
         full = f"{fs.name}.{fs.overload}" if fs.overload else fs.name
         numbers = torch_facts.number_params(full)
         cands = _wrapped_number_inputs(amap)
         # a user calls a forward op with CPU scalars; autograd calls a backward op with
-        # the forward's device tensors
-        pointwise = torch_facts.pointwise(full) and len(cands) >= 2 and op.kind != "backward"
+        # the forward's device tensors. In place, `self` is the other operand: a CPU
+        # scalar `other` is copied too (op-plugin Atan2KernelNpuOpApi.cpp atan2_)
+        operands = len(cands) + (1 if role == "inplace" else 0)
+        pointwise = torch_facts.pointwise(full) and operands >= 2 and op.kind != "backward"
         number_copies = [t for t in cands if t in numbers or pointwise]
         guards += _copy_numbers_to_device(branches, number_copies,
                                           [t for t in cands if t in numbers],
@@ -1035,6 +1084,15 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         fallback_calls=[f"DO_COMPATIBILITY({n}, acl_op::{fn}({', '.join(call_names)}));"
                         for n in apis] if acl_op_fallback else [],
         argmap=amap, guards=guards)
+
+
+def _updates_first_input(api: AclnnApi) -> bool:
+    """The API writes its first tensor input in place before copying it to its output
+    (opdb.input_updates: aclnnIndexAdd's `self`), so passing that input as the output
+    too is the in-place op (torch's index_add_ is index_add.out with out = self)."""
+    from opdb.input_updates import updated_inputs
+    first = next((p.name for p in api.params if p.ctype.replace(" ", "") == "constaclTensor*"), "")
+    return bool(first) and first in updated_inputs(api.name)
 
 
 def _writes_one_output(api: AclnnApi) -> bool:
@@ -1070,7 +1128,8 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
             continue
         via_out = role == "inplace" and "inplace" not in variants and func_op is not None \
             and not api.name.startswith("aclnnInplace") and _writes_one_output(api) \
-            and torch_facts.pointwise(func_op.name)
+            and (torch_facts.pointwise(func_op.name) or _updates_first_input(api)
+                 or bool(variants.get("inplace_out_evidence")))
         if role == "inplace" and member is not op and "inplace" not in variants \
                 and not via_out:
             continue  # no Inplace API and not pointwise: left to the functional op

@@ -146,3 +146,39 @@ def pick_variant(apis: list[AclnnApi], fwp: list[FwParam], target: str) -> Aclnn
     wins ties). A `Scalar other` picks aclnnAdds over aclnnAdd; gelu's `approximate`
     picks aclnnGeluV2 over aclnnGelu."""
     return min(apis, key=lambda a: (_todo_count(map_args(a, fwp, target)), apis.index(a)))
+
+
+def siblings(db, api: AclnnApi) -> list[AclnnApi]:
+    """APIs of `api`'s op directory that take every parameter `api` takes (same name and
+    C type) and more, with their newer versions, in name order: another API family of the
+    same operator chosen by which optional inputs are given (aclnnFlashAttentionScore ->
+    aclnnFlashAttentionVarLenScore(V2..V5), which add actualSeqQLen/KvLen; op-plugin
+    FlashAttentionKernelNpuOpApi.cpp calls it when actual_seq_qlen/kvlen are set).
+    Its own versions are excluded (see `versions`)."""
+    if not api.op_dir:
+        return []
+    own = {a.name for a in versions(db, api)}
+    have = {(p.name, p.ctype.replace(" ", "")) for p in api.params}
+    out = []
+    for cand in _by_op_dir(db).get(api.op_dir, []):
+        if cand.name in own or is_inplace(cand) \
+                or cand.name == api.name:
+            continue
+        theirs = {(p.name, p.ctype.replace(" ", "")) for p in cand.params}
+        if have < theirs:
+            out.append(cand)
+    return out
+
+
+_OP_DIRS: dict[int, tuple[object, dict[str, list[AclnnApi]]]] = {}
+
+
+def _by_op_dir(db) -> dict[str, list[AclnnApi]]:
+    """opdb's aclnn APIs by op directory, in name order (read once per opened OpDB)."""
+    hit = _OP_DIRS.get(id(db))
+    if hit is None or hit[0] is not db:
+        index: dict[str, list[AclnnApi]] = {}
+        for a in sorted(db.aclnn_apis(), key=lambda a: a.name):
+            index.setdefault(a.op_dir, []).append(a)
+        hit = _OP_DIRS[id(db)] = (db, index)
+    return hit[1]
