@@ -35,7 +35,7 @@ def test_scan_pipeline_does_not_import_networkx():
 
 def test_report_writer_never_imports_openpyxl(tmp_path):
     """openpyxl's import (~0.06-0.15 s) is not paid by a scan: report.xlsx is written by
-    analyzer.report.xlsx_lite (opscan log / zoo still use openpyxl for theirs)."""
+    analyzer.report.xlsx_lite, the one xlsx writer (log, zoo and align workbooks too)."""
     code = ("import sys; from analyzer.report.sample import sample_report; "
             "from analyzer.report.writer import write_reports; "
             "write_reports(sample_report().to_json(), sys.argv[1], formats=sys.argv[2]); "

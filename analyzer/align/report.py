@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import base64
 import csv
-import datetime
 import html
 import io
 import json
 import math
-import zipfile
 from pathlib import Path
 
 from opdb.errors import OpscanError, OutputExists
@@ -18,7 +16,6 @@ from opdb.errors import OpscanError, OutputExists
 FORMATS = ("md", "html", "csv", "xlsx", "json")
 COLUMNS = ("order", "key", "kind", "phase", "dtype_a", "dtype_b", "err", "threshold", "floor",
            "floor_verdict", "mean_1pct", "norm_a", "norm_b", "mean_a", "mean_b")
-_FIXED = datetime.datetime(2000, 1, 1)
 
 
 def _g(x) -> str:
@@ -210,13 +207,9 @@ def render_html(rep: dict) -> bytes:
 
 
 def render_xlsx(rep: dict) -> bytes:
-    from openpyxl import Workbook
-    from openpyxl.styles import Font, PatternFill
-    from openpyxl.xml.functions import tostring
+    from analyzer.report.xlsx_lite import Sheet, Style, workbook_bytes
 
-    wb = Workbook()
-    ws = wb.active
-    ws.title = "summary"
+    ws, calls = Sheet("summary"), Sheet("calls")
     rows = [("summary", rep["summary"]), ("A", rep["a"]), ("B", rep["b"]),
             ("noise floor", rep["floor_source"]), (), ("criterion", "value", "verdict")]
     rows += _criteria_lines(rep)
@@ -226,35 +219,20 @@ def render_xlsx(rep: dict) -> bytes:
              for s in rep["suspects"]]
     for i, row in enumerate(rows, 1):
         for j, v in enumerate(row, 1):
-            c = ws.cell(row=i, column=j, value=v)
-            c.data_type = "s" if isinstance(v, str) else c.data_type
-    ws.column_dimensions["A"].width = 50
-    ws.column_dimensions["B"].width = 60
-    calls = wb.create_sheet("calls")
+            ws.put(i, j, v)
+    ws.widths.update({1: 50, 2: 60})
+    bold = Style(bold=True)
     for j, name in enumerate(COLUMNS, 1):
-        calls.cell(row=1, column=j, value=name).font = Font(bold=True)
-    fills = {"pass": "C8E6C9", "fail": "EF9A9A"}
+        calls.put(1, j, name, bold)
+    fills = {"pass": Style(fill="C8E6C9"), "fail": Style(fill="EF9A9A")}
     for i, r in enumerate(rep["rows"], 2):
         cells = row_cells(r)
         for j, name in enumerate(COLUMNS, 1):
-            c = calls.cell(row=i, column=j, value=cells[name])
-            if name in ("floor_verdict", "mean_1pct") and cells[name] in fills:
-                c.fill = PatternFill("solid", start_color=fills[cells[name]], end_color=fills[cells[name]])
-    calls.freeze_panes = "C2"
-    calls.column_dimensions["B"].width = 55
-    wb.properties.created = wb.properties.modified = _FIXED
-    raw = io.BytesIO()
-    wb.save(raw)
-    wb.properties.modified = _FIXED
-    core = tostring(wb.properties.to_tree())
-    out = io.BytesIO()
-    with zipfile.ZipFile(raw) as zin, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zout:
-        for info in zin.infolist():
-            data = core if info.filename == "docProps/core.xml" else zin.read(info.filename)
-            fixed = zipfile.ZipInfo(info.filename, date_time=(1980, 1, 1, 0, 0, 0))
-            fixed.compress_type = zipfile.ZIP_DEFLATED
-            zout.writestr(fixed, data)
-    return out.getvalue()
+            style = fills.get(cells[name]) if name in ("floor_verdict", "mean_1pct") else None
+            calls.put(i, j, cells[name], style or Style())
+    calls.freeze = (2, 3)
+    calls.widths[2] = 55
+    return workbook_bytes([ws, calls], "opscan align", "opscan align compare")
 
 
 RENDER = {"md": ("align.md", render_md), "html": ("align.html", render_html),

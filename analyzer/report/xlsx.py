@@ -1,32 +1,14 @@
 """report.xlsx: sheets "summary", "gaps" (gap categories only), "all ops" and
 "fallback islands" (one row per island under its group's line), written by
-`analyzer.report.xlsx_lite` (no openpyxl import on the scan's path), byte-identical for the
-same report. `save_deterministic` and `_put` serve the openpyxl workbooks of `opscan log`
-and `opscan zoo`: fixed document dates and zip timestamps (openpyxl stamps both with the
-wall clock)."""
+`analyzer.report.xlsx_lite` (the one xlsx writer: `opscan log`, `opscan zoo` and `opscan
+align compare` use it too), byte-identical for the same report."""
 from __future__ import annotations
 
-import datetime
-import io
-import zipfile
 
 from analyzer.report import common
 from analyzer.report.csv_report import island_rows, report_status, verdict_row
 from analyzer.report.json_report import normalize
 from analyzer.report.xlsx_lite import Sheet, Style, column_letter, workbook_bytes
-
-# No date in a report.json is the scan's own; a constant keeps the bytes reproducible.
-FIXED_DATE = datetime.datetime(2000, 1, 1, 0, 0, 0)
-_ZIP_DATE = (1980, 1, 1, 0, 0, 0)
-
-
-def _put(ws, row: int, col: int, value):
-    """Write a cell; text starting with '=' stays text (openpyxl would make it a formula)."""
-    c = ws.cell(row=row, column=col, value=value)
-    if isinstance(value, str) and value.startswith("="):
-        c.data_type = "s"
-    return c
-
 
 _BOLD = Style(bold=True)
 _BANNER = Style(bold=True, color="B00020")
@@ -136,26 +118,3 @@ def render_xlsx(report: dict) -> bytes:
     _table_sheet(sheets[2], r, common.sorted_verdicts(r), banner)
     _islands_sheet(sheets[3], r, banner)
     return workbook_bytes(sheets, r["tool"], common.title(r))
-
-
-def save_deterministic(wb, creator: str, title: str) -> bytes:
-    """The workbook's bytes with fixed document dates and zip timestamps."""
-    from openpyxl.xml.functions import tostring
-
-    wb.properties.creator = creator
-    wb.properties.title = title
-    wb.properties.created = FIXED_DATE
-    wb.properties.modified = FIXED_DATE
-    raw = io.BytesIO()
-    wb.save(raw)  # stamps properties.modified with now(): core.xml is rewritten below
-    wb.properties.modified = FIXED_DATE
-    core = tostring(wb.properties.to_tree())
-    out = io.BytesIO()
-    with zipfile.ZipFile(raw) as zin, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zout:
-        for info in zin.infolist():
-            data = core if info.filename == "docProps/core.xml" else zin.read(info.filename)
-            fixed = zipfile.ZipInfo(info.filename, date_time=_ZIP_DATE)
-            fixed.compress_type = zipfile.ZIP_DEFLATED
-            fixed.external_attr = info.external_attr
-            zout.writestr(fixed, data)
-    return out.getvalue()

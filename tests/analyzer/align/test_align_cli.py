@@ -46,6 +46,13 @@ def test_compare_writes_five_formats_with_suspects_and_repro(align_dumps, tmp_pa
     _, again = compare_and_report(a, b, out, classify=_fake_classify, force=True, repro=False)
     second = {p.name: p.read_bytes() for p in again}
     assert first["align.csv"] == second["align.csv"] and first["align.xlsx"] == second["align.xlsx"]
+    import openpyxl  # the workbook opens in a real reader: the calls sheet, its verdict fills
+    wb = openpyxl.load_workbook(out / "align.xlsx")
+    assert wb.sheetnames == ["summary", "calls"] and wb["summary"]["A1"].value == "summary"
+    calls = wb["calls"]
+    assert calls["A1"].value == "order" and calls["A1"].font.bold and calls.freeze_panes == "C2"
+    verdicts = [c for c in calls["J"][1:] if c.value in ("pass", "fail")]
+    assert verdicts and all(c.fill.fill_type == "solid" for c in verdicts)
     with pytest.raises(Exception, match="exists"):
         compare_and_report(a, b, out, classify=_fake_classify)
 
