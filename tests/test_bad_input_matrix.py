@@ -14,11 +14,7 @@ scripts as users start them) and prints one line per failing case.
 """
 from __future__ import annotations
 
-import contextlib
-import gzip
 import hashlib
-import io
-import json
 import os
 import shutil
 import subprocess
