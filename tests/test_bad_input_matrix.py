@@ -469,6 +469,29 @@ def test_bad_input(case, tmp_path, monkeypatch, capsys, shared_cache):
     assert not found, f"{case.id}: {'; '.join(found)}\nstderr: {err}"
 
 
+@pytest.mark.parametrize("bom, codec", [(b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be")])
+def test_a_utf16_log_is_read_not_silently_empty(tmp_path, capsys, bom, codec):
+    """PowerShell's `Tee-Object` writes UTF-16: the log used to read as 'no fallback lines'."""
+    from analyzer.cli import main
+    text = (FX / "logs" / "paddle_npu_glog.log").read_text(encoding="utf-8")
+    log = tmp_path / "run.log"
+    log.write_bytes(bom + text.encode(codec))
+    assert main(["log", str(log), "--framework", "paddle"]) == 0
+    plain = main(["log", str(FX / "logs" / "paddle_npu_glog.log"), "--framework", "paddle"])
+    out = capsys.readouterr().out.splitlines()
+    assert plain == 0 and "3 fallback, 2 blacklisted, 1 failed" in out[0], out
+    assert out[0] == next(line for line in out[1:] if line.startswith("1 log file(s)")), out
+
+
+def test_one_line_model_error_names_the_innermost_user_frame(tmp_path, capsys):
+    from analyzer.cli import main
+    rc = main([str(MODELS / "broken_build_raises.py"), "-f", "torch", "-q", "-o", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1, err
+    assert "build() raised ZeroDivisionError" in err
+    assert "broken_build_raises.py:7 in make_layer: return nn.Linear(width, width // 0)" in err
+
+
 # --------------------------------------------------------------------------- subprocess runner
 def run_subprocess(case: Case) -> tuple[Case, list[str], str]:
     import tempfile
