@@ -33,7 +33,7 @@ def _scan_parser() -> argparse.ArgumentParser:
                    help="auto (default): real when a meta trace estimates the step fits "
                         "comfortably in free memory, else meta; real: execute on CPU; "
                         "meta: no storage (scan models larger than RAM)")
-    p.add_argument("--target", default=None,
+    p.add_argument("--target", default=None, type=clikit.text_arg,
                    help="provider release, e.g. torch_npu==2.13.0 or PaddleCustomDevice@develop "
                         "(default: the newest in opdb)")
     clikit.add_soc(p)
@@ -55,7 +55,7 @@ def _classify_parser() -> argparse.ArgumentParser:
     p.add_argument("ops", nargs="+", help="aten::erfinv, aten::add.Tensor, adam, conv2d_grad, ...")
     clikit.add_framework(p, required=True)
     p.add_argument("--dtype", action="append", default=[], help="traced dtype (repeatable)")
-    p.add_argument("--target", default=None)
+    p.add_argument("--target", default=None, type=clikit.text_arg)
     clikit.add_soc(p)
     clikit.add_json(p)
     return p

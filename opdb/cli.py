@@ -23,7 +23,7 @@ def _parser() -> argparse.ArgumentParser:
     clikit.add_json(s)
 
     s = sub.add_parser("search", help="fuzzy search over APIs and ops")
-    s.add_argument("text")
+    s.add_argument("text", type=clikit.text_arg)
     s.add_argument("--limit", type=clikit.positive_int, default=20, help="most hits to show (default 20)")
     clikit.add_json(s)
 

@@ -47,6 +47,25 @@ def path_arg(text: str) -> str:
     return text
 
 
+def text_arg(text: str) -> str:
+    """argparse type for a name or text option (--target, a search text): an empty string is
+    refused instead of meaning "the default" or "everything"."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty value")
+    return text
+
+
+def seed_arg(text: str) -> int:
+    """argparse type for --seed: 0 to 2**32 - 1 (what torch and paddle accept)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 0 <= value < 2 ** 32:
+        raise argparse.ArgumentTypeError(f"must be between 0 and {2 ** 32 - 1}, got {value}")
+    return value
+
+
 def positive_int(text: str) -> int:
     """argparse type for counts such as --limit and --steps: an integer of at least 1."""
     try:

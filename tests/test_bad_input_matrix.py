@@ -161,6 +161,8 @@ SCAN = [
       "torch_npu==0.0.1", model),
     C("scan-target-other-framework", "opscan {t}/m.py -f torch --target PaddleCustomDevice@develop "
       "-o {t}/out", "PaddleCustomDevice", model),
+    C("scan-target-empty", ["opscan", "{t}/m.py", "-f", "torch", "--target", "", "-o", "{t}/out"],
+      "--target", model, code=2),
     C("scan-format-bad", "opscan {t}/m.py -f torch --format md,pdf -o {t}/out", "--format", model),
     C("scan-format-empty", ["opscan", "{t}/m.py", "-f", "torch", "--format", "", "-o", "{t}/out"],
       "--format", model),
@@ -183,6 +185,8 @@ CLASSIFY = [
     C("classify-soc-bad", "opscan classify aten::abs -f torch --soc x", "--soc", code=2),
     C("classify-target-bad", "opscan classify aten::abs -f torch --target torch_npu==0.0.1",
       "torch_npu==0.0.1"),
+    C("classify-target-empty", ["opscan", "classify", "aten::abs", "-f", "torch", "--target", ""],
+      "--target", code=2),
     C("classify-huge-name", ["opscan", "classify", "a" * 100000, "-f", "torch"], "aaaa"),
 ]
 
@@ -237,6 +241,10 @@ ALIGN = [
       model, code=2),
     C("dump-inputs-missing", "opscan align dump {t}/m.py -f torch --inputs {t}/nodump -o {t}/out",
       "nodump", model),
+    C("dump-seed-negative", "opscan align dump {t}/m.py -f torch --seed -1 -o {t}/out", "--seed",
+      model, code=2),
+    C("dump-seed-huge", "opscan align dump {t}/m.py -f torch --seed 99999999999999999999 -o {t}/out",
+      "--seed", model, code=2),
     C("dump-seed-text", "opscan align dump {t}/m.py -f torch --seed x -o {t}/out", "--seed", model, code=2),
     C("dump-framework-not-used", "opscan align dump {t}/m.py -f paddle -o {t}/out", "paddle",
       model, code=2),
@@ -337,6 +345,7 @@ OPDB = [
     C("opdb-show-no-name", "opdb show", "name", code=2),
     C("opdb-show-unknown", "opdb show no_such_op_xyz", "no_such_op_xyz"),
     C("opdb-show-soc-bad", "opdb show adam --soc x", "--soc", code=2),
+    C("opdb-search-empty", ["opdb", "search", ""], "text", code=2),
     C("opdb-search-limit-zero", "opdb search adam --limit 0", "--limit", code=2),
     C("opdb-search-limit-negative", "opdb search adam --limit -5", "--limit", code=2),
     C("opdb-diff-unknown", "opdb diff torch_npu==0.0.1 torch_npu==0.0.2", "torch_npu==0.0.1"),

@@ -35,7 +35,7 @@ def _dump_parser() -> argparse.ArgumentParser:
     p.add_argument("--save-inputs", action="store_true",
                    help="save weights and build() inputs so the other side can load them")
     p.add_argument("--inputs", default=None, metavar="DUMP_A", help="load weights, inputs and seed from DUMP_A")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=clikit.seed_arg, default=0)
     p.add_argument("--fault", default=None, metavar="KIND[:N[:REL]]",
                    help="plant a fault for testing the localiser: scale the N-th forward call of "
                         "gelu|layer_norm|softmax|conv|matmul by 1+REL (default 1e-3)")
@@ -60,7 +60,7 @@ def _compare_parser() -> argparse.ArgumentParser:
                    help="a CPU run in the device side's dtype, for that side's floor (repeatable)")
     p.add_argument("--step", type=clikit.non_negative_int, default=None, help="step to compare (default the first)")
     p.add_argument("--format", default=",".join(FORMATS), help=f"report formats (default {','.join(FORMATS)})")
-    p.add_argument("--target", default=None, help="provider release for the suspects' verdicts")
+    p.add_argument("--target", default=None, type=clikit.text_arg, help="provider release for the suspects' verdicts")
     clikit.add_soc(p)
     p.add_argument("--no-repro", action="store_true", help="do not re-run side A for a single-op repro")
     p.add_argument("--force", action="store_true", help="overwrite existing reports")

@@ -21,7 +21,7 @@ def parser() -> argparse.ArgumentParser:
                    help="model files, directories of model files, list files (.txt/.yaml), "
                         "or generators hf:MODEL_TYPE, timm:NAME, paddle.vision:NAME")
     clikit.add_framework(p, required=True)
-    p.add_argument("--target", action="append", default=None,
+    p.add_argument("--target", action="append", default=None, type=clikit.text_arg,
                    help="provider release (repeat to compare releases; default: the newest in opdb)")
     clikit.add_soc(p)
     p.add_argument("--mode", choices=("auto", "real", "meta"), default="auto",
