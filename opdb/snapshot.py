@@ -108,9 +108,9 @@ def snapshot_hash(snapshot_dir: Path = SNAPSHOT_DIR) -> str:
                           hint="run `opdb build` to create it")
     try:  # a torn or foreign manifest would otherwise open as an empty database
         manifest = json.loads((snapshot_dir / "manifest.json").read_text(encoding="utf-8"))
-        tables = manifest["tables"]
+        tables = manifest.get("tables", {})
         missing = [t for t in tables if not (snapshot_dir / f"{t}.jsonl").is_file()]
-    except (ValueError, KeyError, TypeError) as e:
+    except (ValueError, AttributeError, TypeError) as e:
         raise OpscanError(f"{snapshot_dir / 'manifest.json'}: not an opdb snapshot manifest "
                           f"({type(e).__name__}: {str(e)[:80]})",
                           hint=f"rebuild it with `opdb build --out {snapshot_dir} --force`") from None
