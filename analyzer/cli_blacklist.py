@@ -53,8 +53,8 @@ def main(argv: list[str]) -> int:
         from analyzer.scan_checks import check_model, refuse_early
 
         if args.output:  # refused before the user's code runs
-            outs = refuse_early(args.model, "paddle", args.output, args.format, args.force, args.steps,
-                         args.script)
+            outs = refuse_early(args.model, "paddle", args.output, args.format, args.force,
+                                args.steps, args.script)
         else:
             check_model(args.model, "paddle", args.script)
         progress = make_progress(quiet=args.quiet)

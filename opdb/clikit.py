@@ -10,6 +10,7 @@ import json
 import sys
 from typing import Callable, Sequence
 
+
 class ArgumentParser(argparse.ArgumentParser):
     """argparse whose usage errors are one line, `PROG: error: MESSAGE (see `PROG --help`)`,
     exit 2 (plain argparse prints its usage block first: four more lines on stderr).
@@ -21,7 +22,7 @@ class ArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {one_line(message)} (see `{self.prog} --help`)\n")
 
 
-MAX_STEPS = 1000
+MAX_STEPS = 1000  # --steps above this is a typo, not a scan (see steps_int)
 
 
 def add_framework(p: argparse.ArgumentParser, required: bool = False) -> None:
