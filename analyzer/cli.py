@@ -22,7 +22,7 @@ FORMATS = ("md", "html", "csv", "xlsx", "json")
 
 
 def _scan_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = clikit.ArgumentParser(
         prog="opscan",
         description="Trace a training step on CPU, classify every op against opdb for an "
                     "Ascend target, and write reports. (`opscan classify OP ...` checks ops "
@@ -33,11 +33,11 @@ def _scan_parser() -> argparse.ArgumentParser:
                    help="auto (default): real when a meta trace estimates the step fits "
                         "comfortably in free memory, else meta; real: execute on CPU; "
                         "meta: no storage (scan models larger than RAM)")
-    p.add_argument("--target", default=None,
+    p.add_argument("--target", default=None, type=clikit.text_arg,
                    help="provider release, e.g. torch_npu==2.13.0 or PaddleCustomDevice@develop "
                         "(default: the newest in opdb)")
     clikit.add_soc(p)
-    p.add_argument("--steps", type=clikit.positive_int, default=1,
+    p.add_argument("--steps", type=clikit.steps_int, default=1,
                    help="training steps to trace (default 1)")
     p.add_argument("--script", action="store_true",
                    help="run MODEL as __main__ with the args after --, stop after --steps optimizer steps")
@@ -50,12 +50,12 @@ def _scan_parser() -> argparse.ArgumentParser:
 
 
 def _classify_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="opscan classify",
+    p = clikit.ArgumentParser(prog="opscan classify",
                                 description="Is this op covered on the target, and if not, what now?")
     p.add_argument("ops", nargs="+", help="aten::erfinv, aten::add.Tensor, adam, conv2d_grad, ...")
     clikit.add_framework(p, required=True)
     p.add_argument("--dtype", action="append", default=[], help="traced dtype (repeatable)")
-    p.add_argument("--target", default=None)
+    p.add_argument("--target", default=None, type=clikit.text_arg)
     clikit.add_soc(p)
     clikit.add_json(p)
     return p
@@ -127,7 +127,13 @@ def main_scan(argv: list[str]) -> int:
             args.framework = detect_framework(Path(args.model))
         # every check on arguments and outputs, before any user code runs
         outs = refuse_early(args.model, args.framework, args.output, args.format, args.force,
-                            args.steps)
+                            args.steps, args.script)
+        db = None
+        if args.target is not None:  # an unknown release is refused before any user code runs
+            from opdb.query import OpDB
+
+            db = OpDB.open()
+            db.parse_target(args.framework, args.target)
         start = os.getcwd()  # a model may os.chdir: outputs are absolute, shown from here
         from analyzer.report.writer import write_reports
         from analyzer.scan import ScanOptions, scan
@@ -141,7 +147,7 @@ def main_scan(argv: list[str]) -> int:
                 result = scan(ScanOptions(model=args.model, framework=args.framework,
                                           mode=args.mode, target=args.target, soc=args.soc,
                                           steps=args.steps, script=args.script,
-                                          script_args=script_args, progress=progress))
+                                          script_args=script_args, progress=progress), db=db)
             except BaseException as exc:  # noqa: BLE001 - user code raising past the tracer
                 err = as_model_error(exc, args.model)
                 if err is None:

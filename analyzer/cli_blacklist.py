@@ -5,7 +5,6 @@ the same record the report's `blacklist` field holds; `-o DIR` also writes the s
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from opdb import clikit
 
@@ -46,22 +45,18 @@ def main(argv: list[str]) -> int:
             raise OpscanError("CUSTOM_DEVICE_BLACK_LIST is read by Paddle's custom-device "
                               "runtime only", hint="use --framework paddle (torch_npu falls "
                                                    "back per op by itself: see `opscan log`)")
-        if args.steps < 1:
-            raise OpscanError(f"--steps must be at least 1, got {args.steps}")
         suspects = tuple(s for s in args.suspect.split(",") if s.strip())
         bad = [s for s in suspects if s != s.strip()]
         if bad:
             raise OpscanError(f"--suspect entry {bad[0]!r} has spaces",
                               hint="write the list as op1,op2 without spaces")
-        if args.output and not args.force:  # refuse before the user's code runs
-            from analyzer.report.writer import FORMATS, check_formats
-            from opdb.errors import OutputExists
+        from analyzer.scan_checks import check_model, refuse_early
 
-            for f in check_formats(args.format):
-                p = Path(args.output) / FORMATS[f][0]
-                if p.exists():
-                    raise OutputExists(f"{p} already exists", hint="pass --force to overwrite, "
-                                                                   "or choose another -o directory")
+        if args.output:  # refused before the user's code runs
+            outs = refuse_early(args.model, "paddle", args.output, args.format, args.force,
+                                args.steps, args.script)
+        else:
+            check_model(args.model, "paddle", args.script)
         progress = make_progress(quiet=args.quiet)
         try:
             result = scan(ScanOptions(model=args.model, framework="paddle", mode=args.mode,
@@ -76,8 +71,7 @@ def main(argv: list[str]) -> int:
         if args.output:
             from analyzer.report.writer import write_reports
 
-            formats = tuple(f.strip() for f in args.format.split(",") if f.strip())
-            for p in write_reports(result.report.to_json(), Path(args.output), formats=formats,
+            for p in write_reports(result.report.to_json(), outs.outdir, formats=outs.formats,
                                    force=args.force, graphml=result.graphml):
                 sys.stderr.write(f"opscan: wrote {p}\n")
         if args.json:

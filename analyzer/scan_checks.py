@@ -27,23 +27,32 @@ class Outputs:
 
 
 def refuse_early(model: str, framework: str, output: str | None, formats: str, force: bool,
-                 steps: int) -> Outputs:
-    """Every check that needs no user code; returns the resolved outputs."""
+                 steps: int, script: bool = False) -> Outputs:
+    """Every check that needs no user code (the model file is read and compiled, not
+    run: analyzer.trace.entry.check_model_file); returns the resolved outputs."""
     from analyzer.report.writer import check_formats, check_outputs
 
-    try:
-        fmts = check_formats(formats)
-    except OpscanError as exc:
-        raise OpscanError(f"--format: {exc.message}", hint=exc.hint) from None
+    fmts = check_formats(formats)  # its errors name --format
     if steps < 1:
         raise OpscanError(f"--steps must be at least 1, got {steps}")
+    path = check_model(model, framework, script)
+    if output is not None and not output.strip():
+        raise OpscanError("-o/--output is empty", hint="pass a directory to -o/--output")
+    outdir = Path(output or f"opscan-out/{path.stem}-{framework}")
+    return Outputs(check_outputs(outdir, fmts, force), fmts)
+
+
+def check_model(model: str, framework: str, script: bool = False) -> Path:
+    """The model file exists, is a file, and compiles for `framework` (nothing of it runs)."""
+    from analyzer.trace.entry import check_model_file
+
     path = Path(model)
     if not path.exists():
         raise ModelError(f"{model}: no such model file", "pass the path of your MODEL.py", path=model)
     if path.is_dir():
         raise ModelError(f"{model}: is a directory", "pass the path of your MODEL.py", path=model)
-    outdir = Path(output or f"opscan-out/{path.stem}-{framework}")
-    return Outputs(check_outputs(outdir, fmts, force), fmts)
+    check_model_file(path, framework, script)
+    return path
 
 
 def script_args_hint(unknown: list[str], script: bool) -> str:

@@ -13,17 +13,19 @@ import argparse
 import sys
 from pathlib import Path
 
+from opdb import clikit
+
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="opgen", description=__doc__.split("\n\n")[0])
+    p = clikit.ArgumentParser(prog="opgen", description=__doc__.split("\n\n")[0])
     p.add_argument("--from-report", metavar="REPORT", type=Path,
                    help="generate every cann-available gap of an opscan report.json")
     p.add_argument("--target", choices=("paddle", "torch"))
     p.add_argument("--layout", choices=("in-tree", "standalone", "both"), default="both")
-    p.add_argument("-o", "--out", type=Path, help="output directory (new or empty; --force replaces one opgen generated)")
+    p.add_argument("-o", "--out", type=clikit.path_arg, help="output directory (new or empty; --force replaces one opgen generated)")
     p.add_argument("--force", action="store_true", help="replace an output directory opgen generated (files you added are kept)")
     p.add_argument("--snapshot", type=Path, help="opdb snapshot directory (default: shipped)")
-    p.add_argument("--soc", help="chip whose aclnn dtypes to register and test (default "
+    p.add_argument("--soc", type=clikit.soc_arg, help="chip whose aclnn dtypes to register and test (default "
                                  "ascend910b; same ids as opscan --soc)")
     sub = p.add_subparsers(dest="command")
     a = sub.add_parser("aclnn", help="adapter for one aclnn API")
@@ -31,10 +33,10 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--target", dest="target_sub", choices=("paddle", "torch"))
     a.add_argument("--op", help="framework op to adapt (adam, aten::_fused_adamw_)")
     a.add_argument("--layout", dest="layout_sub", choices=("in-tree", "standalone", "both"))
-    a.add_argument("-o", "--out", dest="out_sub", type=Path)
+    a.add_argument("-o", "--out", dest="out_sub", type=clikit.path_arg)
     a.add_argument("--force", dest="force_sub", action="store_true")
-    a.add_argument("--pick", type=int, help="choose candidate N when NAME is ambiguous")
-    a.add_argument("--soc", dest="soc_sub", help="chip whose aclnn dtypes to register and test")
+    a.add_argument("--pick", type=clikit.positive_int, help="choose candidate N when NAME is ambiguous")
+    a.add_argument("--soc", dest="soc_sub", type=clikit.soc_arg, help="chip whose aclnn dtypes to register and test")
     a.add_argument("--build", action="store_true",
                    help="also configure+build the standalone project and import its module")
     a.add_argument("--check-in-tree", metavar="DIR", type=Path,
@@ -48,12 +50,14 @@ def main(argv=None, db=None) -> int:
     target = getattr(args, "target_sub", None) or args.target
     layout = getattr(args, "layout_sub", None) or args.layout
     out = getattr(args, "out_sub", None) or args.out
+    out = Path(out) if out is not None else None
     force = getattr(args, "force_sub", False) or args.force
+    if args.command != "aclnn" and args.from_report is None:
+        print("opgen: error: give `aclnn NAME` or --from-report REPORT (see `opgen --help`)",
+              file=sys.stderr)
+        return 2
     if target is None:
         print("opgen: error: --target paddle|torch is required", file=sys.stderr)
-        return 2
-    if args.command != "aclnn" and args.from_report is None:
-        print("opgen: error: give `aclnn NAME` or --from-report REPORT", file=sys.stderr)
         return 2
     if args.command == "aclnn" and args.build and layout == "in-tree":
         print("opgen: error: --build needs the standalone layout (use --layout standalone or both)",
@@ -74,6 +78,9 @@ def _run(args, argv, target, layout, out, force, db) -> int:
         out = api.check_out(out, force)  # absolute, refused before anything is rendered
     from opdb.soc import resolve_soc
     soc = resolve_soc(getattr(args, "soc_sub", None) or args.soc).id  # one-line error first
+    if getattr(args, "check_in_tree", None) is not None:
+        from codegen.intree import check_tree
+        check_tree(args.check_in_tree, target)  # a wrong tree is refused before anything is written
     try:
         if db is None:
             from opdb.query import OpDB

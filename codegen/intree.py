@@ -141,18 +141,26 @@ def first_error(output: str) -> str:
     return lines[0] if lines else "the compiler failed without a message"
 
 
+def check_tree(tree: Path, target: str) -> tuple[Path, str]:
+    """(absolute tree, its kind) when `tree` is a checkout for `target`; OpscanError naming
+    the fix otherwise. Needs nothing rendered: `opgen` calls it before writing anything."""
+    tree = Path(tree).resolve()
+    if not tree.is_dir():
+        what = "is not a directory" if tree.exists() else "no such directory"
+        raise OpscanError(f"--check-in-tree {tree}: {what}", hint="pass a PaddleCustomDevice or "
+                          "op-plugin checkout to --check-in-tree")
+    kind = tree_kind(tree)
+    if kind != target:
+        raise OpscanError(f"{tree} is a {'PaddleCustomDevice' if kind == 'paddle' else 'op-plugin'}"
+                          f" checkout but the adapter is for --target {target}",
+                          hint=f"use --target {kind} or another tree")
+    return tree, kind
+
+
 def check_in_tree(rendered: Rendered, tree: Path, compiler: str | None = None,
                   timeout: int = 600) -> InTreeCheck:
     """Compile the rendered in-tree adapter inside `tree` with -fsyntax-only."""
-    tree = Path(tree).resolve()
-    if not tree.is_dir():
-        raise OpscanError(f"{tree}: no such directory", hint="pass a PaddleCustomDevice or "
-                          "op-plugin checkout to --check-in-tree")
-    kind = tree_kind(tree)
-    if kind != rendered.target:
-        raise OpscanError(f"{tree} is a {'PaddleCustomDevice' if kind == 'paddle' else 'op-plugin'}"
-                          f" checkout but the adapter is for --target {rendered.target}",
-                          hint=f"use --target {kind} or another tree")
+    tree, kind = check_tree(tree, rendered.target)
     files = [k for k in rendered.files if k.startswith("in-tree/") and k.endswith((".cc", ".cpp"))]
     if not files:
         raise OpscanError("nothing to check: the in-tree adapter was not rendered",

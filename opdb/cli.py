@@ -9,8 +9,9 @@ from opdb import clikit
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="opdb", description="Ascend operator database")
-    sub = p.add_subparsers(dest="cmd", required=True)
+    p = clikit.ArgumentParser(prog="opdb", description="Ascend operator database")
+    sub = p.add_subparsers(dest="cmd", required=True,
+                           metavar="{stats,show,search,diff,sql,build,sync}")
 
     s = sub.add_parser("stats", help="row counts per source and version")
     clikit.add_json(s)
@@ -22,7 +23,7 @@ def _parser() -> argparse.ArgumentParser:
     clikit.add_json(s)
 
     s = sub.add_parser("search", help="fuzzy search over APIs and ops")
-    s.add_argument("text")
+    s.add_argument("text", type=clikit.text_arg)
     s.add_argument("--limit", type=clikit.positive_int, default=20, help="most hits to show (default 20)")
     clikit.add_json(s)
 
@@ -44,7 +45,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--force", action="store_true", help="overwrite the snapshot files in an existing --out")
 
     s = sub.add_parser("sync", help="add facts from a real install to your local overlay")
-    ss = s.add_subparsers(dest="what", required=True)
+    ss = s.add_subparsers(dest="what", required=True,
+                          metavar="{cann,torch-npu,op-plugin,paddle-custom-device,paddle-live}")
     x = ss.add_parser("cann", help="aclnn headers of a CANN install")
     x.add_argument("--home", type=Path, required=True, help="$ASCEND_HOME_PATH")
     x = ss.add_parser("torch-npu", help="a torch_npu wheel or installed package directory")

@@ -10,6 +10,21 @@ import json
 import sys
 from typing import Callable, Sequence
 
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line, `PROG: error: MESSAGE (see `PROG --help`)`,
+    exit 2 (plain argparse prints its usage block first: four more lines on stderr).
+    Subparsers made with `add_subparsers()` are of this class too."""
+
+    def error(self, message: str):  # noqa: D401 - argparse's hook
+        from opdb.errors import one_line
+
+        self.exit(2, f"{self.prog}: error: {one_line(message)} (see `{self.prog} --help`)\n")
+
+
+MAX_STEPS = 1000  # --steps above this is a typo, not a scan (see steps_int)
+
+
 def add_framework(p: argparse.ArgumentParser, required: bool = False) -> None:
     p.add_argument("--framework", "-f", choices=("torch", "paddle"), required=required,
                    help="framework whose ops are meant")
@@ -25,6 +40,33 @@ def soc_arg(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def path_arg(text: str) -> str:
+    """argparse type for a path option: an empty string is refused (Path("") is the current
+    directory, where an output would land by accident)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty path")
+    return text
+
+
+def text_arg(text: str) -> str:
+    """argparse type for a name or text option (--target, a search text): an empty string is
+    refused instead of meaning "the default" or "everything"."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty value")
+    return text
+
+
+def seed_arg(text: str) -> int:
+    """argparse type for --seed: 0 to 2**32 - 1 (what torch and paddle accept)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 0 <= value < 2 ** 32:
+        raise argparse.ArgumentTypeError(f"must be between 0 and {2 ** 32 - 1}, got {value}")
+    return value
+
+
 def positive_int(text: str) -> int:
     """argparse type for counts such as --limit and --steps: an integer of at least 1."""
     try:
@@ -33,6 +75,37 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """argparse type for indexes such as --step: an integer of at least 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """argparse type for limits such as --timeout and --memory: a number above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number above 0, got {text}")
+    return value
+
+
+def steps_int(text: str) -> int:
+    """argparse type for --steps: 1 to MAX_STEPS (a scan or a dump needs a few steps; a
+    typo such as 1000000000000 would otherwise run for days)."""
+    value = positive_int(text)
+    if value > MAX_STEPS:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_STEPS}, got {value}")
     return value
 
 
@@ -47,7 +120,7 @@ def add_json(p: argparse.ArgumentParser) -> None:
 
 
 def add_output(p: argparse.ArgumentParser, default: str | None = None) -> None:
-    p.add_argument("-o", "--output", default=default, help="output directory")
+    p.add_argument("-o", "--output", default=default, type=path_arg, help="output directory")
     p.add_argument("--force", action="store_true", help="overwrite existing outputs")
 
 

@@ -29,8 +29,7 @@ def _with_hint(message: str, hint: str) -> str:
 def one_line(exc: BaseException) -> tuple[str, int]:
     """The one line (no newline, no `prog: error:` prefix) and exit status for `exc`."""
     if isinstance(exc, OpscanError):
-        text = str(exc)
-        return text, exc.exit_code
+        return exc.cli_line(), exc.exit_code
     if isinstance(exc, UnicodeDecodeError):
         where = getattr(exc, "filename", None) or "input"
         return _with_hint(f"{where}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "

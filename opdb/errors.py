@@ -24,6 +24,11 @@ class OpscanError(Exception):
     def __str__(self) -> str:
         return f"{self.message} ({self.hint})" if self.hint else self.message
 
+    def cli_line(self) -> str:
+        """The one line a command prints for this error (subclasses with more to say, such
+        as the user's frames, keep it to one line here)."""
+        return str(self)
+
 
 class ParseError(OpscanError):
     """A source file is malformed: names file and line."""

@@ -106,6 +106,17 @@ def snapshot_hash(snapshot_dir: Path = SNAPSHOT_DIR) -> str:
     if not (snapshot_dir / "manifest.json").exists():
         raise OpscanError(f"no opdb snapshot in {snapshot_dir}",
                           hint="run `opdb build` to create it")
+    try:  # a torn or foreign manifest would otherwise open as an empty database
+        manifest = json.loads((snapshot_dir / "manifest.json").read_text(encoding="utf-8"))
+        tables = manifest.get("tables", {})
+        missing = [t for t in tables if not (snapshot_dir / f"{t}.jsonl").is_file()]
+    except (ValueError, AttributeError, TypeError) as e:
+        raise OpscanError(f"{snapshot_dir / 'manifest.json'}: not an opdb snapshot manifest "
+                          f"({type(e).__name__}: {str(e)[:80]})",
+                          hint=f"rebuild it with `opdb build --out {snapshot_dir} --force`") from None
+    if missing:
+        raise OpscanError(f"{snapshot_dir}: the snapshot lacks {missing[0]}.jsonl",
+                          hint=f"rebuild it with `opdb build --out {snapshot_dir} --force`")
     h = hashlib.sha256()
     for path in sorted(snapshot_dir.glob("*.jsonl")) + [snapshot_dir / "manifest.json"]:
         h.update(path.name.encode())

@@ -44,7 +44,7 @@ class UnknownSoc(OpscanError, ValueError):
 
 def resolve_soc(name: str | None) -> Soc:
     """The Soc for an id or alias (case-insensitive); DEFAULT_SOC when None."""
-    key = (name or DEFAULT_SOC).strip().lower()
+    key = (DEFAULT_SOC if name is None else name).strip().lower()  # "" is a typo, not the default
     if key not in _BY_NAME:
         known = ", ".join(s.id for s in SOCS)
         raise UnknownSoc(f"unknown SoC {str(name)[:60]!r} for --soc", hint=f"use one of {known}")

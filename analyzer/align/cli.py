@@ -18,13 +18,13 @@ USAGE = "opscan align {dump,compare} ... (see `opscan align dump -h`, `opscan al
 
 
 def _dump_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="opscan align dump",
+    p = clikit.ArgumentParser(prog="opscan align dump",
                                 description="Run training steps of MODEL.py with statistics hooks; "
                                             "write msprobe's dump layout.")
     p.add_argument("model", help="model file defining build() (the same contract as `opscan`)")
     clikit.add_framework(p, required=True)
     p.add_argument("--device", choices=("cpu", "gpu", "npu"), default="cpu")
-    p.add_argument("--steps", type=int, default=1, help="training steps to dump (default 1)")
+    p.add_argument("--steps", type=clikit.steps_int, default=1, help="training steps to dump (default 1)")
     p.add_argument("--level", choices=("module", "op"), default="module",
                    help="module: per module call (msprobe L0); op: also every framework op inside")
     p.add_argument("--scope", action="append", default=[], metavar="PATH",
@@ -35,11 +35,11 @@ def _dump_parser() -> argparse.ArgumentParser:
     p.add_argument("--save-inputs", action="store_true",
                    help="save weights and build() inputs so the other side can load them")
     p.add_argument("--inputs", default=None, metavar="DUMP_A", help="load weights, inputs and seed from DUMP_A")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=clikit.seed_arg, default=0)
     p.add_argument("--fault", default=None, metavar="KIND[:N[:REL]]",
                    help="plant a fault for testing the localiser: scale the N-th forward call of "
                         "gelu|layer_norm|softmax|conv|matmul by 1+REL (default 1e-3)")
-    p.add_argument("-o", "--output", required=True, help="dump directory")
+    p.add_argument("-o", "--output", required=True, type=clikit.path_arg, help="dump directory")
     p.add_argument("--force", action="store_true", help="write into a non-empty directory")
     return p
 
@@ -47,20 +47,20 @@ def _dump_parser() -> argparse.ArgumentParser:
 def _compare_parser() -> argparse.ArgumentParser:
     from analyzer.align.report import FORMATS
 
-    p = argparse.ArgumentParser(prog="opscan align compare",
+    p = clikit.ArgumentParser(prog="opscan align compare",
                                 description="Compare two dumps (opscan's or msprobe's): first "
                                             "diverging module, then the op, its coverage verdict, a repro.")
     p.add_argument("a", help="side A dump directory (the reference side, e.g. CPU)")
     p.add_argument("b", help="side B dump directory (e.g. the NPU)")
-    p.add_argument("-o", "--output", default=None, help="report directory (default opscan-out/align)")
+    p.add_argument("-o", "--output", default=None, type=clikit.path_arg, help="report directory (default opscan-out/align)")
     p.add_argument("--map", default=None, metavar="FILE",
                    help='JSON/YAML {"module.path.in.b": "module.path.in.a"} for renamed modules')
     p.add_argument("--reference", default=None, metavar="REF", help="a --reference fp64 dump (noise floor)")
     p.add_argument("--floor", action="append", default=[], metavar="DUMP",
                    help="a CPU run in the device side's dtype, for that side's floor (repeatable)")
-    p.add_argument("--step", type=int, default=None, help="step to compare (default the first)")
+    p.add_argument("--step", type=clikit.non_negative_int, default=None, help="step to compare (default the first)")
     p.add_argument("--format", default=",".join(FORMATS), help=f"report formats (default {','.join(FORMATS)})")
-    p.add_argument("--target", default=None, help="provider release for the suspects' verdicts")
+    p.add_argument("--target", default=None, type=clikit.text_arg, help="provider release for the suspects' verdicts")
     clikit.add_soc(p)
     p.add_argument("--no-repro", action="store_true", help="do not re-run side A for a single-op repro")
     p.add_argument("--force", action="store_true", help="overwrite existing reports")
@@ -127,5 +127,6 @@ def main(argv: list[str]) -> int:
     if argv and argv[0] in ("-h", "--help"):
         sys.stdout.write(f"usage: {USAGE}\n")
         return 0
-    sys.stderr.write(f"opscan align: error: expected `dump` or `compare` (usage: {USAGE})\n")
+    got = f"unknown subcommand {argv[0]!r}: " if argv else ""
+    sys.stderr.write(f"opscan align: error: {got}expected `dump` or `compare` (usage: {USAGE})\n")
     return 2

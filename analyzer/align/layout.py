@@ -324,6 +324,10 @@ def find_rank_dir(root: Path, step: int | None = None, rank: int | None = None) 
     base = root
     if steps:
         base = steps[0] if step is None else root / f"step{step}"
+        if step is not None and not base.is_dir():
+            have = ", ".join(str(_num(p.name, "step")) for p in steps[:20])
+            raise OpscanError(f"{root}: no step {step} in this dump (it has step {have})",
+                              hint="pick one of those with --step")
     ranks = sorted(p for p in base.iterdir() if p.is_dir() and (p / "dump.json").is_file()
                    and (p.name.startswith("rank") or p.name.startswith("proc"))) if base.is_dir() else []
     if rank is not None:

@@ -245,7 +245,7 @@ def check_formats(formats) -> tuple[str, ...]:
         formats = [f.strip() for f in formats.split(",") if f.strip()]
     bad = [f for f in formats if f not in RENDER]
     if bad or not formats:
-        raise OpscanError(f"unknown report format {', '.join(bad) or '(none)'}",
+        raise OpscanError(f"--format: unknown report format {', '.join(bad) or '(none)'}",
                           hint=f"use one or more of: {','.join(FORMATS)}")
     return tuple(dict.fromkeys(formats))
 

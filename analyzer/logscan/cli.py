@@ -11,7 +11,7 @@ from opdb import clikit
 def _parser() -> argparse.ArgumentParser:
     from analyzer.logscan.render import FORMATS
 
-    p = argparse.ArgumentParser(
+    p = clikit.ArgumentParser(
         prog="opscan log",
         description="Read logs of real NPU runs (plain or gzip, any size) and report every op "
                     "that fell back to the CPU or failed; with --scan, join them with a scan.")
@@ -34,6 +34,16 @@ def main(argv: list[str]) -> int:
         from analyzer.report.writer import check_formats
 
         formats = check_formats(args.format) if args.output else ()
+        if args.output:  # a file in the way or an existing report is refused before reading
+            from analyzer.logscan.render import RENDER
+            from opdb.errors import OutputExists
+            from opdb.fsio import check_out_dir
+
+            out = check_out_dir(args.output)
+            existing = [out / RENDER[f][0] for f in formats if (out / RENDER[f][0]).exists()]
+            if existing and not args.force:
+                raise OutputExists(f"{existing[0]} already exists",
+                                   hint="pass --force to overwrite, or choose another -o/--output")
         rep = scan_logs(args.files, args.framework, scan_report=args.scan)
         if args.json:
             clikit.print_json(rep.to_json())

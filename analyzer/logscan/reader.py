@@ -9,6 +9,7 @@ grows the buffer; a truncated gzip stream ends the file with a note instead of a
 """
 from __future__ import annotations
 
+import codecs
 import gzip
 import os
 import shutil
@@ -45,7 +46,8 @@ class LineHit:
 
 
 def open_log(path: Path):
-    """A binary stream of the file's content (gunzipped when it is gzip)."""
+    """A binary stream of the file's content (gunzipped when it is gzip; a UTF-16 file, as
+    PowerShell's `Tee-Object` and `>` write, recoded to UTF-8 from its byte-order mark)."""
     try:
         f = open(path, "rb")
     except IsADirectoryError:
@@ -57,6 +59,8 @@ def open_log(path: Path):
     f.seek(0)
     if head == GZIP_MAGIC:
         return gzip.GzipFile(fileobj=f, mode="rb"), True
+    if head in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+        return codecs.EncodedFile(f, "utf-8", "utf-16", errors="replace"), False
     return f, False
 
 
@@ -79,7 +83,10 @@ def scan_file(path: str | os.PathLike, shapes: tuple[Shape, ...],
     stream, stats.gzip = open_log(p)
     if prefilter not in ("auto", "grep", "python"):
         raise ValueError(f"prefilter {prefilter!r}")
-    grep = shutil.which("grep") if prefilter != "python" and not stats.gzip else None
+    recoded = isinstance(stream, codecs.StreamRecoder)  # grep reads the file's own bytes
+    if recoded:
+        stats.note = "UTF-16 text: read recoded to UTF-8"
+    grep = shutil.which("grep") if prefilter != "python" and not stats.gzip and not recoded else None
     if prefilter == "grep" and grep is None:
         raise OpscanError("grep is not installed (or the file is gzip'd)",
                           hint="use the python prefilter")

@@ -240,6 +240,9 @@ def load_report(path) -> dict:
     except json.JSONDecodeError as e:
         raise ReportSchemaError(f"{p}:{e.lineno}: not JSON ({e.msg})",
                                 hint="pass the report.json opscan wrote") from None
+    except UnicodeDecodeError as e:
+        raise ReportSchemaError(f"{p}: not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset "
+                                f"{e.start})", hint="pass the report.json opscan wrote") from None
     if isinstance(data, dict) and data.get("schema_version") not in (None, SCHEMA_VERSION):
         raise ReportSchemaError(
             f"{p}: schema_version {data.get('schema_version')!r} is not supported "

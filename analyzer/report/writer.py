@@ -35,12 +35,12 @@ def check_formats(formats) -> tuple[str, ...]:
     if isinstance(formats, str):
         formats = [f.strip() for f in formats.split(",") if f.strip()]
     if not formats:
-        raise OpscanError("no report format given",
+        raise OpscanError("--format: no report format given",
                           hint=f"use one or more of: {', '.join(sorted(FORMATS))}")
     out: list[str] = []
     for f in formats:
         if f not in FORMATS:
-            raise OpscanError(f"unknown report format '{f}'",
+            raise OpscanError(f"--format: unknown report format '{f}'",
                               hint=f"use one or more of: {', '.join(sorted(FORMATS))}")
         if f not in out:
             out.append(f)

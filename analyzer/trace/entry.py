@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import functools
+import importlib.util
 import inspect
 import linecache
 import os
@@ -204,16 +205,62 @@ def _read_and_compile(path: Path) -> types.CodeType:
         raise ModelError(f"{shown}: no such model file", "pass the path of your MODEL.py",
                          path=str(path))
     try:
-        source = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise ModelError(f"{shown}: cannot read model file: {e}", path=str(path)) from None
+        data = path.read_bytes()
+    except OSError as e:
+        raise ModelError(f"{shown}: cannot read model file: {e.strerror or e}",
+                         "check the path and its permissions", path=str(path)) from None
+    try:
+        source = importlib.util.decode_source(data)  # UTF-8, or the file's coding cookie
+    except (UnicodeDecodeError, SyntaxError, LookupError) as e:
+        what = (f"byte 0x{data[e.start]:02x} at offset {e.start} is not {e.encoding}"
+                if isinstance(e, UnicodeDecodeError) else str(e))
+        raise ModelError(f"{shown}: not a Python source file ({what})",
+                         "pass a model file saved as UTF-8, or declare its encoding in a "
+                         "`# -*- coding: NAME -*-` first line", path=str(path)) from None
     try:
         tree = ast.parse(source, filename=str(path))
-    except SyntaxError as e:
-        where = f"{shown}:{e.lineno}" if e.lineno else shown
-        raise ModelError(f"{where}: syntax error: {e.msg}", "fix the model file",
-                         path=str(path)) from None
+    except (SyntaxError, ValueError) as e:  # ValueError: null bytes (older Pythons)
+        line = getattr(e, "lineno", None)
+        where = f"{shown}:{line}" if line else shown
+        raise ModelError(f"{where}: syntax error: {getattr(e, 'msg', None) or e}",
+                         "fix the model file", path=str(path)) from None
     return tree, compile(tree, str(path), "exec")
+
+
+def _may_define_build(tree: ast.Module) -> bool:
+    """False only when the module certainly binds no name `build`: no def/class/assignment/
+    import of it, no `from x import *`, no string "build" (globals()["build"] = ...), no exec."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == "build":
+            return True
+        if isinstance(node, ast.Name) and node.id in ("build", "exec", "globals", "setattr"):
+            return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any(a.name == "*" or (a.asname or a.name.split(".")[0]) == "build" for a in node.names):
+                return True
+        if isinstance(node, ast.Constant) and node.value == "build":
+            return True
+    return False
+
+
+def _no_build(path: Path) -> ModelError:
+    return ModelError(f"{_display(str(path))}: no build() function",
+                      "define build() returning (model, inputs, step_fn), "
+                      "(model, inputs) or a dict with keys model, inputs, step; "
+                      "or use --script", path=str(path))
+
+
+def check_model_file(path: str | Path, framework: str, script: bool = False) -> None:
+    """Every check on a model file that runs none of its code: readable, Python source
+    (UTF-8 or its declared encoding), valid syntax, not importing only the other
+    framework, and (not --script) able to define `build`. Raises ModelError; `opscan`
+    calls it before any progress line or user code."""
+    _check_framework(framework)
+    path = Path(path)
+    tree, _ = _read_and_compile(path)
+    _check_imports(tree, path, framework)
+    if not script and not _may_define_build(tree):
+        raise _no_build(path)
 
 
 def imported_frameworks(tree: ast.AST) -> set[str]:
@@ -362,7 +409,6 @@ def load_entry(path: str | Path, framework: str,
     path = Path(path)
     tree, code = _read_and_compile(path)
     _check_imports(tree, path, framework)
-    shown = _display(str(path))
     modname = "_opscan_model_" + "".join(c if c.isalnum() else "_" for c in path.stem)
     module = types.ModuleType(modname)
     module.__file__ = str(path)
@@ -376,10 +422,7 @@ def load_entry(path: str | Path, framework: str,
             raise user_error(e, path, "importing the model file") from None
         build = module.__dict__.get("build")
         if build is None or not callable(build):
-            raise ModelError(f"{shown}: no build() function",
-                             "define build() returning (model, inputs, step_fn), "
-                             "(model, inputs) or a dict with keys model, inputs, step; "
-                             "or use --script", path=str(path))
+            raise _no_build(path)
         try:
             result = build()
         except (Exception, SystemExit) as e:

@@ -13,7 +13,7 @@ from opdb.errors import OpscanError
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = clikit.ArgumentParser(
         prog="opscan zoo",
         description="Scan a whole model zoo (one process per model) and rank which kernels "
                     "unblock the most models.")
@@ -21,16 +21,16 @@ def parser() -> argparse.ArgumentParser:
                    help="model files, directories of model files, list files (.txt/.yaml), "
                         "or generators hf:MODEL_TYPE, timm:NAME, paddle.vision:NAME")
     clikit.add_framework(p, required=True)
-    p.add_argument("--target", action="append", default=None,
+    p.add_argument("--target", action="append", default=None, type=clikit.text_arg,
                    help="provider release (repeat to compare releases; default: the newest in opdb)")
     clikit.add_soc(p)
     p.add_argument("--mode", choices=("auto", "real", "meta"), default="auto",
                    help="scan mode for entries that do not set one (default auto)")
-    p.add_argument("--steps", type=int, default=1, help="training steps per model (default 1)")
-    p.add_argument("--jobs", "-j", type=int, default=1, help="models scanned at once (default 1)")
-    p.add_argument("--timeout", type=float, default=600.0,
+    p.add_argument("--steps", type=clikit.steps_int, default=1, help="training steps per model (default 1)")
+    p.add_argument("--jobs", "-j", type=clikit.positive_int, default=1, help="models scanned at once (default 1)")
+    p.add_argument("--timeout", type=clikit.positive_float, default=600.0,
                    help="seconds per model before it is stopped (default 600)")
-    p.add_argument("--memory", type=float, default=8.0,
+    p.add_argument("--memory", type=clikit.positive_float, default=8.0,
                    help="GiB of resident memory per model before it is stopped (default 8)")
     p.add_argument("--ray", default=None, metavar="ADDRESS",
                    help="run the scans on a Ray cluster (`local` starts one on this machine)")
@@ -139,6 +139,13 @@ def run(args) -> int:
     shown = Path(args.output or f"opscan-out/zoo-{args.framework}")
     outdir = _outputs(shown, formats, args.force)
     entries = expand_sources(args.sources)
+    if not entries:
+        raise OpscanError(f"{' '.join(args.sources)[:200]}: lists no model",
+                          hint="put one model file, directory or hf:/timm: name per line")
+    from analyzer.zoo.cache import default_cache_dir
+    from opdb.fsio import check_out_dir
+
+    check_out_dir(args.cache or default_cache_dir(), "--cache")  # before any model runs
     targets = _resolve_targets(args.framework, args.target, args.soc)
     soc = args.soc or "ascend910b"
     start = time.monotonic()

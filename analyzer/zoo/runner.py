@@ -255,4 +255,6 @@ def _line(t: Task, result: dict, cached: bool) -> str:
         gaps = sum(1 for v in result["report"]["verdicts"]
                    if v["category"] not in ("supported", "not-a-kernel"))
         return f"{t.entry.name}{tgt}: {status}, {gaps} gap verdicts{extra}"
-    return f"{t.entry.name}{tgt}: {status}: {result.get('reason', '')}{extra}"
+    reason = str(result.get("reason", ""))
+    reason = reason if len(reason) <= 300 else reason[:300] + "..."  # the zoo report has it all
+    return f"{t.entry.name}{tgt}: {status}: {reason}{extra}"

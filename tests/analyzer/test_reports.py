@@ -271,7 +271,7 @@ def test_write_reports_refuses_to_overwrite(tmp_path, report):
 def test_write_reports_rejects_unknown_format_and_bad_report(tmp_path, report):
     with pytest.raises(OpscanError) as e:
         write_reports(report, tmp_path, formats=("md", "pdf"))
-    assert str(e.value) == ("unknown report format 'pdf' (use one or more of: csv, html, "
+    assert str(e.value) == ("--format: unknown report format 'pdf' (use one or more of: csv, html, "
                             "json, md, xlsx)")
     bad = json.loads(render_json(report))
     bad["steps"] = 0

@@ -218,7 +218,9 @@ def test_cli_writes_five_formats_and_refuses_to_overwrite(tmp_path, capsys):
     again = {p.name: p.read_bytes() for p in out.iterdir()}
     assert {k: v for k, v in again.items() if k != "zoo-run.json"} == \
            {k: v for k, v in first.items() if k != "zoo-run.json"}
-    assert main(["zoo", str(FIX / "mlp.py"), "--framework", "torch", "--jobs", "0"]) != 0
+    with pytest.raises(SystemExit) as usage:  # a usage error, refused by argparse (exit 2)
+        main(["zoo", str(FIX / "mlp.py"), "--framework", "torch", "--jobs", "0"])
+    assert usage.value.code == 2
 
 
 @pytest.mark.slow

@@ -44,9 +44,10 @@ def test_torch_test_dtypes_follow_the_chip(db):
 
 
 def test_bad_soc_is_a_one_line_error(db, tmp_path, capsys):
-    rc = main(["aclnn", "aclnnAdd", "--target", "paddle", "--op", "add", "-o",
-               str(tmp_path / "o"), "--soc", "ascend999"], db=db)
-    assert rc != 0
+    with pytest.raises(SystemExit) as exc:  # a usage error, as in opscan and opdb (exit 2)
+        main(["aclnn", "aclnnAdd", "--target", "paddle", "--op", "add", "-o",
+              str(tmp_path / "o"), "--soc", "ascend999"], db=db)
+    assert exc.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "unknown SoC 'ascend999'" in err[0] and "ascend910b" in err[0]
     assert not (tmp_path / "o").exists()
