@@ -74,6 +74,9 @@ STEP_RAISES = '''
         return m, (x,), step
 '''
 model = write("m.py", MARKER_MODEL)
+# a model with sub-modules and no marker (refusals that need the built model: --scope)
+SEQ_MODEL = write("q.py", STEP_RAISES.replace("torch.nn.Linear(2, 2)",
+                                              "torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Tanh())"))
 paddle_model = write("p.py", MARKER_MODEL.replace("import pathlib, torch", "import pathlib, paddle"))
 
 
@@ -245,6 +248,8 @@ ALIGN = [
       model, code=2),
     C("dump-seed-huge", "opscan align dump {t}/m.py -f torch --seed 99999999999999999999 -o {t}/out",
       "--seed", model, code=2),
+    C("dump-scope-no-module", "opscan align dump {t}/q.py -f torch --scope layer9 -o {t}/out",
+      "--scope layer9", SEQ_MODEL),
     C("dump-seed-text", "opscan align dump {t}/m.py -f torch --seed x -o {t}/out", "--seed", model, code=2),
     C("dump-framework-not-used", "opscan align dump {t}/m.py -f paddle -o {t}/out", "paddle",
       model, code=2),

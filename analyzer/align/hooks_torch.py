@@ -277,8 +277,7 @@ class TorchRecorder:
         return self._stats(g)
 
     def _in_scope(self, key: str) -> bool:
-        return not self.scope or any(key.startswith(f"Module.{s}.") or key.startswith(f"Module.{s}")
-                                     for s in self.scope)
+        return not self.scope or any(key.startswith(f"Module.{s}.") for s in self.scope)
 
     # ------------------------------------------------------------ module hooks
     def _pre(self, path: str, cls: str):

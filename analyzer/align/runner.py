@@ -83,6 +83,20 @@ def check_options(o: DumpOptions) -> None:
     layout.check_output_dir(Path(o.output), o.force)
 
 
+def check_scope(model, framework: str, scope) -> None:
+    """Each --scope PATH names a module of the model, as the dump's keys spell it
+    (`Module.PATH.Class...`): a path that matches nothing would dump no op silently."""
+    if not scope:
+        return
+    named = model.named_modules() if framework == "torch" else model.named_sublayers()
+    keys = [f"{p}.{type(m).__name__}." for p, m in named if p]
+    for path in scope:
+        if not any(k.startswith(f"{path}.") for k in keys):
+            top = ", ".join(dict.fromkeys(k.split(".", 1)[0] for k in keys)) or "(none)"
+            raise OpscanError(f"--scope {path}: the model has no module at that path",
+                              hint=f"use a dotted module path; top-level modules: {top[:200]}")
+
+
 def _session(entry, framework: str, device: str):
     if framework == "torch":
         from analyzer.align.session_torch import TorchSession
@@ -110,6 +124,7 @@ def run_dump(o: DumpOptions, progress=None) -> DumpResult:
     _seed(o.framework, seed)
     entry = load_model(o.model, o.framework)
     s = _session(entry, o.framework, o.device)
+    check_scope(s.model, o.framework, o.scope)
     notes = s.notes
     notes.append(f"deterministic algorithms on ({_deterministic(o.framework, s)})")
     out.mkdir(parents=True, exist_ok=True)
