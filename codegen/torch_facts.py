@@ -89,7 +89,12 @@ def _core_composite_explicit(op: str) -> bool:
     if ov is None:
         return False
     tags = {str(t).rsplit(".", 1)[-1] for t in getattr(ov, "tags", ())}
-    return "core" in tags and not tags & {"data_dependent_output", "dynamic_output_shape"}
+    if "core" not in tags or tags & {"data_dependent_output", "dynamic_output_shape"}:
+        return False
+    # the adapter calls `at::<op>(...)`: a method-only op (`expand`) has no such function
+    entry = (_native_functions() or {}).get(op.split("::", 1)[1].replace(".default", ""))
+    m = re.search(r"variants:\s*([\w, ]+)", entry or "")
+    return m is None or "function" in m.group(1)
 
 
 def cpu_kernel(op: str) -> bool | None:

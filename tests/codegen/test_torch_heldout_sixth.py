@@ -33,6 +33,8 @@ def test_core_composite_explicit_kernel_is_the_meta_function(db):
     core set (`_pack_padded_sequence` reads its lengths) does not count."""
     assert torch_facts.meta_kernel("aten::constant_pad_nd") is True
     assert torch_facts.meta_kernel("aten::_pack_padded_sequence") is False
+    # core, but method-only: the adapter's `at::expand(...)` would not compile
+    assert torch_facts.meta_kernel("aten::expand") is False
     r = prepare(db, "aclnnConstantPadNd", "torch", op="aten::constant_pad_nd")
     body = _fn(r.files[ADAPTER.format("ConstantPadNd")], "at::Tensor constant_pad_nd(")
     assert "auto meta = at::constant_pad_nd(opgen_meta(self), pad, value);" in body
