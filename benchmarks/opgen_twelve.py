@@ -84,6 +84,17 @@ HELD_OUT_TORCH = [
     ("aclnnMseLoss", "aten::mse_loss"),
     ("aclnnAddmm", "aten::addmm"),
     ("aclnnAtan2", "aten::atan2"),
+    # sixth sample: scored after the fifth sample's rules (docs/opgen.md)
+    ("aclnnMaxDim", "aten::max.dim"),
+    ("aclnnPowTensorScalar", "aten::pow.Tensor_Scalar"),
+    ("aclnnSmoothL1Loss", "aten::smooth_l1_loss"),
+    ("aclnnSmoothL1LossBackward", "aten::smooth_l1_loss_backward"),
+    ("aclnnBinaryCrossEntropyWithLogits", "aten::binary_cross_entropy_with_logits"),
+    ("aclnnLogSoftmaxBackward", "aten::_log_softmax_backward_data"),
+    ("aclnnConstantPadNd", "aten::constant_pad_nd"),
+    ("aclnnBaddbmm", "aten::baddbmm"),
+    ("aclnnCumprod", "aten::cumprod"),
+    ("aclnnRoll", "aten::roll"),
 ]
 
 # the held-out paddle sample of docs/opgen.md (not among the 12): (aclnn API, phi kernel)

@@ -74,7 +74,27 @@ def meta_kernel(op: str) -> bool | None:
     found = [_has_kernel(op, k) for k in ("Meta", "CompositeImplicitAutograd")]
     if all(f is None for f in found):
         return None
-    return any(bool(f) for f in found)
+    return any(bool(f) for f in found) or _core_composite_explicit(op)
+
+
+def _core_composite_explicit(op: str) -> bool:
+    """A CompositeExplicitAutograd kernel is the Meta kernel too (that key covers every
+    backend). It runs on Meta tensors when the op is in the Core ATen opset (tag `core`,
+    which export and inductor trace on fake tensors) and reads no data (no
+    `data_dependent_output` / `dynamic_output_shape` tag): `aten::constant_pad_nd`.
+    Ops outside the core set (`_pack_padded_sequence` reads its lengths) do not count."""
+    if not _has_kernel(op, "CompositeExplicitAutograd"):
+        return False
+    ov = _aten_overload(op)
+    if ov is None:
+        return False
+    tags = {str(t).rsplit(".", 1)[-1] for t in getattr(ov, "tags", ())}
+    if "core" not in tags or tags & {"data_dependent_output", "dynamic_output_shape"}:
+        return False
+    # the adapter calls `at::<op>(...)`: a method-only op (`expand`) has no such function
+    entry = (_native_functions() or {}).get(op.split("::", 1)[1].replace(".default", ""))
+    m = re.search(r"variants:\s*([\w, ]+)", entry or "")
+    return m is None or "function" in m.group(1)
 
 
 def cpu_kernel(op: str) -> bool | None:

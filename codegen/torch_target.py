@@ -829,9 +829,35 @@ def _output_mask(schema: TorchSchema, n_outputs: int) -> str:
     return ""
 
 
+def _inplace_meta_check(schema: TorchSchema, unchecked: tuple[str, ...]) -> list[dict]:
+    """An in-place member with framework values the API does not take (`cumprod_`'s
+    `dtype`) runs the in-place op's own meta function on a Meta twin of `self` first, so
+    torch's checks on them are made: `x.cumprod_(0, dtype=torch.float64)` on a float
+    tensor raises "Bad in-place call" instead of running in float. Only for aten ops
+    with a meta function (`at::_ops::<op>::call`, which every aten overload has)."""
+    full = f"{schema.name}.{schema.overload}" if schema.overload else schema.name
+    if not unchecked or not schema.name.startswith("aten::") or not schema.args \
+            or schema.args[0].kind != "tensor" or not _meta_kernel_of(full):
+        return []
+    first = schema.args[0].name
+    args = ", ".join([f"meta_{first}"] + [_meta_arg(a, False) for a in schema.args[1:]])
+    ident = schema.name.split("::", 1)[1] + (f"_{schema.overload}" if schema.overload else "")
+    lines = [f"at::Tensor meta_{first} = opgen_meta({first});",
+             f"at::_ops::{ident}::call({args});"]
+    return [{"lines": lines, "binding_lines": lines, "todo": "",
+             "note": f"torch's checks of {', '.join(f'`{u}`' for u in unchecked)}, which the "
+                     f"API does not take: {full}'s own meta function (Meta dispatch key) on a "
+                     f"Meta twin of `{first}`"}]
+
+
+def _meta_kernel_of(op: str) -> bool:
+    from codegen import torch_facts
+    return bool(torch_facts.meta_kernel(op))
+
+
 def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | None,
             meta_ok: bool | None, role: str, updated: set[str] = frozenset(),
-            wrapped: list[str] | None = None) -> list[dict]:
+            wrapped: list[str] | None = None, unchecked: tuple[str, ...] = ()) -> list[dict]:
     """Fresh outputs (functional) or size checks of the given outs (`.out`). `updated`:
     outs the API updates in place (its `*Ref` params): they keep their sizes.
     `wrapped`: inputs a wrapped Python number can arrive in; the output then takes its
@@ -844,7 +870,7 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
         bopts = f"({a}.dim() == 0 && {a}.is_cpu() ? {b} : {a}).options()"  # no torch_npu
     out: list[dict] = []
     if role == "inplace":
-        return out
+        return _inplace_meta_check(schema, unchecked)
     if role == "out":
         outs = [a.name for a in schema.args if a.mutable and a.kwarg_only]
         if outs and set(outs) <= set(updated):
@@ -1065,6 +1091,11 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     fn = function_name(schema)
     call_names = [a.name for a in schema.args]
     ret_cpp, _ = return_type(schema)
+    # in-place values the API does not take: torch's meta function checks them
+    meta_checked = tuple(u.name for u in amap.unused if u.name not in consumed
+                         and u.kind not in ("tensor", "tensor_list")) if role == "inplace" else ()
+    if not _inplace_meta_check(schema, meta_checked):
+        meta_checked = ()
     # versions checked at run time (a missing one must not send every call to acl_op)
     checked = {b.api.name for b in branches if "_available" in b.cond
                or any("check_aclnn_kernel_available" in line for line in b.prelude)}
@@ -1077,10 +1108,12 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                         and m.aclnn.role == "inout" and m.rule is None},
                        _wrapped_number_inputs(amap) if any(
                            b.prelude and b.prelude[0].startswith("c10::Scalar ")
-                           for b in branches) else number_copies or None),
+                           for b in branches) else number_copies or None,
+                       meta_checked),
         branches=branches, return_stmt=return_stmt(schema),
         unused=[{"name": u.name, "todo": unused_todo(chosen, u)} for u in amap.unused
-                if u.name not in consumed and not (into_out and u.name in outs)],
+                if u.name not in consumed and not (into_out and u.name in outs)
+                and u.name not in meta_checked],
         fallback_calls=[f"DO_COMPATIBILITY({n}, acl_op::{fn}({', '.join(call_names)}));"
                         for n in apis] if acl_op_fallback else [],
         argmap=amap, guards=guards)
@@ -1181,6 +1214,11 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
         "primary": primary,
         "decls": decls,
         "uses_meta": any(a.get("lines") and a.get("note") for f in functions for a in f.allocs),
+        # the binding stands in for op-plugin's matmul HF32 helper only where a rule calls it
+        "uses_op_plugin_utils": any("op_plugin::utils::" in line for f in functions
+                                    for b in f.branches
+                                    for line in b.prelude + [ln for a in b.args
+                                                             for ln in a.prelude]),
         "uses_dispatcher": any("c10::Dispatcher::" in line for f in functions
                                for a in f.allocs for line in a.get("lines", [])),
         "function": primary.name,

@@ -218,7 +218,10 @@ def test_batch_matmul_follows_the_matmul_hf32_switch(db):
     does (op-plugin BmmKernelNpuOpApi.cpp), not the conv/pooling `false`: the reviewed
     rule's API pattern ignores case (MatMul / Matmul)."""
     text = prepare(db, "aclnnBatchMatMul", "torch", op="aten::bmm").files[ADAPTER.format("Bmm")]
-    assert "int8_t acl_cube_math_type = npu_preparation::get_cube_math_type();" in text
+    # op-plugin 517f2e7d's helper: the HF32 switch unless the passthrough is set
+    # (corrected in ws/h9t2; the bare passthrough ignored torch.npu.matmul.allow_hf32)
+    assert "int8_t acl_cube_math_type = op_plugin::utils::get_cube_math_type_with_passthrough();" \
+        in text
     assert "get_cube_math_type(false)" not in text
 
 
