@@ -210,6 +210,35 @@ def _best_op_for_api(db, framework: str, api: AclnnApi) -> tuple[FrameworkOp | N
     return None, ""
 
 
+def _returns_view(op: FrameworkOp) -> bool:
+    """A torch op whose return aliases an input it does not write (`Tensor(a) self ... ->
+    Tensor(a)`, not `(a!)`): a view, which torch_npu computes in torch, with no kernel."""
+    from codegen.kinds import parse_torch_schema
+
+    try:
+        schema = parse_torch_schema(op.schema or "", op.name)
+    except Exception:  # noqa: BLE001 - an unparsable schema is judged elsewhere
+        return False
+    read_only = {a.alias for a in schema.args if a.alias and not a.alias.endswith("!")}
+    return any(r.alias and r.alias in read_only for r in schema.returns)
+
+
+def _unview(db, framework: str, fw_op: FrameworkOp, op_how: str) -> tuple[FrameworkOp, str]:
+    """A view op is adapted as its `_copy` variant (functionalization's `permute_copy`,
+    `transpose_copy.int`): the values an aclnn API computes for it, in a fresh tensor.
+    Writing through a view must reach its input, which an adapter's output cannot do."""
+    if framework != "torch" or not _returns_view(fw_op):
+        return fw_op, op_how
+    ns, _, rest = fw_op.name.rpartition("::")
+    base, dot, overload = rest.partition(".")
+    copy = db.framework_op(framework, f"{ns}::{base}_copy{dot}{overload}")
+    if copy is None:  # (flatten.using_ints, real): kept, said in the header
+        return fw_op, (f"{op_how}; note: {fw_op.name} returns a view of its input (torch_npu "
+                       "computes views in torch) and has no `_copy` variant; review the result")
+    return copy, (f"{op_how}; {fw_op.name} returns a view of its input (torch_npu computes "
+                  f"views in torch, with no kernel), so its copy variant {copy.name} is adapted")
+
+
 def resolve(db, text: str, framework: str, op: str | None = None,
             pick: int | None = None) -> Resolution:
     api, via_op, how, alternatives = resolve_api(db, text, framework, pick)
@@ -222,13 +251,16 @@ def resolve(db, text: str, framework: str, op: str | None = None,
             raise NotFound(f"no {framework} op {op!r} in opdb",
                            hint=f"closest: {', '.join(close)}" if close else
                            "torch ops are `aten::name.overload`, paddle ops phi kernel names")
-        return Resolution(api, fw_op, how, "--op", alternatives)
+        fw_op, op_how = _unview(db, framework, fw_op, "--op")
+        return Resolution(api, fw_op, how, op_how, alternatives)
     if via_op is not None:
-        return Resolution(api, via_op, how, "the name given", alternatives)
+        fw_op, op_how = _unview(db, framework, via_op, "the name given")
+        return Resolution(api, fw_op, how, op_how, alternatives)
     fw_op, op_how = _best_op_for_api(db, framework, api)
     if fw_op is None:
         raise NotFound(f"cannot infer the {framework} op to adapt for {api.name}",
                        hint="name it with --op (e.g. --op aten::add.Tensor or --op add)")
+    fw_op, op_how = _unview(db, framework, fw_op, op_how)
     return Resolution(api, fw_op, how, op_how, alternatives)
 
 
