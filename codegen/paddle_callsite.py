@@ -226,7 +226,9 @@ def master_weights(fwp, amap, args: list[CallArg]) -> list[CallArg]:
 def flatten_view(fwp, amap, args: list[CallArg]) -> list[CallArg]:
     """arg_rules.yaml `flatten`: a bool attribute the API has no parameter for that
     flattens the input: the API's first tensor input goes as a [numel] view when it is
-    set (PaddleCustomDevice cum_kernel.cc). The attribute leaves `amap.unused`."""
+    set (PaddleCustomDevice cum_kernel.cc), and an output of more than one dim goes as its
+    [numel] view then (argmax's keepdims `out` is [1, ..., 1]; arg_min_max_kernel.cc). The
+    attribute leaves `amap.unused`."""
     from opdb.arg_rules import load
 
     fl = load().flatten
@@ -237,6 +239,17 @@ def flatten_view(fwp, amap, args: list[CallArg]) -> list[CallArg]:
         return args
     out, done = [], False
     for p, a in zip(amap.params, args):
+        if p.aclnn.role == "output" and _viewable(p, a):
+            # the 1-D input gives a 1-D (or, reduced, 0-d) result: an output InferMeta shaped
+            # with more dims (argmax with keepdims: [1, ..., 1]) goes as its [numel] view
+            # (PaddleCustomDevice arg_min_max_kernel.cc resizes `out` when flatten)
+            v = _var(a, "_flat")
+            pre = list(a.prelude) + [
+                f"phi::DenseTensor {v}({a.expr});",
+                f"if ({attr.name} && {v}.dims().size() > 1) "
+                f"{v}.Resize(phi::make_ddim({{{v}.numel()}}));  // {attr.name}: a 1-D result"]
+            out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, pre, a.todo, a.decision, a.after))
+            continue
         if done or p.aclnn.role != "input" or not _viewable(p, a):
             out.append(a)
             continue
