@@ -114,3 +114,65 @@ def test_one_hot_values_in_out_dtype_and_class_axis_last():
     assert any("aclnnInplaceFillScalar" in line for line in off.prelude)
     assert a["axis"].prelude[0].startswith("int64_t acl_axis = -1;")
     assert not _todos(k)
+
+
+LINSPACE = _api("aclnnLinspace", Param("start", "const aclScalar*", "input"),
+                Param("end", "const aclScalar*", "input"), Param("steps", "int64_t", "input"),
+                _t("out", "output"))
+LINSPACE_OP = _op("linspace", "void LinspaceKernel(const Context& dev_ctx, const DenseTensor& "
+                              "start, const DenseTensor& stop, const DenseTensor& number, "
+                              "DataType dtype, DenseTensor* out)")
+
+
+def test_numbers_given_as_1_element_tensors_are_read_on_the_host():
+    # linspace_kernel.cc reads start/stop/number with TensorToVector and passes
+    # phi::Scalar / int64 to aclnnLinspace; before, all three were placeholders
+    k = build_paddle_kernel(LINSPACE, LINSPACE_OP, framework_dtypes=("float32",))
+    a = _args(k)
+    assert a["start"].expr == "acl_start_host"
+    assert a["start"].prelude[0].startswith(
+        "phi::Scalar acl_start_host = opgen_host_scalar(dev_ctx, start);")
+    assert a["end"].decision == "alias" and "opgen_host_scalar(dev_ctx, stop)" in a["end"].prelude[0]
+    assert a["steps"].expr == "acl_steps"
+    assert "int64_t acl_steps = acl_steps_host.to<int64_t>();" in a["steps"].prelude
+    assert k["host_scalar"]
+    assert not any("placeholder" in t for t in _todos(k))
+
+
+def test_host_scalar_helper_is_rendered_only_when_used():
+    from codegen.api import render_adapter
+
+    def kernel_file(api, op) -> str:
+        files = render_adapter(api, op, "paddle", layout="in-tree")
+        return next(v for k, v in files.files.items() if k.endswith(".cc"))
+
+    assert "phi::Scalar opgen_host_scalar(const Context& dev_ctx" in kernel_file(LINSPACE, LINSPACE_OP)
+    assert "opgen_host_scalar" not in kernel_file(ONE_HOT, ONE_HOT_OP)
+
+
+def test_an_output_is_never_read_as_a_host_number():
+    # only inputs are read on the host; an aclnn number never takes a phi output
+    op = _op("linspace_out", "void LinspaceKernel(const Context& dev_ctx, const DenseTensor& "
+                             "start, DenseTensor* stop, DenseTensor* out)")
+    a = _args(build_paddle_kernel(LINSPACE, op, framework_dtypes=("float32",)))
+    assert "opgen_host_scalar" not in "".join(a["end"].prelude)
+
+
+INDEX_PUT = _api("aclnnIndexPutImpl", Param("selfRef", "aclTensor*", "inout", FLOATS),
+                 Param("indices", "const aclTensorList*", "input", ("int32", "int64", "bool")),
+                 _t("values"), Param("accumulate", "const bool", "input"),
+                 Param("unsafe", "const bool", "input"))
+INDEX_PUT_OP = _op("index_put", "void IndexPutKernel(const Context& dev_ctx, const DenseTensor& "
+                                "x, const std::vector<const DenseTensor*>& indices, const "
+                                "DenseTensor& value, bool accumulate, DenseTensor* out)")
+
+
+def test_inplace_api_writes_the_phi_output_not_the_input():
+    # index_put_kernel.cc: aclnnIndexPutImpl, then `out` holds the result (TensorCopy);
+    # before, aclnn updated the caller's `x` and `out` was never written
+    k = build_paddle_kernel(INDEX_PUT, INDEX_PUT_OP, framework_dtypes=("float32",))
+    a = _args(k)
+    assert a["selfRef"].decision == "inplace" and a["selfRef"].expr == "*out"
+    assert "phi::Copy(dev_ctx, x, dev_ctx.GetPlace(), false, out);" in "".join(a["selfRef"].prelude)
+    assert "out" not in {u["name"] for u in k["unused"]}
+    assert a["unsafe"].prelude[0].startswith("bool acl_unsafe = true;")
