@@ -176,3 +176,21 @@ def test_inplace_api_writes_the_phi_output_not_the_input():
     assert "phi::Copy(dev_ctx, x, dev_ctx.GetPlace(), false, out);" in "".join(a["selfRef"].prelude)
     assert "out" not in {u["name"] for u in k["unused"]}
     assert a["unsafe"].prelude[0].startswith("bool acl_unsafe = true;")
+
+
+def test_zero_dim_views_only_when_the_outputs_are_0d_too():
+    # one_hot of a 0-d x is [depth]; aclnnOneHot checks out = self dims + numClasses
+    # (aclnn_one_hot.cpp CheckShapeValid), so x goes as it is (upstream passes it as is);
+    # before, x went as a [1] view and aclnn expected [1, depth]
+    a = _args(build_paddle_kernel(ONE_HOT, ONE_HOT_OP, framework_dtypes=("int32", "int64")))
+    assert any(line.startswith("const bool acl_zero_dim = x.dims().size() == 0 && "
+                               "out->dims().size() == 0;") for line in a["self"].prelude)
+    # a grad kernel's nullable output is read through its `<name>_tensor` local
+    bwd = _api("aclnnSoftmaxBackward", _t("gradOutput"), _t("output"),
+               Param("dim", "int64_t", "input"), _t("out", "output"))
+    op = _op("softmax_grad", "void SoftmaxGradKernel(const Context& dev_ctx, const DenseTensor& "
+                             "out, const DenseTensor& out_grad, int axis, DenseTensor* x_grad)",
+             "backward")
+    lines = [line for arg in build_paddle_kernel(bwd, op, framework_dtypes=("float32",))["args"]
+             for line in arg.prelude if line.startswith("const bool acl_zero_dim")]
+    assert lines and "x_grad_tensor.dims().size() == 0" in lines[0]
