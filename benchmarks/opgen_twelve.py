@@ -117,6 +117,12 @@ HELD_OUT_PADDLE = [
     ("aclnnHardswishBackward", "hardswish_grad"), ("aclnnEluBackward", "elu_grad"),
     ("aclnnGatherV2", "gather"), ("aclnnGatherNd", "gather_nd"),
     ("aclnnGroupNorm", "group_norm"), ("aclnnExpand", "expand"), ("aclnnNLLLoss", "nll_loss"),
+    # batch E (docs/opgen.md): scored first with the code of its start, then fixed
+    ("aclnnArgMax", "argmax"), ("aclnnArange", "arange"), ("aclnnLinspace", "linspace"),
+    ("aclnnTril", "tril"), ("aclnnMaskedSelect", "masked_select"),
+    ("aclnnIndexPutImpl", "index_put"), ("aclnnBatchNorm", "batch_norm"),
+    ("aclnnBinaryCrossEntropyBackward", "bce_loss_grad"), ("aclnnSmoothL1Loss", "huber_loss"),
+    ("aclnnOneHot", "one_hot"), ("aclnnLogicalNot", "logical_not"), ("aclnnMean", "mean_all"),
 ]
 
 

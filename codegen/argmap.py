@@ -137,6 +137,19 @@ def _kind_ok(aclnn_kind_: str, fw_kind: str) -> bool:
     return (aclnn_kind_, fw_kind) in CONVERTIBLE
 
 
+# paddle: a number the aclnn API takes (aclScalar, int64_t, double) that the phi kernel
+# gets as a 1-element tensor (linspace's start/stop/number, registered for ALL_BACKEND):
+# read on the host (PaddleCustomDevice linspace_kernel.cc: TensorToVector, then
+# phi::Scalar start_scalar = start_v[0] into aclnnLinspace). Paddle only: torch passes
+# Scalars where aclnn takes numbers.
+HOST_VALUE = {("scalar", "tensor"), ("int", "tensor"), ("float", "tensor")}
+
+
+def _kind_ok_for(aclnn_kind_: str, fw: FwParam, target: str | None) -> bool:
+    return _kind_ok(aclnn_kind_, fw.kind) or (
+        target == "paddle" and (aclnn_kind_, fw.kind) in HOST_VALUE and not fw.is_output)
+
+
 def _role_ok(p: Param, fw: FwParam) -> bool:
     if p.role == "output":
         return fw.is_output
@@ -254,7 +267,7 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
                 else:
                     hit = any(f in _ALIASES.get(w, ()) for w in wants for f in fwns) \
                         or _grads_alias(wants, fwns)
-                if not hit or not _kind_ok(kind, fw.kind):
+                if not hit or not _kind_ok_for(kind, fw, target):
                     continue
                 if not _role_ok(p, fw) and pass_kind != "name":
                     continue

@@ -49,11 +49,28 @@ def _from_optional(p, a: CallArg) -> bool:
             and not p.fw.is_output and re.fullmatch(r"acl_\w+", a.expr) is not None)
 
 
+def _output_dims(pairs) -> list[str]:
+    """`dims()` of each viewable output, spelled so it is valid before the outputs' own
+    statements (a flatten view `acl_out_flat` is declared later: its phi tensor is used)."""
+    out = []
+    for p, a in pairs:
+        if p.aclnn.role != "output" or not _viewable(p, a):
+            continue
+        if a.expr.startswith("*"):
+            out.append(f"{a.expr[1:]}->dims()")
+        elif not a.expr.startswith("acl_"):
+            out.append(f"{a.expr}.dims()")  # a grad output's `<name>_tensor`
+        else:
+            out.append(f"{p.fw.name}->dims()")
+    return out
+
+
 def zero_dim_views(api: AclnnApi, amap, args: list[CallArg]) -> list[CallArg]:
     """0-d tensors as [1] views for an API that takes a dimension (arg_rules.yaml
     `zero_dim_views`): the dimension 0 / -1 a 0-d Paddle tensor accepts is valid on [1],
     and the result is the same element. A keep-dims flag is forced true then, so the
-    [1] view's dimension stays in the result (a 0-d `out` viewed as [1])."""
+    [1] view's dimension stays in the result (a 0-d `out` viewed as [1]). Only when every
+    output is 0-d as well: one_hot's 0-d x has a [depth] output, checked against x as given."""
     from opdb.arg_rules import load
 
     zdv = load().zero_dim_views
@@ -76,8 +93,13 @@ def zero_dim_views(api: AclnnApi, amap, args: list[CallArg]) -> list[CallArg]:
             continue
         pre = list(a.prelude)
         if i == lead:
-            pre.append(f"const bool {flag} = {a.expr}.dims().size() == 0;  // {api.name} takes a "
-                       "dimension: a 0-d tensor goes as a [1] view")
+            # only when the outputs are 0-d too: an output with dims of its own (one_hot's
+            # [depth] for a 0-d x) means the API's dimension is the output's, and aclnn
+            # checks that output against the input as given (aclnn_one_hot.cpp
+            # CheckShapeValid: out = self dims + numClasses)
+            outs = "".join(f" && {d}.size() == 0" for d in _output_dims(pairs))
+            pre.append(f"const bool {flag} = {a.expr}.dims().size() == 0{outs};  // {api.name} "
+                       "takes a dimension: a 0-d tensor goes as a [1] view")
         if _viewable(p, a):
             v = _var(a, "_1d")
             pre += [f"phi::DenseTensor {v}({a.expr});",
@@ -226,7 +248,9 @@ def master_weights(fwp, amap, args: list[CallArg]) -> list[CallArg]:
 def flatten_view(fwp, amap, args: list[CallArg]) -> list[CallArg]:
     """arg_rules.yaml `flatten`: a bool attribute the API has no parameter for that
     flattens the input: the API's first tensor input goes as a [numel] view when it is
-    set (PaddleCustomDevice cum_kernel.cc). The attribute leaves `amap.unused`."""
+    set (PaddleCustomDevice cum_kernel.cc), and an output of more than one dim goes as its
+    [numel] view then (argmax's keepdims `out` is [1, ..., 1]; arg_min_max_kernel.cc). The
+    attribute leaves `amap.unused`."""
     from opdb.arg_rules import load
 
     fl = load().flatten
@@ -237,6 +261,17 @@ def flatten_view(fwp, amap, args: list[CallArg]) -> list[CallArg]:
         return args
     out, done = [], False
     for p, a in zip(amap.params, args):
+        if p.aclnn.role == "output" and _viewable(p, a):
+            # the 1-D input gives a 1-D (or, reduced, 0-d) result: an output InferMeta shaped
+            # with more dims (argmax with keepdims: [1, ..., 1]) goes as its [numel] view
+            # (PaddleCustomDevice arg_min_max_kernel.cc resizes `out` when flatten)
+            v = _var(a, "_flat")
+            pre = list(a.prelude) + [
+                f"phi::DenseTensor {v}({a.expr});",
+                f"if ({attr.name} && {v}.dims().size() > 1) "
+                f"{v}.Resize(phi::make_ddim({{{v}.numel()}}));  // {attr.name}: a 1-D result"]
+            out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, pre, a.todo, a.decision, a.after))
+            continue
         if done or p.aclnn.role != "input" or not _viewable(p, a):
             out.append(a)
             continue

@@ -13,7 +13,7 @@ from opdb.model import AclnnApi, FrameworkOp, Param
 
 from codegen.argmap import FwParam, MappedParam, map_args, unused_todo
 from codegen.cppcall import CallArg, Dialect, call_args, default_arg, fn_pointer_type, local_name
-from codegen.cppcall import static_asserts
+from codegen.cppcall import abi_type, static_asserts
 from codegen.kinds import aclnn_kind, aclnn_optional, paddle_kind
 
 # dtypes a phi kernel can be registered for, in PaddleCustomDevice's usual order.
@@ -150,6 +150,18 @@ class PaddleDialect(Dialect):
                                [f"std::vector<int64_t> {var}({name}.begin(), {name}.end());"],
                                p.todo, p.decision)
             return CallArg(p.aclnn.name, p.aclnn.ctype, name, [], p.todo, p.decision)
+        if k in ("scalar", "int", "float") and fk == "tensor" and not fw.is_output:
+            # a 1-element phi tensor (may be on the host: ALL_BACKEND) the API takes as a
+            # number: read on the host (PaddleCustomDevice linspace_kernel.cc reads start,
+            # stop and number with TensorToVector before aclnnLinspace)
+            ref_ = f"*{name}" if fw.optional else name
+            pre = [f"phi::Scalar {var}_host = opgen_host_scalar(dev_ctx, {ref_});  "
+                   "// a 1-element tensor, read on the host"]
+            if k == "scalar":
+                return CallArg(p.aclnn.name, p.aclnn.ctype, f"{var}_host", pre, p.todo, p.decision)
+            t = abi_type(p.aclnn.ctype)
+            return CallArg(p.aclnn.name, p.aclnn.ctype, var,
+                           pre + [f"{t} {var} = {var}_host.to<{t}>();"], p.todo, p.decision)
         if k in ("int", "float", "bool"):
             if fk == "scalar":
                 t = {"int": "int64_t", "float": "double", "bool": "bool"}[k]
@@ -316,6 +328,28 @@ def _rank_branch(k: dict, rank_variant: tuple[AclnnApi, int], op: FrameworkOp,
             "compute_as": b["compute_as"], "todos": [a.todo for a in b["args"] if a.todo]}
 
 
+def _inplace_into_output(amap) -> None:
+    """An aclnn in-place parameter (role inout: `selfRef`) fed by a phi *input* while one phi
+    output tensor feeds nothing: the phi kernel's result is that output, so the input is
+    copied into it and the output is what aclnn updates (decision `inplace`, as for
+    `x_out`). PaddleCustomDevice index_put_kernel.cc runs aclnnIndexPutImpl and then
+    copies into `out`. Before, aclnn updated the caller's input and `out` stayed unwritten."""
+    spare = [u for u in amap.unused if u.is_output and u.kind == "tensor"]
+    if len(spare) != 1:
+        return
+    for i, p in enumerate(amap.params):
+        if (p.aclnn.role == "inout" and p.kind == "tensor" and p.fw is not None
+                and not p.fw.is_output and p.fw.kind == "tensor" and not p.fw.optional):
+            out = spare[0]
+            note = (f"TODO(opgen): aclnn `{p.aclnn.name}` ({p.aclnn.ctype}) <- framework "
+                    f"`{out.name}`: in-place: `{p.fw.name}` is copied into `{out.name}` before "
+                    "the call when they do not share memory")
+            amap.params[i] = MappedParam(p.aclnn, p.kind, p.optional, out, "inplace", note,
+                                         fw_input=p.fw)
+            amap.unused = [u for u in amap.unused if u is not out]
+            return
+
+
 def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
                          framework_dtypes: tuple[str, ...] | None = None,
                          candidates: list[AclnnApi] | None = None,
@@ -325,6 +359,7 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
         from codegen.variants import pick_variant
         api = pick_variant([api] + [c for c in candidates if c.name != api.name], fwp, "paddle")
     amap = map_args(api, fwp, "paddle")
+    _inplace_into_output(amap)
     ref = next((f.name for f in fwp if f.kind == "tensor" and not f.is_output
                 and not f.optional), "")
     outputs = [f for f in fwp if f.is_output and f.kind == "tensor"]
@@ -386,6 +421,7 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
         "dtype_names": dtypes,
         "soc_cut": soc_cut,
         "compute_as": computed or sorted({d for ds in tied.values() for d in ds}),
+        "host_scalar": any("opgen_host_scalar(" in line for a in args for line in a.prelude),
         "tied_where": tied_where,
         "argmap": amap,
     }
