@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from analyzer.logscan.shapes import Hit, Shape, match_bytes
