@@ -5,32 +5,13 @@ installed Paddle's; the upstream kernels are PaddleCustomDevice backends/npu/ker
 77090b64."""
 from __future__ import annotations
 
-from codegen.paddle_target import build_paddle_kernel, params_from_signature
-from opdb.model import AclnnApi, FrameworkOp, Param, Source
-
-SRC = Source("test", "", "", "")
-FLOATS = ("float32", "float16", "bfloat16")
-
-
-def _op(name: str, signature: str, kind: str = "forward") -> FrameworkOp:
-    return FrameworkOp("paddle", name, SRC, schema=signature,
-                       params=params_from_signature(signature), kind=kind)
-
-
-def _api(name: str, *params: Param) -> AclnnApi:
-    return AclnnApi(name, params, SRC)
-
-
-def _t(name: str, role: str = "input", dtypes=FLOATS) -> Param:
-    return Param(name, "aclTensor*" if role == "output" else "const aclTensor*", role, dtypes)
-
-
-def _args(k: dict) -> dict:
-    return {a.aclnn_name: a for a in k["args"]}
-
-
-def _todos(k: dict) -> list[str]:
-    return [p.todo for p in k["argmap"].params if p.todo] + [u["todo"] for u in k["unused"]]
+from codegen.paddle_target import build_paddle_kernel
+from opdb.model import Param
+from tests.codegen.paddle_kernel_parts import api as _api
+from tests.codegen.paddle_kernel_parts import args_by_name as _args
+from tests.codegen.paddle_kernel_parts import op as _op
+from tests.codegen.paddle_kernel_parts import tensor as _t
+from tests.codegen.paddle_kernel_parts import todos as _todos
 
 
 AMIN = _api("aclnnAmin", _t("self"), Param("dim", "const aclIntArray*", "input"),

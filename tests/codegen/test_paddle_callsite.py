@@ -6,21 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from codegen.paddle_target import build_paddle_kernel, params_from_signature
+from codegen.paddle_target import build_paddle_kernel
 from opdb.errors import ParseError
-from opdb.model import AclnnApi, FrameworkOp, Param, Source
-
-SRC = Source("test", "", "", "")
-FLOATS = ("float32", "float16", "bfloat16")
-
-
-def _op(name: str, signature: str, kind: str = "forward") -> FrameworkOp:
-    return FrameworkOp("paddle", name, SRC, schema=signature,
-                       params=params_from_signature(signature), kind=kind)
-
-
-def _api(name: str, *params: Param) -> AclnnApi:
-    return AclnnApi(name, params, SRC)
+from opdb.model import Param
+from tests.codegen.paddle_kernel_parts import FLOATS
+from tests.codegen.paddle_kernel_parts import api as _api
+from tests.codegen.paddle_kernel_parts import op as _op
 
 
 ARGMAX = _api("aclnnOpgenArgMax",
