@@ -4,11 +4,10 @@ list (or dict) of records, and `opscan align compare` reads their numbers as inp
 from __future__ import annotations
 
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-
-from analyzer.align import compare  # noqa: E402
-from analyzer.align.hooks_torch import TorchRecorder  # noqa: E402
+from analyzer.align import compare
+from analyzer.align.hooks_torch import TorchRecorder
 
 
 class _Layer(torch.nn.Module):
