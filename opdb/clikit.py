@@ -56,12 +56,16 @@ def text_arg(text: str) -> str:
     return text
 
 
-def seed_arg(text: str) -> int:
-    """argparse type for --seed: 0 to 2**32 - 1 (what torch and paddle accept)."""
+def _whole(text: str) -> int:
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+
+
+def seed_arg(text: str) -> int:
+    """argparse type for --seed: 0 to 2**32 - 1 (what torch and paddle accept)."""
+    value = _whole(text)
     if not 0 <= value < 2 ** 32:
         raise argparse.ArgumentTypeError(f"must be between 0 and {2 ** 32 - 1}, got {value}")
     return value
@@ -69,10 +73,7 @@ def seed_arg(text: str) -> int:
 
 def positive_int(text: str) -> int:
     """argparse type for counts such as --limit and --steps: an integer of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    value = _whole(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
@@ -80,10 +81,7 @@ def positive_int(text: str) -> int:
 
 def non_negative_int(text: str) -> int:
     """argparse type for indexes such as --step: an integer of at least 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    value = _whole(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
     return value
