@@ -325,24 +325,7 @@ def unset_dim_reduces_all(op: str) -> bool | None:
     `op(empty(2, 3, 4))` gives a 0-d result while `dim=0` gives (3, 4). op-plugin
     (ArgmaxKernelNpuOpApi.cpp) then passes `self.reshape({-1})` and dim 0 to aclnn,
     whose `dim` is a plain int64. None when torch or the overload is unknown."""
-    fn = _aten_overload(op)
-    if fn is None:
-        return None
-    torch = _torch()
-    args = fn._schema.arguments
-    if not args or str(args[0].type) != "Tensor" or not any(
-            a.name == "dim" and str(a.type) == "Optional[int]" for a in args):
-        return False
-    if any(not a.has_default_value() for a in args[1:]):
-        return False
-    x = torch.empty(2, 3, 4, device="meta")
-    try:
-        whole, one = fn(x), fn(x, dim=0)
-    except Exception:
-        return False
-    whole = whole[0] if isinstance(whole, (tuple, list)) else whole
-    one = one[0] if isinstance(one, (tuple, list)) else one
-    return tuple(whole.shape) == () and tuple(one.shape) == (3, 4)
+    return _unset_reduces_all(op, "dim", "Optional[int]", 0, arg_has_default=True)
 
 
 @functools.lru_cache(maxsize=None)
@@ -353,19 +336,27 @@ def unset_list_reduces_all(op: str, arg: str) -> bool | None:
     MeanKernelNpuOpApi.cpp `get_dimlist_for_tensor`, or an empty list, which
     aclnnReduceSum reads as every dim: SumKernelNpuOpApi.cpp `dim.value_or({})`).
     None when torch or the overload is unknown."""
+    return _unset_reduces_all(op, arg, "Optional[List[int]]", [0])
+
+
+def _unset_reduces_all(op: str, arg: str, arg_type: str, first_dim,
+                       arg_has_default: bool = False) -> bool | None:
+    """The Meta probe both questions above ask: `op(x)` with `arg` unset is 0-d while
+    `arg=first_dim` reduces dim 0 only; False unless every other argument (and `arg`
+    itself when `arg_has_default`) has a default."""
     fn = _aten_overload(op)
     if fn is None:
         return None
     torch = _torch()
     args = fn._schema.arguments
     if not args or str(args[0].type) != "Tensor" or not any(
-            a.name == arg and str(a.type) == "Optional[List[int]]" for a in args):
+            a.name == arg and str(a.type) == arg_type for a in args):
         return False
-    if any(not a.has_default_value() for a in args[1:] if a.name != arg):
+    if any(not a.has_default_value() for a in args[1:] if arg_has_default or a.name != arg):
         return False
     x = torch.empty(2, 3, 4, device="meta")
     try:
-        whole, one = fn(x, **{arg: None}), fn(x, **{arg: [0]})
+        whole, one = fn(x, **{arg: None}), fn(x, **{arg: first_dim})
     except Exception:
         return False
     whole = whole[0] if isinstance(whole, (tuple, list)) else whole
