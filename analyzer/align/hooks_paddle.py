@@ -19,7 +19,8 @@ from analyzer.align.fault import Fault
 from analyzer.align.gc_pause import GcPause
 from analyzer.align.layout import StepDump
 from analyzer.align.stacks import StackSites
-from analyzer.align.stats import PADDLE_TO_TORCH_DTYPE, StepStats, host_reductions, record_template, scalar_record
+from analyzer.align.stats import (PADDLE_TO_TORCH_DTYPE, StepStats, host_reductions, place_grad,
+                                  record_template, scalar_record)
 
 # ops whose output is their input's numbers (views, metadata, allocation)
 _SKIP_OPS = {"reshape", "reshape_", "squeeze", "unsqueeze", "squeeze_", "unsqueeze_", "transpose",
@@ -367,14 +368,7 @@ class PaddleRecorder:
             if not targets:
                 return None
             rec_g = self._stats(g) if g is not None else None
-            for bkey, side, i, n in targets:
-                rec = self.data.get(bkey)
-                if rec is None:
-                    rec = self.data[bkey] = {"input": [], "output": []}
-                lst = rec[side]
-                if len(lst) < n:
-                    lst.extend([None] * (n - len(lst)))
-                lst[i] = rec_g
+            place_grad(self.data, targets, rec_g)
             return None
         return hook
 

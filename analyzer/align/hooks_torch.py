@@ -19,7 +19,8 @@ from analyzer.align.fault import Fault
 from analyzer.align.gc_pause import GcPause
 from analyzer.align.layout import StepDump
 from analyzer.align.stacks import StackSites
-from analyzer.align.stats import StepStats, host_reductions, record_template, scalar_record
+from analyzer.align.stats import (StepStats, host_reductions, place_grad, record_template,
+                                  scalar_record)
 
 # ops that return a view or metadata of their input: same numbers as their input
 _SKIP_OPS = {"detach", "alias", "lift_fresh", "_unsafe_view", "view", "t", "transpose",
@@ -346,14 +347,7 @@ class TorchRecorder:
             if not targets:
                 return None
             rec_g = self._grad_stats(g)
-            for bkey, side, i, n in targets:
-                rec = self.data.get(bkey)
-                if rec is None:
-                    rec = self.data[bkey] = {"input": [], "output": []}
-                lst = rec[side]
-                if len(lst) < n:
-                    lst.extend([None] * (n - len(lst)))
-                lst[i] = rec_g
+            place_grad(self.data, targets, rec_g)
             return None
         return hook
 

@@ -45,6 +45,20 @@ def scalar_record(value) -> dict:
     return {"type": type(value).__name__, "value": None}
 
 
+def place_grad(data: dict, targets: list, rec) -> None:
+    """Put one gradient's record into every backward record that wants it: targets are
+    (backward key, "input" or "output", index, count) as the recorders' tensor hooks keep
+    them (a module's input is often the previous module's output: one hook, two places)."""
+    for bkey, side, i, n in targets:
+        call = data.get(bkey)
+        if call is None:
+            call = data[bkey] = {"input": [], "output": []}
+        lst = call[side]
+        if len(lst) < n:
+            lst.extend([None] * (n - len(lst)))
+        lst[i] = rec
+
+
 def finite_or_str(x: float, single: bool = False):
     """NaN/Inf stay floats: Python's json writes NaN/Infinity tokens, as msprobe's dumps do
     (a string "-inf" trips msprobe compare's formula-injection check). single: the value was
