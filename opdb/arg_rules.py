@@ -228,16 +228,13 @@ def _fail(where: str, msg: str):
     raise ParseError(PATH, None, f"{where}: {msg}", "fix opdb/sources/arg_rules.yaml")
 
 
+_TOP_KEYS = ("aliases", "rules", "test_values", "expansions", "channel_first", "kernel_rules",
+             "zero_dim_views", "compute_as", "master_weights", "flatten", "rank_variants")
+
+
 def parse(data: dict) -> ArgRules:
-    if not isinstance(data, dict) or set(data) - {"aliases", "rules", "test_values", "expansions",
-                                                  "channel_first", "kernel_rules",
-                                                  "zero_dim_views", "compute_as",
-                                                  "master_weights", "flatten",
-                                                  "rank_variants"}:
-        _fail("top level", "expected keys aliases, rules, test_values, expansions, channel_first, "
-              "kernel_rules, zero_dim_views, compute_as, master_weights, flatten, "
-              "rank_variants; "
-              f"got {sorted(data or {})}")
+    if not isinstance(data, dict) or set(data) - set(_TOP_KEYS):
+        _fail("top level", f"expected keys {', '.join(_TOP_KEYS)}; got {sorted(data or {})}")
     groups = []
     for i, g in enumerate(data.get("aliases") or []):
         where = f"aliases[{i}]"
