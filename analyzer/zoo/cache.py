@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 
+from opdb.fsio import atomic_write_bytes
 from opdb.fsutil import cache_dir
 
 CACHE_FORMAT = 1
@@ -57,16 +56,4 @@ class ResultCache:
         return data if isinstance(data, dict) and "status" in data else None
 
     def put(self, key: str, result: dict) -> None:
-        p = self.path(key)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(result, f, sort_keys=True)
-            os.replace(tmp, p)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            raise
+        atomic_write_bytes(self.path(key), json.dumps(result, sort_keys=True).encode("utf-8"))

@@ -153,8 +153,7 @@ def render_data_module(op_kernel: dict[str, str], fluid: dict[str, list[str]],
 
 
 def main(argv: list[str] | None = None) -> int:
-    import os
-    import tempfile
+    from opdb.fsutil import atomic_write_text
 
     argv = list(sys.argv[1:] if argv is None else argv)
     if len(argv) != 1:
@@ -165,10 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             "(see opdb/sources/paddle/README.md)")
     text = render_data_module(op_kernel, fluid, prov)
     dest = Path(__file__).with_name("names_data.py")
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, dest)
+    atomic_write_text(dest, text)
     print(f"{dest}: {len(op_kernel)} op->kernel, {len(fluid)} fluid names")
     return 0
 
