@@ -388,9 +388,14 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     # float32 for layer_norm's mean/variance of a float16 x and for a float32 x + float16
     # y (ElementwiseRawInferMeta promotes; PaddleCustomDevice AddKernel allocates float)
     allocs = []
+    bool_only = _bool_only_outputs(api, amap)
     for f in (f for f in outputs if not f.optional):
         alloc = f"opgen_alloc<T>(dev_ctx, {f.name});"
+        if f.name in bool_only:
+            alloc = (f"dev_ctx.Alloc({f.name}, phi::DataType::BOOL);  // {api.name} writes "
+                     f"{bool_only[f.name]} only (its docs), whatever dtype InferMeta gave")
         allocs += _nullable_alloc(f, alloc, fwp) if backward else [alloc]
+    allocs += _list_output_allocs(fwp)
     if computed:  # in PaddleCustomDevice's order, with the API's own dtypes
         from opdb.paddle_backends import npu_dtype_order
         order = list(npu_dtype_order()) + [d for d in PHI_DTYPES if d not in npu_dtype_order()]
@@ -425,6 +430,38 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
         "tied_where": tied_where,
         "argmap": amap,
     }
+
+
+# an aclnn output whose doc dtypes are these only is a predicate: bool in Paddle
+BOOL_ONLY = ("bool", "uint8")
+
+
+def _bool_only_outputs(api: AclnnApi, amap) -> dict[str, str]:
+    """{phi output: what aclnn writes into it} for outputs the API writes only as BOOL (or UINT8),
+    by its docs: aclnnAll/aclnnAny (`out`: BOOL, UINT8). ReduceInferMeta copies x's dtype
+    into `out` while Paddle's CPU kernels allocate bool (`Alloc<bool>` in
+    BoolReduceKernel), so an output allocated in the InferMeta dtype would be float for a
+    float x and aclnn's CheckDtypeValid rejects it. Allocated as BOOL, as upstream's
+    all/any (registered for bool only) get it. Outputs whose docs list another dtype keep
+    the InferMeta dtype."""
+    found = {}
+    for p in amap.params:
+        if p.aclnn.role != "output" or p.fw is None or not p.fw.is_output \
+                or p.fw.kind != "tensor":
+            continue
+        doc = set(p.aclnn.dtypes)
+        if "bool" in doc and doc <= set(BOOL_ONLY):
+            found[p.fw.name] = f"`{p.aclnn.name}` as {'/'.join(sorted(doc))}"
+    return found
+
+
+def _list_output_allocs(fwp: list[FwParam]) -> list[str]:
+    """Every member of an output tensor list (`std::vector<phi::DenseTensor*> out`:
+    split, unstack), each shaped by InferMeta, allocated like a single output
+    (PaddleCustomDevice split_kernel.cc allocates each `outs[j]` before aclnn). Before,
+    list outputs were passed to aclnn unallocated."""
+    return [f"for (auto* {f.name}_i : {f.name}) opgen_alloc<T>(dev_ctx, {f.name}_i);"
+            for f in fwp if f.is_output and f.kind == "tensor_list"]
 
 
 def _grad_source(out: FwParam, fwp: list[FwParam]) -> FwParam | None:
