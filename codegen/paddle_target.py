@@ -372,8 +372,10 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     args = _channel_first_views(api, fwp, args)
     optional = {f.name for f in fwp if f.optional}
     args = _device_copies(args, _any_backend_inputs(op) - optional)
-    from codegen.paddle_callsite import (compute_as, compute_as_dtypes, flatten_view,
+    from codegen.paddle_callsite import (compute_as, compute_as_dtypes,
+                                         data_dependent_outputs, flatten_view,
                                          master_weights, tied_mixed_dtypes, zero_dim_views)
+    args, sized_after = data_dependent_outputs(api, amap, args)
     args = flatten_view(fwp, amap, args)
     args = zero_dim_views(api, amap, args)
     args = master_weights(fwp, amap, args)
@@ -389,7 +391,7 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     # y (ElementwiseRawInferMeta promotes; PaddleCustomDevice AddKernel allocates float)
     allocs = []
     bool_only = _bool_only_outputs(api, amap)
-    for f in (f for f in outputs if not f.optional):
+    for f in (f for f in outputs if not f.optional and f.name not in sized_after):
         alloc = f"opgen_alloc<T>(dev_ctx, {f.name});"
         if f.name in bool_only:
             alloc = (f"dev_ctx.Alloc({f.name}, phi::DataType::BOOL);  // {api.name} writes "
@@ -427,6 +429,7 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
         "soc_cut": soc_cut,
         "compute_as": computed or sorted({d for ds in tied.values() for d in ds}),
         "host_scalar": any("opgen_host_scalar(" in line for a in args for line in a.prelude),
+        "count_nonzero": bool(sized_after),
         "tied_where": tied_where,
         "argmap": amap,
     }

@@ -84,3 +84,73 @@ def test_required_buffer_is_a_zero_tensor_like_self():
                                        "EXEC_NPU_CMD(aclnnInplaceZero, dev_ctx, acl_buffer);"]
     assert a["self"].expr == "x" and a["gradOutput"].expr == "dout"
     assert _todos(k) == []
+
+
+NONZERO = _api("aclnnNonzero", _t("self", dtypes=("float32", "bool", "int64")),
+               _t("out", "output", ("int64",)))
+NONZERO_OP = _op("nonzero", "void NonZeroKernel(const Context& dev_ctx, const DenseTensor& "
+                            "condition, DenseTensor* out)")
+
+
+def test_a_data_dependent_output_is_a_counted_view_of_a_bound_buffer():
+    # NonZeroInferMeta leaves out [-1, rank]; nonzero_kernel.cc counts the nonzeros,
+    # runs aclnnNonzero into [numel, rank] and keeps the first rows. Before, out was
+    # allocated with InferMeta's -1 dim
+    k = build_paddle_kernel(NONZERO, NONZERO_OP, framework_dtypes=("float32",))
+    assert k["allocs"] == [] and k["count_nonzero"]
+    out = _args(k)["out"]
+    assert out.expr == "acl_out_bound"
+    assert "const phi::DDim acl_out_bound_shape = condition.dims();" in out.prelude
+    assert any("phi::make_ddim({phi::product(acl_out_bound_shape), "
+               "static_cast<int64_t>(acl_out_bound_shape.size())})" in line
+               for line in out.prelude)
+    assert out.after == [
+        "const int64_t acl_out_bound_rows = opgen_count_nonzero(dev_ctx, condition, "
+        "acl_out_bound_shape);  // the rows aclnn wrote",
+        "*out = acl_out_bound;",
+        "out->Resize(phi::make_ddim({acl_out_bound_rows, "
+        "static_cast<int64_t>(acl_out_bound_shape.size())}));"]
+
+
+MASKED_SELECT = _api("aclnnMaskedSelect", _t("self"), _t("mask", dtypes=("bool",)),
+                     _t("out", "output"))
+MASKED_SELECT_OP = _op("masked_select", "void MaskedSelectKernel(const Context& dev_ctx, "
+                                        "const DenseTensor& x, const DenseTensor& mask, "
+                                        "DenseTensor* out)")
+
+
+def test_masked_select_counts_the_broadcast_mask():
+    # masked_select_kernel.cc: aclnn into [x.numel()], the mask's true count, out resized
+    # to it; Paddle 3.3.1 broadcasts x and mask, so the bound and the count are over the
+    # broadcast shape
+    k = build_paddle_kernel(MASKED_SELECT, MASKED_SELECT_OP, framework_dtypes=("float32",))
+    out = _args(k)["out"]
+    assert ("const phi::DDim acl_out_bound_shape = opgen_broadcast_dims({x.dims(), "
+            "mask.dims()});") in out.prelude
+    assert any("phi::make_ddim({phi::product(acl_out_bound_shape)})" in line
+               for line in out.prelude)
+    assert out.after[0].startswith("const int64_t acl_out_bound_rows = "
+                                   "opgen_count_nonzero(dev_ctx, mask, acl_out_bound_shape);")
+    assert out.after[-1] == "out->Resize(phi::make_ddim({acl_out_bound_rows}));"
+
+
+def test_count_helper_is_rendered_only_when_used():
+    from codegen.api import render_adapter
+
+    def kernel_file(api, op) -> str:
+        files = render_adapter(api, op, "paddle", layout="in-tree")
+        return next(v for k, v in files.files.items() if k.endswith(".cc"))
+
+    text = kernel_file(NONZERO, NONZERO_OP)
+    assert "int64_t opgen_count_nonzero(const Context& dev_ctx" in text
+    assert "inline phi::DDim opgen_broadcast_dims(" in text
+    assert "opgen_count_nonzero" not in kernel_file(ALL, ALL_OP)
+
+
+def test_data_dependent_entries_are_validated():
+    import pytest
+    from opdb.arg_rules import _data_dependent
+    from opdb.errors import ParseError
+    with pytest.raises(ParseError, match="data_dependent\\[0\\].*a bool `rank_dim`"):
+        _data_dependent([{"apis": "^aclnnA$", "output": "out", "bound": ["self"],
+                          "count": "self", "rank_dim": "yes", "evidence": "x"}])
