@@ -154,3 +154,70 @@ def test_data_dependent_entries_are_validated():
     with pytest.raises(ParseError, match="data_dependent\\[0\\].*a bool `rank_dim`"):
         _data_dependent([{"apis": "^aclnnA$", "output": "out", "bound": ["self"],
                           "count": "self", "rank_dim": "yes", "evidence": "x"}])
+
+
+SMOOTH_L1_BWD = _api("aclnnSmoothL1LossBackward", _t("gradOut"), _t("self"), _t("target"),
+                     Param("reduction", "int64_t", "input"), Param("beta", "float", "input"),
+                     _t("gradInput", "output"))
+HUBER_GRAD_OP = _op("huber_loss_grad", "void HuberLossGradKernel(const Context& dev_ctx, "
+                                       "const DenseTensor& residual, const DenseTensor& "
+                                       "out_grad, float delta, DenseTensor* input_grad, "
+                                       "DenseTensor* label_grad)", "backward")
+
+
+def test_huber_grad_is_smooth_l1_grad_at_the_residual_scaled_by_delta():
+    # huber_loss_kernel.cc HuberLossGradKernel: SmoothL1LossGrad(residual, zeros, dout,
+    # beta = delta), dx = -delta * g, dy = delta * g. Before: target nullptr, beta a
+    # placeholder, label_grad never written, no scaling
+    k = build_paddle_kernel(SMOOTH_L1_BWD, HUBER_GRAD_OP, framework_dtypes=("float32",))
+    a = _args(k)
+    assert a["beta"].prelude == ["float acl_beta = delta;  // huber's delta is SmoothL1's beta "
+                                 "(the loss is delta * SmoothL1(beta = delta))"]
+    assert a["target"].decision == "rule"
+    assert "EXEC_NPU_CMD(aclnnInplaceZero, dev_ctx, acl_target);" in a["target"].prelude
+    assert k["after"][-4:] == [
+        "phi::Scalar acl_label_grad_delta = delta;  // d huber / d label = delta * "
+        "SmoothL1'(residual)",
+        "EXEC_NPU_CMD(aclnnMuls, dev_ctx, input_grad_tensor, acl_label_grad_delta, "
+        "label_grad_tensor);",
+        "phi::Scalar acl_label_grad_neg_delta = -delta;  // d huber / d input = -delta * "
+        "SmoothL1'(residual)",
+        "EXEC_NPU_CMD(aclnnInplaceMuls, dev_ctx, input_grad_tensor, acl_label_grad_neg_delta);"]
+    assert not {u["name"] for u in k["unused"]} & {"delta", "label_grad"}
+
+
+SMOOTH_L1 = _api("aclnnSmoothL1Loss", _t("self"), _t("target"), Param("reduction", "int64_t",
+                                                                       "input"),
+                 Param("beta", "float", "input"), _t("result", "output"))
+HUBER_OP = _op("huber_loss", "void HuberLossKernel(const Context& dev_ctx, const DenseTensor& "
+                             "input, const DenseTensor& label, float delta, DenseTensor* out, "
+                             "DenseTensor* residual)")
+
+
+def test_huber_forward_writes_the_residual_and_scales_by_delta():
+    # huber_loss_kernel.cc HuberLossKernel: residual = label - input, out = delta *
+    # SmoothL1(input, label, beta = delta); before, residual was unwritten and out unscaled
+    k = build_paddle_kernel(SMOOTH_L1, HUBER_OP, framework_dtypes=("float32",))
+    assert "EXEC_NPU_CMD(aclnnSub, dev_ctx, label, input, acl_residual_one, *residual);" \
+        in k["after"]
+    assert "EXEC_NPU_CMD(aclnnInplaceMuls, dev_ctx, *out, acl_residual_delta);" in k["after"]
+    assert _args(k)["result"].expr == "*out"
+
+
+MULS = _api("aclnnMuls", _t("self"), Param("other", "const aclScalar*", "input"),
+            _t("out", "output"))
+SCALE_OP = _op("scale", "void ScaleKernel(const Context& dev_ctx, const DenseTensor& x, "
+                        "const Scalar& scale, const Scalar& bias, bool bias_after_scale, "
+                        "DenseTensor* out)")
+
+
+def test_scale_multiplies_then_adds_the_bias():
+    # scale_kernel.cc: aclnnMuls(x, scale), then aclnnAdds(bias, scaled first unless
+    # bias_after_scale); before, `other` was a nullptr placeholder and the bias unused
+    k = build_paddle_kernel(MULS, SCALE_OP, framework_dtypes=("float32",))
+    assert _args(k)["other"].prelude == [
+        "phi::Scalar acl_other = scale;  // out = x * scale (+ bias, after the call)"]
+    assert "if (!bias_after_scale) acl_bias_value *= scale.to<double>();" in k["after"]
+    assert k["after"][-1] == "EXEC_NPU_CMD(aclnnInplaceAdds, dev_ctx, *out, acl_bias_add, " \
+                             "acl_bias_one);"
+    assert _todos(k) == []
