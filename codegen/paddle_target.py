@@ -265,10 +265,18 @@ def registration_body(op: FrameworkOp) -> dict:
     def slot(n: str | None) -> str:  # beta1_pow_in = beta1_pow, master_param_outs = ..._out
         return re.sub(r"(_in|s)$", "", n or "")
 
+    def same_grad(a: str, b: str) -> bool:  # mlu/sdaa's `d_x` is Paddle 3.3.1's `x_grad`
+        from codegen.argmap import _grad_base
+        return bool(_grad_base(a)) and _grad_base(a) == _grad_base(b)
+
     for st in settings:
         names = [slot(n) for n in (ins if st["io"] == "input" else outs)]
+        raw = ins if st["io"] == "input" else outs
+        grads = [i for i, n in enumerate(raw) if st.get("name") and same_grad(st["name"], n)]
         if st.get("name") and slot(st["name"]) in names:
             kept.append({**st, "index": names.index(slot(st["name"]))})
+        elif len(grads) == 1:
+            kept.append({**st, "index": grads[0]})
         else:
             todos.append(f"TODO(opgen): the other backends set {st['io']} `{st.get('name')}` "
                          f"(index {st['index']}) to {st['value']}; this signature has no such "
@@ -442,9 +450,10 @@ BOOL_ONLY = ("bool", "uint8")
 def _bool_only_outputs(api: AclnnApi, amap) -> dict[str, str]:
     """{phi output: what aclnn writes into it} for outputs the API writes only as BOOL (or UINT8),
     by its docs: aclnnAll/aclnnAny (`out`: BOOL, UINT8). ReduceInferMeta copies x's dtype
-    into `out` while Paddle's CPU kernels allocate bool (`Alloc<bool>` in
-    BoolReduceKernel), so an output allocated in the InferMeta dtype would be float for a
-    float x and aclnn's CheckDtypeValid rejects it. Allocated as BOOL, as upstream's
+    into `out` while the kernels return bool (Paddle 3.3.1: a static program types
+    `_C_ops.all` of a float32 x as float32, the CPU kernel returns bool; the registrations
+    set `OutputAt(0).SetDataType(BOOL)`), so an output allocated in the InferMeta dtype
+    would be float for a float x and aclnn's CheckDtypeValid rejects it. Allocated as BOOL, as upstream's
     all/any (registered for bool only) get it. Outputs whose docs list another dtype keep
     the InferMeta dtype."""
     found = {}

@@ -221,3 +221,20 @@ def test_scale_multiplies_then_adds_the_bias():
     assert k["after"][-1] == "EXEC_NPU_CMD(aclnnInplaceAdds, dev_ctx, *out, acl_bias_add, " \
                              "acl_bias_one);"
     assert _todos(k) == []
+
+
+def test_registration_settings_named_d_x_reach_paddles_x_grad():
+    # mlu/sdaa register batch_norm_grad with OutputAt(i) settings named d_x, d_scale,
+    # d_bias (backend_dtypes.jsonl); Paddle 3.3.1 names them x_grad, scale_grad,
+    # bias_grad. Before, all three were dropped with "this signature has no such output"
+    from codegen.paddle_target import registration_body
+    op = _op("batch_norm_grad", "void BatchNormGradKernel(const Context& dev_ctx, "
+                                "const DenseTensor& x, const DenseTensor& y_grad, "
+                                "DenseTensor* x_grad, DenseTensor* scale_grad, "
+                                "DenseTensor* bias_grad)", "backward")
+    body = registration_body(op)
+    assert body["todos"] == []
+    assert body["when"] == [{"dtype": "FLOAT16", "lines": [
+        "kernel->OutputAt(0).SetDataType(phi::DataType::FLOAT32);",
+        "kernel->OutputAt(1).SetDataType(phi::DataType::FLOAT32);",
+        "kernel->OutputAt(2).SetDataType(phi::DataType::FLOAT32);"]}]
