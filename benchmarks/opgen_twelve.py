@@ -123,6 +123,13 @@ HELD_OUT_PADDLE = [
     ("aclnnIndexPutImpl", "index_put"), ("aclnnBatchNorm", "batch_norm"),
     ("aclnnBinaryCrossEntropyBackward", "bce_loss_grad"), ("aclnnSmoothL1Loss", "huber_loss"),
     ("aclnnOneHot", "one_hot"), ("aclnnLogicalNot", "logical_not"), ("aclnnMean", "mean_all"),
+    # batch F (docs/opgen.md): scored first with the code of its start, then fixed
+    ("aclnnMinimum", "minimum"), ("aclnnPowTensorTensor", "elementwise_pow"),
+    ("aclnnMuls", "scale"), ("aclnnAll", "all"),
+    ("aclnnSmoothL1LossBackward", "huber_loss_grad"), ("aclnnNorm", "clip_by_norm"),
+    ("aclnnNonzero", "nonzero"), ("aclnnScatterNd", "argsort_grad"),
+    ("aclnnSplitWithSize", "split"), ("aclnnBatchNormBackward", "batch_norm_grad"),
+    ("aclnnLogSigmoidBackward", "logsigmoid_grad"), ("aclnnPreluBackward", "prelu_grad"),
 ]
 
 

@@ -169,6 +169,7 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
                                for k in ks)
         adapter = render("paddle/kernel.cc.j2", kernels=ks, needs_compute_as=needs_compute_as,
                          needs_host_scalar=any(k.get("host_scalar") for k in ks),
+                         needs_count_nonzero=any(k.get("count_nonzero") for k in ks),
                          includes=sorted({h for k in ks
                                           for h in k["includes"] + (k.get("branch") or {})
                                           .get("includes", [])}))

@@ -285,3 +285,53 @@ def flatten_view(fwp, amap, args: list[CallArg]) -> list[CallArg]:
     if done:
         amap.unused = [u for u in amap.unused if u.name != attr.name]
     return out
+
+
+def data_dependent_outputs(api: AclnnApi, amap, args: list[CallArg]
+                           ) -> tuple[list[CallArg], set[str]]:
+    """arg_rules.yaml `data_dependent`: an output whose size depends on the data
+    (masked_select, nonzero: InferMeta leaves a -1 dim). aclnn writes into a buffer of the
+    largest size (the broadcast numel of the `bound` inputs, [bound, rank] with
+    `rank_dim`), and after the call the phi output is the buffer's first rows, as many as
+    the nonzero elements of the `count` input broadcast to that shape
+    (`opgen_count_nonzero`, templates/paddle/count_nonzero.j2), as PaddleCustomDevice's
+    masked_select_kernel.cc and nonzero_kernel.cc do. Returns the args and the phi
+    outputs handled here, which the kernel must not allocate from InferMeta's dims.
+    Before, `opgen_alloc` allocated the -1 dims."""
+    from opdb.arg_rules import load
+
+    dd = load().data_dependent_for(api.name)
+    if dd is None:
+        return args, set()
+    by_name = {norm_param(p.aclnn.name): (p, a) for p, a in zip(amap.params, args)}
+    need = [dd.output, dd.count, *dd.bound]
+    if any(n not in by_name or by_name[n][0].fw is None for n in need):
+        return args, set()
+    out_p, out_a = by_name[dd.output]
+    if out_p.aclnn.role != "output" or not out_a.expr.startswith("*"):
+        return args, set()
+    out = out_a.expr[1:]
+    v = _var(out_a, "_bound")
+    shape = (f"{by_name[dd.bound[0]][1].expr}.dims()" if len(dd.bound) == 1 else
+             "opgen_broadcast_dims({" + ", ".join(f"{by_name[b][1].expr}.dims()"
+                                                  for b in dd.bound) + "})")
+    dims = f"{v}_shape.size()"
+    rows = f"{{{v}_rows, static_cast<int64_t>({dims})}}" if dd.rank_dim else f"{{{v}_rows}}"
+    bound = (f"{{phi::product({v}_shape), static_cast<int64_t>({dims})}}" if dd.rank_dim
+             else f"{{phi::product({v}_shape)}}")
+    pre = list(out_a.prelude) + [
+        f"// `{out}`'s size depends on the data (InferMeta leaves it unknown): aclnn writes "
+        "into a buffer of the largest size, whose first rows are the result",
+        f"const phi::DDim {v}_shape = {shape};",
+        f"phi::DenseTensor {v};",
+        f"{v}.set_meta(phi::DenseTensorMeta({out}->dtype() == phi::DataType::UNDEFINED ? "
+        f"phi::CppTypeToDataType<T>::Type() : {out}->dtype(), phi::make_ddim({bound})));",
+        f"dev_ctx.Alloc(&{v}, {v}.dtype());"]
+    after = list(out_a.after) + [
+        f"const int64_t {v}_rows = opgen_count_nonzero(dev_ctx, "
+        f"{by_name[dd.count][1].expr}, {v}_shape);  // the rows aclnn wrote",
+        f"*{out} = {v};",
+        f"{out}->Resize(phi::make_ddim({rows}));"]
+    new = [CallArg(a.aclnn_name, a.aclnn_ctype, v, pre, a.todo, a.decision, after)
+           if a is out_a else a for a in args]
+    return new, {out_p.fw.name}

@@ -265,10 +265,18 @@ def registration_body(op: FrameworkOp) -> dict:
     def slot(n: str | None) -> str:  # beta1_pow_in = beta1_pow, master_param_outs = ..._out
         return re.sub(r"(_in|s)$", "", n or "")
 
+    def same_grad(a: str, b: str) -> bool:  # mlu/sdaa's `d_x` is Paddle 3.3.1's `x_grad`
+        from codegen.argmap import _grad_base
+        return bool(_grad_base(a)) and _grad_base(a) == _grad_base(b)
+
     for st in settings:
         names = [slot(n) for n in (ins if st["io"] == "input" else outs)]
+        raw = ins if st["io"] == "input" else outs
+        grads = [i for i, n in enumerate(raw) if st.get("name") and same_grad(st["name"], n)]
         if st.get("name") and slot(st["name"]) in names:
             kept.append({**st, "index": names.index(slot(st["name"]))})
+        elif len(grads) == 1:
+            kept.append({**st, "index": grads[0]})
         else:
             todos.append(f"TODO(opgen): the other backends set {st['io']} `{st.get('name')}` "
                          f"(index {st['index']}) to {st['value']}; this signature has no such "
@@ -372,8 +380,10 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     args = _channel_first_views(api, fwp, args)
     optional = {f.name for f in fwp if f.optional}
     args = _device_copies(args, _any_backend_inputs(op) - optional)
-    from codegen.paddle_callsite import (compute_as, compute_as_dtypes, flatten_view,
+    from codegen.paddle_callsite import (compute_as, compute_as_dtypes,
+                                         data_dependent_outputs, flatten_view,
                                          master_weights, tied_mixed_dtypes, zero_dim_views)
+    args, sized_after = data_dependent_outputs(api, amap, args)
     args = flatten_view(fwp, amap, args)
     args = zero_dim_views(api, amap, args)
     args = master_weights(fwp, amap, args)
@@ -388,9 +398,14 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     # float32 for layer_norm's mean/variance of a float16 x and for a float32 x + float16
     # y (ElementwiseRawInferMeta promotes; PaddleCustomDevice AddKernel allocates float)
     allocs = []
-    for f in (f for f in outputs if not f.optional):
+    bool_only = _bool_only_outputs(api, amap)
+    for f in (f for f in outputs if not f.optional and f.name not in sized_after):
         alloc = f"opgen_alloc<T>(dev_ctx, {f.name});"
+        if f.name in bool_only:
+            alloc = (f"dev_ctx.Alloc({f.name}, phi::DataType::BOOL);  // {api.name} writes "
+                     f"{bool_only[f.name]} only (its docs), whatever dtype InferMeta gave")
         allocs += _nullable_alloc(f, alloc, fwp) if backward else [alloc]
+    allocs += _list_output_allocs(fwp)
     if computed:  # in PaddleCustomDevice's order, with the API's own dtypes
         from opdb.paddle_backends import npu_dtype_order
         order = list(npu_dtype_order()) + [d for d in PHI_DTYPES if d not in npu_dtype_order()]
@@ -422,9 +437,43 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
         "soc_cut": soc_cut,
         "compute_as": computed or sorted({d for ds in tied.values() for d in ds}),
         "host_scalar": any("opgen_host_scalar(" in line for a in args for line in a.prelude),
+        "count_nonzero": bool(sized_after),
         "tied_where": tied_where,
         "argmap": amap,
     }
+
+
+# an aclnn output whose doc dtypes are these only is a predicate: bool in Paddle
+BOOL_ONLY = ("bool", "uint8")
+
+
+def _bool_only_outputs(api: AclnnApi, amap) -> dict[str, str]:
+    """{phi output: what aclnn writes into it} for outputs the API writes only as BOOL (or UINT8),
+    by its docs: aclnnAll/aclnnAny (`out`: BOOL, UINT8). ReduceInferMeta copies x's dtype
+    into `out` while the kernels return bool (Paddle 3.3.1: a static program types
+    `_C_ops.all` of a float32 x as float32, the CPU kernel returns bool; the registrations
+    set `OutputAt(0).SetDataType(BOOL)`), so an output allocated in the InferMeta dtype
+    would be float for a float x and aclnn's CheckDtypeValid rejects it. Allocated as BOOL, as upstream's
+    all/any (registered for bool only) get it. Outputs whose docs list another dtype keep
+    the InferMeta dtype."""
+    found = {}
+    for p in amap.params:
+        if p.aclnn.role != "output" or p.fw is None or not p.fw.is_output \
+                or p.fw.kind != "tensor":
+            continue
+        doc = set(p.aclnn.dtypes)
+        if "bool" in doc and doc <= set(BOOL_ONLY):
+            found[p.fw.name] = f"`{p.aclnn.name}` as {'/'.join(sorted(doc))}"
+    return found
+
+
+def _list_output_allocs(fwp: list[FwParam]) -> list[str]:
+    """Every member of an output tensor list (`std::vector<phi::DenseTensor*> out`:
+    split, unstack), each shaped by InferMeta, allocated like a single output
+    (PaddleCustomDevice split_kernel.cc allocates each `outs[j]` before aclnn). Before,
+    list outputs were passed to aclnn unallocated."""
+    return [f"for (auto* {f.name}_i : {f.name}) opgen_alloc<T>(dev_ctx, {f.name}_i);"
+            for f in fwp if f.is_output and f.kind == "tensor_list"]
 
 
 def _grad_source(out: FwParam, fwp: list[FwParam]) -> FwParam | None:

@@ -162,6 +162,22 @@ class RankVariant:
 
 
 @dataclass(frozen=True)
+class DataDependent:
+    """(paddle) An aclnn output whose size depends on the data (InferMeta leaves it -1):
+    aclnn `output` (normalized name) is written into a buffer of the largest size, the
+    broadcast numel of the inputs `bound` (with their broadcast rank as a second dim
+    when `rank_dim`), and after the call it is the buffer's first rows, counted as the
+    nonzero elements of input `count` broadcast to that shape."""
+
+    apis: str
+    output: str
+    bound: tuple[str, ...]
+    count: str
+    rank_dim: bool
+    evidence: str
+
+
+@dataclass(frozen=True)
 class ArgRules:
     aliases: tuple[AliasGroup, ...]
     rules: tuple[ArgRule, ...]
@@ -174,6 +190,11 @@ class ArgRules:
     master_weights: MasterWeights | None = None
     flatten: FlattenAttr | None = None
     rank_variants: tuple[RankVariant, ...] = ()
+    data_dependent: tuple[DataDependent, ...] = ()
+
+    def data_dependent_for(self, api: str) -> DataDependent | None:
+        import re
+        return next((d for d in self.data_dependent if re.search(d.apis, api)), None)
 
     def rank_variant_for(self, api: str) -> RankVariant | None:
         return next((r for r in self.rank_variants if r.base == api), None)
@@ -229,7 +250,8 @@ def _fail(where: str, msg: str):
 
 
 _TOP_KEYS = ("aliases", "rules", "test_values", "expansions", "channel_first", "kernel_rules",
-             "zero_dim_views", "compute_as", "master_weights", "flatten", "rank_variants")
+             "zero_dim_views", "compute_as", "master_weights", "flatten", "rank_variants",
+             "data_dependent")
 
 
 def parse(data: dict) -> ArgRules:
@@ -307,7 +329,23 @@ def parse(data: dict) -> ArgRules:
                     _compute_as(data.get("compute_as")),
                     _master_weights(data.get("master_weights")),
                     _flatten(data.get("flatten")),
-                    _rank_variants(data.get("rank_variants")))
+                    _rank_variants(data.get("rank_variants")),
+                    _data_dependent(data.get("data_dependent")))
+
+
+def _data_dependent(entries) -> tuple[DataDependent, ...]:
+    keys = {"apis", "output", "bound", "count", "rank_dim", "evidence"}
+    out = []
+    for i, d in enumerate(entries or []):
+        where = f"data_dependent[{i}] ({d.get('apis') if isinstance(d, dict) else d})"
+        if not isinstance(d, dict) or set(d) != keys or not d["bound"] or not d["evidence"] \
+                or not d["output"] or not d["count"] or not isinstance(d["rank_dim"], bool):
+            _fail(where, "needs exactly `apis`, `output`, `bound` (non-empty), `count`, a bool "
+                         "`rank_dim` and `evidence`")
+        out.append(DataDependent(str(d["apis"]), str(d["output"]),
+                                 tuple(str(b) for b in d["bound"]), str(d["count"]),
+                                 d["rank_dim"], str(d["evidence"])))
+    return tuple(out)
 
 
 def _rank_variants(entries) -> tuple[RankVariant, ...]:
