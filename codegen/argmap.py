@@ -342,13 +342,16 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
     return ArgMap(api, [m for m in mapped if m is not None], unused)
 
 
-# number kinds on both sides (a bool, an array or a string is never paired by kind)
-NUMBER_KINDS = ("scalar", "float", "int")
+# floating numbers on both sides: the coefficients of a formula. Integers (axes, counts,
+# seeds, offsets, stream modes), bools, arrays and strings are never paired by kind: over
+# the 414 mapped paddle kernels, int pairs were wrong more often than right (random's
+# seed/offset <- from/to, streamMode <- world_size)
+NUMBER_KINDS = ("scalar", "float")
 
 
 def _pair_numbers(api: AclnnApi, mapped: list, left: list[FwParam], target: str | None
                   ) -> list[tuple[int, FwParam]]:
-    """Required aclnn numbers (aclScalar / double / int64_t) that nothing fed yet, paired
+    """Required aclnn floating numbers (aclScalar / double) that nothing fed yet, paired
     in order with the kernel's number attributes that feed nothing yet, when the two
     counts are equal and each pair converts. The aclnn signature and the phi kernel's
     signature are the only facts read; the names differ by convention (aclnnPowTensorScalar
