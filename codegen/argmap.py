@@ -357,10 +357,16 @@ def _pair_numbers(api: AclnnApi, mapped: list, left: list[FwParam], target: str 
     signature are the only facts read; the names differ by convention (aclnnPowTensorScalar
     `exponent` is phi pow's `factor`, aclnnClamp `clipValueMin`/`clipValueMax` are clip's
     `min`/`max`, aclnnSmoothL1Loss `beta` is huber_loss's `delta`). Unequal counts
-    (p_norm: `pScalar` against `porder` and `epsilon`) pair nothing: no guess."""
+    (p_norm: `pScalar` against `porder` and `epsilon`) pair nothing: no guess. Nor does
+    an API with another required parameter still unfed: the kernel does not line up with
+    it (clip_by_norm calls aclnnNorm as one step of a composite; its `max_norm` is no
+    `pScalar`)."""
     want = [i for i, (p, m) in enumerate(zip(api.params, mapped))
             if m is None and p.role == "input" and not aclnn_optional(p.name)
             and aclnn_kind(p.ctype) in NUMBER_KINDS]
+    if any(m is None and i not in want and not aclnn_optional(p.name)
+           for i, (p, m) in enumerate(zip(api.params, mapped))):
+        return []
     have = [f for f in left if f.origin == "param" and not f.is_output and not f.optional
             and f.kind in NUMBER_KINDS]
     if not want or len(want) != len(have):

@@ -86,3 +86,16 @@ def test_the_reviewed_alias_still_wins():
     # with the table as shipped, pow maps by alias (no review TODO)
     assert _mapped(build_paddle_kernel(POW, POW_OP, framework_dtypes=("float32",)))[
         "exponent"] == ("factor", "alias")
+
+
+def test_an_api_with_another_unfed_required_param_pairs_nothing():
+    # batch F's clip_by_norm calls aclnnNorm as one step (upstream computes the 2-norm, then
+    # scales x): `dim` has no counterpart, so `max_norm` is not taken for `pScalar`
+    norm = _api("aclnnNorm", _t("self"), Param("pScalar", SCALAR, "input"),
+                Param("dim", "const aclIntArray*", "input"), Param("keepdim", "bool", "input"),
+                _t("out", "output"))
+    cbn = _op("clip_by_norm", "void ClipByNormKernel(const Context& dev_ctx, "
+                              "const DenseTensor& x, float max_norm, DenseTensor* out)")
+    k = build_paddle_kernel(norm, cbn, framework_dtypes=("float32",))
+    assert _mapped(k)["pScalar"] == (None, "unmapped")
+    assert [u["name"] for u in k["unused"]] == ["max_norm"]
