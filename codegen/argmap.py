@@ -21,7 +21,8 @@ from opdb.model import AclnnApi, Param
 
 from codegen.kinds import aclnn_kind, aclnn_optional
 
-DECISIONS = ("name", "alias", "role", "inplace", "position", "rule", "default", "unmapped")
+DECISIONS = ("name", "alias", "role", "inplace", "position", "kind", "rule", "default",
+             "unmapped")
 
 # Names that mean the same thing on the two sides, and the values upstream passes for
 # aclnn params with no counterpart: the reviewed table in opdb (with evidence).
@@ -312,6 +313,15 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
                 src = needs[0][1] if needs else None
                 mapped[i] = MappedParam(p, kind, aclnn_optional(p.name), src, "rule", "",
                                         rule=rule, needs=needs)
+    # pass 4b (paddle): required numbers left unmatched, paired with the kernel's
+    # leftover number attributes when both sides have the same count (see
+    # `_pair_numbers`; a review TODO on each)
+    if target == "paddle":
+        read = {f.name for m in mapped if m is not None for _, f in m.needs}
+        for i, fw in _pair_numbers(api, mapped, [f for f in free() if f.name not in read],
+                                   target):
+            mapped[i] = _decide(api, api.params[i], aclnn_kind(api.params[i].ctype), take(fw),
+                                "kind", by_name, used, target=target)
     # pass 5: nothing fits -> typed default
     for i, p in enumerate(api.params):
         if mapped[i] is None:
@@ -332,6 +342,41 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
     return ArgMap(api, [m for m in mapped if m is not None], unused)
 
 
+# floating numbers on both sides: the coefficients of a formula. Integers (axes, counts,
+# seeds, offsets, stream modes), bools, arrays and strings are never paired by kind: over
+# the 414 mapped paddle kernels, int pairs were wrong more often than right (random's
+# seed/offset <- from/to, streamMode <- world_size)
+NUMBER_KINDS = ("scalar", "float")
+
+
+def _pair_numbers(api: AclnnApi, mapped: list, left: list[FwParam], target: str | None
+                  ) -> list[tuple[int, FwParam]]:
+    """Required aclnn floating numbers (aclScalar / double) that nothing fed yet, paired
+    in order with the kernel's number attributes that feed nothing yet, when the two
+    counts are equal and each pair converts. The aclnn signature and the phi kernel's
+    signature are the only facts read; the names differ by convention (aclnnPowTensorScalar
+    `exponent` is phi pow's `factor`, aclnnClamp `clipValueMin`/`clipValueMax` are clip's
+    `min`/`max`, aclnnSmoothL1Loss `beta` is huber_loss's `delta`). Unequal counts
+    (p_norm: `pScalar` against `porder` and `epsilon`) pair nothing: no guess. Nor does
+    an API with another required parameter still unfed: the kernel does not line up with
+    it (clip_by_norm calls aclnnNorm as one step of a composite; its `max_norm` is no
+    `pScalar`)."""
+    want = [i for i, (p, m) in enumerate(zip(api.params, mapped))
+            if m is None and p.role == "input" and not aclnn_optional(p.name)
+            and aclnn_kind(p.ctype) in NUMBER_KINDS]
+    if any(m is None and i not in want and not aclnn_optional(p.name)
+           for i, (p, m) in enumerate(zip(api.params, mapped))):
+        return []
+    have = [f for f in left if f.origin == "param" and not f.is_output and not f.optional
+            and f.kind in NUMBER_KINDS]
+    if not want or len(want) != len(have):
+        return []
+    pairs = list(zip(want, have))
+    if not all(_kind_ok_for(aclnn_kind(api.params[i].ctype), f, target) for i, f in pairs):
+        return []
+    return pairs
+
+
 def _decide(api: AclnnApi, p: Param, kind: str, fw: FwParam, how: str,
             by_name: dict[str, FwParam], used: set[str], sole_output: bool = False,
             target: str | None = None) -> MappedParam:
@@ -340,6 +385,9 @@ def _decide(api: AclnnApi, p: Param, kind: str, fw: FwParam, how: str,
     notes = []
     if how == "position" or (how == "role" and not sole_output):
         notes.append(f"matched by {how}, not by name")
+    if how == "kind":
+        notes.append("matched by kind and order among the unmatched numbers, not by name: "
+                     "check the meaning")
     if fw.kind != kind and (kind, fw.kind) not in LOSSLESS:
         notes.append(f"converted {fw.kind} -> {kind}")
     if not _role_ok(p, fw):
