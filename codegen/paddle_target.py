@@ -234,7 +234,13 @@ def paddle_dtypes(api: AclnnApi, framework_dtypes: tuple[str, ...] | None = None
     keep = [d for d in order if d in acl and d in PHI_DTYPES]
     if framework_dtypes:
         fw = {normalize_dtype(d) for d in framework_dtypes}
-        keep = [d for d in keep if d in fw]
+        api_keep, keep = keep, [d for d in keep if d in fw]
+        if not keep:  # the API's tensors do not carry the kernel's T (a uint8 mask, an
+            # int64 seed tensor): an empty list would not compile; the phi kernel's own
+            keep = [d for d in order if d in fw and d in PHI_DTYPES]
+            which = f"`{first.name}`" if first else "the docs' default (float32)"
+            cut.append(f"{which} ({', '.join(api_keep) or 'no phi dtype'}: none of the phi "
+                       "kernel's dtypes; its dtypes on the other backends are registered)")
     return keep, cut
 
 

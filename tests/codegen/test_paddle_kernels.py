@@ -268,3 +268,23 @@ def test_relu_grad_threshold_pow_exponent_and_clip_bounds_come_from_reviewed_ent
     r = prepare(db, "aclnnClamp", "paddle", op="clip", layout="in-tree")
     assert "EXEC_NPU_CMD(aclnnClamp, dev_ctx, x, min, max, *out);" in r.files[KERNEL.format("clip")]
     assert not r.todos
+
+
+
+def test_an_api_whose_tensors_lack_the_kernels_dtype_registers_the_kernels_own():
+    # aclnnDropoutGenMask's only tensor is its uint8 mask, none of dropout's dtypes: the
+    # registration was left with no dtype at all (a parse error in PaddleCustomDevice);
+    # it now lists the kernel's own dtypes and says why
+    from codegen.paddle_target import paddle_dtypes
+    from opdb.model import Param
+    from tests.codegen.paddle_kernel_parts import api, tensor
+
+    gen_mask = api("aclnnDropoutGenMask", Param("shape", "const aclIntArray*", "input", ("int64",)),
+                   Param("prob", "double"), tensor("out", "output", ("uint8",)))
+    dtypes, why = paddle_dtypes(gen_mask, ("float32", "float16", "bfloat16", "float64"))
+    assert dtypes and set(dtypes) == {"float32", "float16", "bfloat16", "float64"}
+    assert why == ["`out` (uint8: none of the phi kernel's dtypes; its dtypes on the other "
+                   "backends are registered)"]
+    # an API whose tensors do carry them keeps the intersection, and no note
+    add = api("aclnnAdd", tensor("self"), tensor("other"), tensor("out", "output"))
+    assert paddle_dtypes(add, ("float32", "float64")) == (["float32"], [])
