@@ -242,6 +242,19 @@ class TorchDialect(Dialect):
             val = f"{name}.value_or(0)" if fw.optional else name
             return CallArg(p.aclnn.name, p.aclnn.ctype, var, [f"at::Scalar {var}({val});"],
                            p.todo, p.decision)
+        if k == "int_array" and fk == "int" and fw.optional and name in self.all_dims:
+            # an unset `int? dim` reduces every dim (ATen aminmax; op-plugin
+            # AminmaxKernelNpuOpApi.cpp: get_dimlist_for_tensor(self) when dim is unset)
+            return CallArg(p.aclnn.name, p.aclnn.ctype, var,
+                           [f"c10::SmallVector<int64_t, 8> {var}_vec;",
+                            f"if ({name}.has_value()) {{",
+                            f"    {var}_vec.push_back(*{name});",
+                            "} else {",
+                            f"    for (int64_t i = 0; i < {ref}.dim(); ++i) {{",
+                            f"        {var}_vec.push_back(i);  // unset: every dim",
+                            "    }",
+                            "}",
+                            f"at::IntArrayRef {var}({var}_vec);"], p.todo, p.decision)
         if k == "int_array" and fk == "int":
             val = f"{name}.value_or(0)" if fw.optional else name
             return CallArg(p.aclnn.name, p.aclnn.ctype, var,
@@ -973,8 +986,13 @@ def _all_dim_lists(schema: TorchSchema, functional: TorchSchema | None) -> set[s
     from codegen import torch_facts
     fs = functional or schema
     full = f"{fs.name}.{fs.overload}" if fs.overload else fs.name
-    return {a.name for a in schema.args if a.kind == "int_array" and a.optional
-            and torch_facts.unset_list_reduces_all(full, a.name)}
+    lists = {a.name for a in schema.args if a.kind == "int_array" and a.optional
+             and torch_facts.unset_list_reduces_all(full, a.name)}
+    # an unset `int? dim` read as every dim (aminmax: torch_facts.unset_dim_reduces_all),
+    # for an aclnn API that takes a dim list (TorchDialect.convert: every dim of `self`)
+    ints = {a.name for a in schema.args if a.name == "dim" and a.kind == "int"
+            and a.optional and torch_facts.unset_dim_reduces_all(full)}
+    return lists | ints
 
 
 def _legacy_empty_lists(schema: TorchSchema, functional: TorchSchema | None
@@ -1088,6 +1106,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         guards += _copy_numbers_to_device(branches, number_copies,
                                           [t for t in cands if t in numbers],
                                           outs[0] if outs else ref_expr)
+    guards = _skip_guards(amap, consumed, schema) + guards
     fn = function_name(schema)
     call_names = [a.name for a in schema.args]
     ret_cpp, _ = return_type(schema)
@@ -1117,6 +1136,24 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         fallback_calls=[f"DO_COMPATIBILITY({n}, acl_op::{fn}({', '.join(call_names)}));"
                         for n in apis] if acl_op_fallback else [],
         argmap=amap, guards=guards)
+
+
+def _skip_guards(amap: ArgMap, consumed: set[str], schema: TorchSchema) -> list[str]:
+    """Early returns for values the API does not take that make the call a no-op
+    (arg_rules.yaml `torch_skips`: a fused optimizer's `found_inf` of 1 skips the step,
+    op-plugin FusedSgdKernelOpApi.cpp). Each such value counts as consumed."""
+    from opdb.arg_rules import load as load_rules
+    lines = []
+    ret = return_stmt(schema) or "return;"
+    for u in amap.unused:
+        skip = load_rules().torch_skip_for(u.name)
+        if skip is None or u.name in consumed:
+            continue
+        consumed.add(u.name)
+        lines += [f"if ({skip.cond.format(param=u.name)}) {{",
+                  f"    {ret}  // skipped: {skip.evidence.split(':')[0]}",
+                  "}"]
+    return lines
 
 
 def _updates_first_input(api: AclnnApi) -> bool:
@@ -1184,6 +1221,11 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
         functions.append(build_function(
             member_api, member, role=role, variants=variants, functional=functional,
             meta_ok=meta_ok, ilistref=ilistref, acl_op_fallback=member.name in fallbacks))
+    if any(f.role == "inplace" for f in functions):
+        # torch's generated functional / .out of an in-place op (`autogen:`) run it on
+        # copies; op-plugin registers the in-place op alone (FusedSgdKernelOpApi.cpp)
+        functions = [f for f in functions if f.op is op or f.role == "inplace"
+                     or not torch_facts.generated_from_inplace(f.op.name)]
     primary = next(f for f in functions if f.op is op)
     fwp = fw_params(schema, ilistref)
     ref = next((f.name for f in fwp if f.kind == "tensor" and f.origin == "param"
@@ -1219,6 +1261,9 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
                                     for b in f.branches
                                     for line in b.prelude + [ln for a in b.args
                                                              for ln in a.prelude]),
+        # a reviewed rule draws a random API's seed/offset from the op's generator
+        "uses_philox": any("opgen_philox_inputs(" in line for f in functions
+                           for b in f.branches for a in b.args for line in a.prelude),
         "uses_dispatcher": any("c10::Dispatcher::" in line for f in functions
                                for a in f.allocs for line in a.get("lines", [])),
         "function": primary.name,
