@@ -377,12 +377,11 @@ def composite_kernel(op: str) -> bool | None:
 
 @functools.lru_cache(maxsize=None)
 def generated_from_inplace(op: str) -> bool | None:
-    """True when torchgen generated `op` (tag `generated`: the functional and `.out`
-    that native_functions.yaml's `autogen:` adds to an in-place op such as
-    `_fused_sgd_`) and every backend runs its CompositeExplicitAutograd kernel, which
-    calls the in-place op on copies. op-plugin registers only the in-place op
-    (FusedSgdKernelOpApi.cpp: `_fused_sgd_`). None when torch or the overload is
-    unknown."""
+    """True when torchgen generated `op` (tag `generated`: a member that
+    native_functions.yaml's `autogen:` adds, such as `_fused_sgd_`'s functional and
+    `.out`) and every backend runs its CompositeExplicitAutograd kernel, which calls
+    the hand-written member on copies. op-plugin registers only `_fused_sgd_`
+    (FusedSgdKernelOpApi.cpp). None when torch or the overload is unknown."""
     fn = _aten_overload(op)
     if fn is None:
         return None

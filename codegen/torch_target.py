@@ -1221,9 +1221,12 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
         functions.append(build_function(
             member_api, member, role=role, variants=variants, functional=functional,
             meta_ok=meta_ok, ilistref=ilistref, acl_op_fallback=member.name in fallbacks))
-    if any(f.role == "inplace" for f in functions):
-        # torch's generated functional / .out of an in-place op (`autogen:`) run it on
-        # copies; op-plugin registers the in-place op alone (FusedSgdKernelOpApi.cpp)
+    if any(f.role == "inplace" for f in functions) and func_op is not None \
+            and torch_facts.generated_from_inplace(func_op.name):
+        # the in-place op is the family's root: torch generated its functional and .out
+        # (`autogen:`), which run it on copies; op-plugin registers the in-place op alone
+        # (FusedSgdKernelOpApi.cpp). A generated .out of a hand-written functional
+        # (relu.out) stays.
         functions = [f for f in functions if f.op is op or f.role == "inplace"
                      or not torch_facts.generated_from_inplace(f.op.name)]
     primary = next(f for f in functions if f.op is op)

@@ -122,7 +122,7 @@ def test_generated_members_of_an_inplace_op_are_left_to_torch(db):
     CompositeExplicitAutograd kernels running `_fused_sgd_` on copies); op-plugin
     FusedSgdKernelOpApi.cpp registers `_fused_sgd_` alone. Before: both were generated
     with their list outputs never computed (8 TODOs). A functional torch does not
-    generate (`index_fill.int_Scalar`) is kept; its generated `.out` goes."""
+    generate (`index_fill.int_Scalar`) keeps its family, generated `.out` included."""
     assert torch_facts.generated_from_inplace("aten::_fused_sgd") is True
     assert torch_facts.generated_from_inplace("aten::_fused_sgd.out") is True
     assert torch_facts.generated_from_inplace("aten::add.out") is False
@@ -134,7 +134,7 @@ def test_generated_members_of_an_inplace_op_are_left_to_torch(db):
     fill = prepare(db, "aclnnIndexFill", "torch", op="aten::index_fill.int_Scalar")
     text = fill.files[ADAPTER.format("IndexFill")]
     assert "at::Tensor index_fill(" in text and "at::Tensor& index_fill_(" in text
-    assert "index_fill_out(" not in text
+    assert "index_fill_out(" in text
 
 
 def test_found_inf_skips_the_step(db):
