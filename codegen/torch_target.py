@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, replace
 from opdb.model import AclnnApi, FrameworkOp
 
 from codegen.argmap import ArgMap, FwParam, MappedParam, map_args, norm_param, unused_todo
-from codegen.cppcall import (CallArg, Dialect, call_args, fn_pointer_type, local_name,
-                             static_asserts)
+from codegen.cppcall import (CallArg, Dialect, abi_type, call_args, fn_pointer_type,
+                             local_name, static_asserts)
 from codegen.variants import pick_variant, scalar_swapped_param
 from codegen.kinds import TorchSchema, parse_torch_schema, torch_cpp_type, torch_kind
 
@@ -1106,6 +1106,13 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         guards += _copy_numbers_to_device(branches, number_copies,
                                           [t for t in cands if t in numbers],
                                           outs[0] if outs else ref_expr)
+    capture = (variants.get("capture") or {}).get(chosen.name)
+    captured = _capture_branch(capture, main) if capture is not None and len(branches) == 1 \
+        else None
+    if captured is not None:
+        branches = [captured, main]
+    else:
+        capture = None
     guards = _skip_guards(amap, consumed, schema) + guards
     fn = function_name(schema)
     call_names = [a.name for a in schema.args]
@@ -1118,6 +1125,8 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     # versions checked at run time (a missing one must not send every call to acl_op)
     checked = {b.api.name for b in branches if "_available" in b.cond
                or any("check_aclnn_kernel_available" in line for line in b.prelude)}
+    if capture is not None:
+        checked.add(capture.name)  # a CANN without it still runs the base API uncaptured
     apis = [n for n in dict.fromkeys(b.api.name for b in reversed(branches)) if n not in checked]
     return TorchFunction(
         role=role, op=op, schema=schema, name=fn, return_type=ret_cpp,
@@ -1136,6 +1145,39 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         fallback_calls=[f"DO_COMPATIBILITY({n}, acl_op::{fn}({', '.join(call_names)}));"
                         for n in apis] if acl_op_fallback else [],
         argmap=amap, guards=guards)
+
+
+def _capture_branch(capture: AclnnApi, main: Branch) -> Branch | None:
+    """The NPU-graph capture route of a random API whose seed and offset the generator
+    rule draws (arg_rules.yaml `seed`): while the stream is being captured, the
+    generator's state goes as device tensors plus the offset within the graph
+    (`philox_npu_state`), so each replay draws new numbers; op-plugin 517f2e7d
+    UniformKernelNpuOpApi.cpp / MultinomialKernelNpuOpApi.cpp. Every other argument is
+    the main call's."""
+    seed = next((a for a in main.args if a.aclnn_name == "seed"
+                 and any("opgen_philox_inputs(" in line for line in a.prelude)), None)
+    if seed is None:
+        return None  # no generator rule: nothing to capture
+    call = re.search(r"opgen_philox_inputs\(([^)]*)\)", "\n".join(seed.prelude))
+    by_name = {a.aclnn_name: a for a in main.args}
+    args = []
+    for p in capture.params:
+        if p.name == "seedTensor":
+            args.append(CallArg(p.name, p.ctype, "*opgen_state.seed_.ptr",
+                                [f"at_npu::PhiloxNpuState opgen_state = opgen_philox_state({call.group(1)});"
+                                 "  // the generator's state as device tensors"]))
+        elif p.name == "offsetTensor":
+            args.append(CallArg(p.name, p.ctype, "*opgen_state.offset_.ptr"))
+        elif p.name == "offset":
+            t = abi_type(p.ctype)
+            args.append(CallArg(p.name, p.ctype, "acl_offset_intragraph",
+                                [f"{t} acl_offset_intragraph = static_cast<{t}>(opgen_state.offset_intragraph_);"]))
+        else:
+            args.append(by_name[p.name])
+    alias, _ = fn_pointer_type(ArgMap(capture, []))
+    return Branch(capture, args, static_asserts(capture.name, alias, args, "ConvertType"), [],
+                  cond="c10_npu::currentStreamCaptureStatusMayInitCtx() != c10_npu::CaptureStatus::None",
+                  note="NPU-graph capture: the generator's state as tensors, so replays draw anew")
 
 
 def _skip_guards(amap: ArgMap, consumed: set[str], schema: TorchSchema) -> list[str]:
@@ -1267,6 +1309,9 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
         # a reviewed rule draws a random API's seed/offset from the op's generator
         "uses_philox": any("opgen_philox_inputs(" in line for f in functions
                            for b in f.branches for a in b.args for line in a.prelude),
+        "uses_philox_state": any(b.api.name != f.branches[-1].api.name and any(
+            "opgen_philox_state(" in line for a in b.args for line in a.prelude)
+            for f in functions for b in f.branches),
         "uses_dispatcher": any("c10::Dispatcher::" in line for f in functions
                                for a in f.allocs for line in a.get("lines", [])),
         "function": primary.name,

@@ -160,3 +160,35 @@ def test_torch_skips_entries_are_validated():
         parse({"torch_skips": [{"param": "found_inf", "cond": "x == 1", "evidence": "e"}]})
     with pytest.raises(ParseError, match="torch_skips"):
         parse({"torch_skips": [{"param": "found_inf", "cond": "{param} == 1"}]})
+
+
+def test_capture_route_of_a_random_api_found_by_signature(db):
+    """op-plugin UniformKernelNpuOpApi.cpp / MultinomialKernelNpuOpApi.cpp: while the
+    stream is being captured into an NPU graph, the generator's state goes as device
+    tensors to aclnnInplaceUniformTensor / aclnnMultinomialTensor (philox_npu_state), so
+    each replay draws new numbers. The sibling is found by signature: `seed, offset`
+    become `seedTensor, offsetTensor, offset`. aclnnInplaceBernoulliTensor takes `prob`
+    as a tensor and keeps int seed/offset: no capture route (upstream has none either)."""
+    from codegen.variants import capture_variant
+    assert capture_variant(db, db.aclnn_api("aclnnInplaceUniform")).name == \
+        "aclnnInplaceUniformTensor"
+    assert capture_variant(db, db.aclnn_api("aclnnMultinomial")).name == "aclnnMultinomialTensor"
+    assert capture_variant(db, db.aclnn_api("aclnnInplaceBernoulli")) is None
+    assert capture_variant(db, db.aclnn_api("aclnnGelu")) is None
+    r = prepare(db, "aclnnInplaceUniform", "torch", op="aten::uniform_")
+    text = r.files[ADAPTER.format("Uniform")]
+    body = _fn(text, "at::Tensor& uniform_(")
+    cond = "if (c10_npu::currentStreamCaptureStatusMayInitCtx() != c10_npu::CaptureStatus::None) {"
+    assert cond in body
+    assert "at_npu::PhiloxNpuState opgen_state = opgen_philox_state(generator, self);" in body
+    assert "EXEC_NPU_CMD(aclnnInplaceUniformTensor, self, from, to, *opgen_state.seed_.ptr, " \
+           "*opgen_state.offset_.ptr, acl_offset_intragraph);" in body
+    # the uncaptured call is the else branch; only the base API falls back to acl_op
+    assert body.index(cond) < body.index("} else {") < body.index(
+        "EXEC_NPU_CMD(aclnnInplaceUniform, self")
+    assert "DO_COMPATIBILITY(aclnnInplaceUniformTensor" not in text
+    assert '#include "torch_npu/csrc/core/npu/NPUGraphsUtils.h"' in text
+    # the binding runs the uncaptured call only
+    assert "opgen_philox_state" not in r.files["standalone/src/binding.cpp"]
+    bern = prepare(db, "aclnnInplaceBernoulli", "torch", op="aten::bernoulli_.float")
+    assert "opgen_philox_state" not in bern.files[ADAPTER.format("Bernoulli")]
