@@ -284,17 +284,21 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
                 how = "name" if pass_kind == "squashed" else pass_kind
                 mapped[i] = _decide(api, p, kind, take(fw), how, by_name, used, target=target)
                 break
-    # pass 2: outputs by role and order (the one output on each side is no guess)
+    # pass 2: outputs by role and order (the one output on each side is no guess, nor
+    # the one left on each side when the others matched by name: aclnnMaxDim `out` once
+    # `indices` took max.dim's indices)
     n_out = sum(1 for p in api.params if p.role == "output")
     n_fw_out = sum(1 for f in fw_params if f.is_output)
+    left_out = sum(1 for i, p in enumerate(api.params) if p.role == "output" and mapped[i] is None)
+    left_fw_out = sum(1 for f in free() if f.is_output)
     for i, p in enumerate(api.params):
         if mapped[i] is not None or p.role not in ("output", "inout"):
             continue
         kind = aclnn_kind(p.ctype)
         for fw in free(p):
             if (fw.is_output or fw.mutable) and _kind_ok(kind, fw.kind):
-                sole = p.role == "output" and n_out == 1 and n_fw_out == 1 and fw.is_output \
-                    and fw.kind == kind
+                sole = p.role == "output" and fw.is_output and fw.kind == kind and (
+                    (n_out == 1 and n_fw_out == 1) or (left_out == 1 and left_fw_out == 1))
                 mapped[i] = _decide(api, p, kind, take(fw), "role", by_name, used, sole, target=target)
                 break
     # pass 3: tensors of the same kind, by position among what is left (plain values

@@ -61,8 +61,18 @@ def _out_meanings(schema: TorchSchema) -> dict[str, str]:
     return {n: names[i] for i, n in enumerate(outs) if i in names}
 
 
+def _aliased_return_names(schema: TorchSchema) -> dict[str, str]:
+    """An out argument answers to the name of the return it aliases:
+    `max.dim_max(..., Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values,
+    Tensor(b!) indices)`, so `max_values` is the indices (aclnnMaxDim `indices`)."""
+    by_alias = {r.alias: r.name for r in schema.returns if r.alias and r.name}
+    return {a.name: by_alias[a.alias] for a in schema.args
+            if a.mutable and a.kwarg_only and a.alias in by_alias and by_alias[a.alias] != a.name}
+
+
 def fw_params(schema: TorchSchema, ilistref: bool = False) -> list[FwParam]:
-    meanings = _out_meanings(schema) if schema_role(schema) == "out" else {}
+    meanings = ({**_aliased_return_names(schema), **_out_meanings(schema)}
+                if schema_role(schema) == "out" else {})
     out = [FwParam(a.name, a.kind, torch_cpp_type(a, ilistref), a.optional,
                    is_output=a.mutable and a.kwarg_only, mutable=a.mutable,
                    length=_fixed_len(a.type) if a.kind == "int_array" else 0,

@@ -192,3 +192,24 @@ def test_capture_route_of_a_random_api_found_by_signature(db):
     assert "opgen_philox_state" not in r.files["standalone/src/binding.cpp"]
     bern = prepare(db, "aclnnInplaceBernoulli", "torch", op="aten::bernoulli_.float")
     assert "opgen_philox_state" not in bern.files[ADAPTER.format("Bernoulli")]
+
+
+def test_out_arguments_answer_to_the_returns_they_alias(db):
+    """`max.dim_max(..., Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values,
+    Tensor(b!) indices)`: `max_values` is the indices (aclnnMaxDim `indices`, op-plugin
+    MaxKernelNpuOpApi.cpp max_out(self, dim, keepdim, max, max_values)); once it matched
+    by name, the one output left on each side is no guess. Before: three "matched by
+    role" TODOs (docs/opgen.md, sixth sample)."""
+    from codegen.argmap import map_args
+    from codegen.torch_target import fw_params, parse_torch_schema
+    op = db.framework_op("torch", "aten::max.dim_max")
+    amap = map_args(db.aclnn_api("aclnnMaxDim"), fw_params(parse_torch_schema(op.schema)),
+                    "torch")
+    got = {p.aclnn.name: (p.fw.name, p.decision, p.todo) for p in amap.params
+           if p.aclnn.role == "output"}
+    assert got == {"indices": ("max_values", "name", ""), "out": ("max", "role", "")}
+    r = prepare(db, "aclnnMaxDim", "torch", op="aten::max.dim")
+    assert not r.todos
+    text = r.files[ADAPTER.format("Max")]
+    assert "EXEC_NPU_CMD(aclnnMaxDim, self, dim, keepdim, max, max_values);" in text
+    assert "EXEC_NPU_CMD(aclnnMaxDim, self, dim, keepdim, values, indices);" in text
