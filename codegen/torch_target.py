@@ -522,6 +522,7 @@ class TorchFunction:
     fallback_calls: list[str]
     argmap: ArgMap
     guards: list[str] = field(default_factory=list)  # statements before the branches
+    early: list[str] = field(default_factory=list)  # before everything (a CPU route)
 
     @property
     def apis(self) -> list[AclnnApi]:
@@ -1154,7 +1155,49 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                 and u.name not in meta_checked],
         fallback_calls=[f"DO_COMPATIBILITY({n}, acl_op::{fn}({', '.join(call_names)}));"
                         for n in apis] if acl_op_fallback else [],
-        argmap=amap, guards=guards)
+        argmap=amap, guards=guards,
+        early=_lossy_int_cpu_route(amap, schema, functional, role))
+
+
+def _lossy_int_cpu_route(amap: ArgMap, schema: TorchSchema, functional: TorchSchema | None,
+                         role: str) -> list[str]:
+    """A torch Scalar the API takes as an int64 (aclnnStd's `correction`): a value that
+    is not a whole number in int64's range would be truncated, so the op runs on the CPU
+    instead, as op-plugin 517f2e7d StdKernelNpuOpApi.cpp / VarKernelNpuOpApi.cpp do
+    (`correction_fits_aclnn_int64`). Only for an aten functional / .out member with one
+    Tensor result and plain tensor inputs."""
+    lossy = [p.fw.name for p in amap.params if p.fw is not None and p.fw.kind == "scalar"
+             and p.kind == "int" and p.rule is None]
+    if not lossy or functional is None or role not in ("functional", "out") \
+            or not schema.name.startswith("aten::") \
+            or [r.type for r in functional.returns] != ["Tensor"] \
+            or any(a.kind == "tensor_list" or (a.kind == "tensor" and a.optional)
+                   for a in functional.args):
+        return []
+    ins = [a for a in functional.args]
+    tensors = [a.name for a in ins if a.kind == "tensor"]
+    if not tensors:
+        return []
+    call = f"at::{functional.base}(" + ", ".join(
+        f"{a.name}.cpu()" if a.kind == "tensor" else a.name for a in ins) + ")"
+    conds = []
+    for n in lossy:
+        opt = next(a for a in schema.args if a.name == n).optional
+        v = f"{n}->" if opt else f"{n}."
+        fits = (f"({v}isIntegral(true) || ({v}isFloatingPoint() && std::trunc({v}toDouble()) == "
+                f"{v}toDouble() && std::abs({v}toDouble()) < 9.2e18))")
+        conds.append(f"({n}.has_value() && !{fits})" if opt else f"!{fits}")
+    lines = [f"if ({' || '.join(c.removeprefix('(').removesuffix(')') if len(conds) == 1 else c for c in conds)}) {{  // not a whole int64: aclnn would truncate "
+             f"`{'`, `'.join(lossy)}` (op-plugin StdKernelNpuOpApi.cpp computes it on the CPU)"]
+    if role == "functional":
+        lines.append(f"    return {call}.to({tensors[0]}.options());")
+    else:
+        out = next(a.name for a in schema.args if a.mutable and a.kwarg_only)
+        lines += [f"    at::Tensor opgen_cpu_result = {call};",
+                  f"    {out}.resize_(opgen_cpu_result.sizes());",
+                  f"    {out}.copy_(opgen_cpu_result);",
+                  f"    return {out};"]
+    return lines + ["}"]
 
 
 def _capture_branch(capture: AclnnApi, main: Branch) -> Branch | None:

@@ -213,3 +213,29 @@ def test_out_arguments_answer_to_the_returns_they_alias(db):
     text = r.files[ADAPTER.format("Max")]
     assert "EXEC_NPU_CMD(aclnnMaxDim, self, dim, keepdim, max, max_values);" in text
     assert "EXEC_NPU_CMD(aclnnMaxDim, self, dim, keepdim, values, indices);" in text
+
+
+def test_fractional_scalar_for_an_aclnn_int_runs_on_the_cpu(db):
+    """aclnnStd takes `correction` as int64; torch's is a Scalar (0.5 is valid). op-plugin
+    StdKernelNpuOpApi.cpp / VarKernelNpuOpApi.cpp compute a value that is not a whole
+    int64 on the CPU (`correction_fits_aclnn_int64`). Before, 0.5 was truncated to 0
+    (docs/opgen.md, fifth sample's Std row)."""
+    import torch
+    x = torch.arange(6.0)
+    assert not torch.equal(torch.std(x, correction=0.5), torch.std(x, correction=0))
+    r = prepare(db, "aclnnStd", "torch", op="aten::std.correction")
+    text = r.files[ADAPTER.format("Std")]
+    cond = ("if (correction.has_value() && !(correction->isIntegral(true) || "
+            "(correction->isFloatingPoint() && std::trunc(correction->toDouble()) == "
+            "correction->toDouble() && std::abs(correction->toDouble()) < 9.2e18))) {")
+    fn = _fn(text, "at::Tensor std(")
+    assert cond in fn
+    assert "    return at::std(self.cpu(), dim, correction, keepdim).to(self.options());" in fn
+    assert fn.index(cond) < fn.index("EXEC_NPU_CMD(aclnnStd")
+    out = _fn(text, "at::Tensor& std_out(")
+    assert "at::Tensor opgen_cpu_result = at::std(self.cpu(), dim, correction, keepdim);" in out
+    assert "out.copy_(opgen_cpu_result);" in out
+    # no Scalar goes to an aclnn int: no CPU route
+    gelu = prepare(db, "aclnnGelu", "torch", op="aten::gelu").files
+    assert not any(".cpu()" in v for k, v in gelu.items() if k.startswith("in-tree/")
+                   and k.endswith(".cpp"))
