@@ -275,6 +275,11 @@ def render_context(db, api: AclnnApi, op: FrameworkOp, target: str) -> dict:
         sibs = siblings(db, variants.get("base", api))
         if sibs:
             variants["siblings"] = sibs
+        from codegen.variants import capture_variant
+        captures = {a.name: c for a in {api, variants.get("base", api), variants.get("inplace", api)}
+                    if (c := capture_variant(db, a)) is not None}
+        if captures:
+            variants["capture"] = captures  # random APIs: the NPU-graph capture route
         inplace = (fam or {}).get("inplace")
         if inplace is not None and variants.get("inplace") is None:
             # upstream runs the in-place op on the out-of-place API (out = self):

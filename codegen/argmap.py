@@ -61,6 +61,9 @@ def norm_param(name: str) -> str:
     for suffix in ("_optional", "_ref", "_out"):
         if s.endswith(suffix) and len(s) > len(suffix):
             s = s[: -len(suffix)]
+    if s.endswith("_optional") and len(s) > len("_optional"):
+        # `momentumBufferListOptionalRef` (aclnnFusedSgd): Optional before Ref
+        s = s[: -len("_optional")]
     return s
 
 
@@ -254,8 +257,10 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
                 mapped[i] = MappedParam(p, aclnn_kind(p.ctype), aclnn_optional(p.name),
                                         needs[0][1] if needs else None, "rule", "",
                                         rule=rule, needs=needs)
-    # pass 1: exact normalized name, then alias, with a compatible kind and role
-    for pass_kind in ("name", "alias"):
+    # pass 1: exact normalized name, the same name spelled without underscores
+    # (aclnnMultinomial `numsamples` is torch's `num_samples`), then alias, with a
+    # compatible kind and role
+    for pass_kind in ("name", "squashed", "alias"):
         for i, p in enumerate(api.params):
             if mapped[i] is not None:
                 continue
@@ -265,6 +270,9 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
                 fwns = name_keys(fw.name) | (name_keys(fw.meaning) if fw.meaning else set())
                 if pass_kind == "name":
                     hit = bool(wants & fwns)
+                elif pass_kind == "squashed":
+                    hit = bool({w.replace("_", "") for w in wants}
+                               & {f.replace("_", "") for f in fwns})
                 else:
                     hit = any(f in _ALIASES.get(w, ()) for w in wants for f in fwns) \
                         or _grads_alias(wants, fwns)
@@ -274,19 +282,24 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
                     continue
                 if _writes_const(p, fw):
                     continue
-                mapped[i] = _decide(api, p, kind, take(fw), pass_kind, by_name, used, target=target)
+                how = "name" if pass_kind == "squashed" else pass_kind
+                mapped[i] = _decide(api, p, kind, take(fw), how, by_name, used, target=target)
                 break
-    # pass 2: outputs by role and order (the one output on each side is no guess)
+    # pass 2: outputs by role and order (the one output on each side is no guess, nor
+    # the one left on each side when the others matched by name: aclnnMaxDim `out` once
+    # `indices` took max.dim's indices)
     n_out = sum(1 for p in api.params if p.role == "output")
     n_fw_out = sum(1 for f in fw_params if f.is_output)
+    left_out = sum(1 for i, p in enumerate(api.params) if p.role == "output" and mapped[i] is None)
+    left_fw_out = sum(1 for f in free() if f.is_output)
     for i, p in enumerate(api.params):
         if mapped[i] is not None or p.role not in ("output", "inout"):
             continue
         kind = aclnn_kind(p.ctype)
         for fw in free(p):
             if (fw.is_output or fw.mutable) and _kind_ok(kind, fw.kind):
-                sole = p.role == "output" and n_out == 1 and n_fw_out == 1 and fw.is_output \
-                    and fw.kind == kind
+                sole = p.role == "output" and fw.is_output and fw.kind == kind and (
+                    (n_out == 1 and n_fw_out == 1) or (left_out == 1 and left_fw_out == 1))
                 mapped[i] = _decide(api, p, kind, take(fw), "role", by_name, used, sole, target=target)
                 break
     # pass 3: tensors of the same kind, by position among what is left (plain values

@@ -83,8 +83,11 @@ def rule_arg(p: MappedParam, target: str) -> CallArg:
     assert p.rule is not None
     var = local_name(p)
     names = {n: f.name for n, f in p.needs}
-    lines = [line.format(var=var, **names) for line in p.rule.lines(target)]
-    after = [line.format(var=var, **names) for line in p.rule.after_lines(target)]
+    # `{ctype}`: the parameter's own C type (aclnnInplaceUniform's seed is uint64_t,
+    # aclnnMultinomial's int64_t), for statements shared by APIs that differ in it
+    ctype = abi_type(p.aclnn.ctype)
+    lines = [line.format(var=var, ctype=ctype, **names) for line in p.rule.lines(target)]
+    after = [line.format(var=var, ctype=ctype, **names) for line in p.rule.after_lines(target)]
     return CallArg(p.aclnn.name, p.aclnn.ctype, var, lines, p.todo, p.decision, after)
 
 

@@ -373,3 +373,17 @@ def composite_kernel(op: str) -> bool | None:
     if all(f is None for f in found):
         return None
     return any(bool(f) for f in found)
+
+
+@functools.lru_cache(maxsize=None)
+def generated_from_inplace(op: str) -> bool | None:
+    """True when torchgen generated `op` (tag `generated`: a member that
+    native_functions.yaml's `autogen:` adds, such as `_fused_sgd_`'s functional and
+    `.out`) and every backend runs its CompositeExplicitAutograd kernel, which calls
+    the hand-written member on copies. op-plugin registers only `_fused_sgd_`
+    (FusedSgdKernelOpApi.cpp). None when torch or the overload is unknown."""
+    fn = _aten_overload(op)
+    if fn is None:
+        return None
+    torch = _torch()
+    return torch.Tag.generated in fn.tags and bool(_has_kernel(op, "CompositeExplicitAutograd"))

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, replace
 from opdb.model import AclnnApi, FrameworkOp
 
 from codegen.argmap import ArgMap, FwParam, MappedParam, map_args, norm_param, unused_todo
-from codegen.cppcall import (CallArg, Dialect, call_args, fn_pointer_type, local_name,
-                             static_asserts)
+from codegen.cppcall import (CallArg, Dialect, abi_type, call_args, fn_pointer_type,
+                             local_name, static_asserts)
 from codegen.variants import pick_variant, scalar_swapped_param
 from codegen.kinds import TorchSchema, parse_torch_schema, torch_cpp_type, torch_kind
 
@@ -61,8 +61,18 @@ def _out_meanings(schema: TorchSchema) -> dict[str, str]:
     return {n: names[i] for i, n in enumerate(outs) if i in names}
 
 
+def _aliased_return_names(schema: TorchSchema) -> dict[str, str]:
+    """An out argument answers to the name of the return it aliases:
+    `max.dim_max(..., Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values,
+    Tensor(b!) indices)`, so `max_values` is the indices (aclnnMaxDim `indices`)."""
+    by_alias = {r.alias: r.name for r in schema.returns if r.alias and r.name}
+    return {a.name: by_alias[a.alias] for a in schema.args
+            if a.mutable and a.kwarg_only and a.alias in by_alias and by_alias[a.alias] != a.name}
+
+
 def fw_params(schema: TorchSchema, ilistref: bool = False) -> list[FwParam]:
-    meanings = _out_meanings(schema) if schema_role(schema) == "out" else {}
+    meanings = ({**_aliased_return_names(schema), **_out_meanings(schema)}
+                if schema_role(schema) == "out" else {})
     out = [FwParam(a.name, a.kind, torch_cpp_type(a, ilistref), a.optional,
                    is_output=a.mutable and a.kwarg_only, mutable=a.mutable,
                    length=_fixed_len(a.type) if a.kind == "int_array" else 0,
@@ -242,6 +252,19 @@ class TorchDialect(Dialect):
             val = f"{name}.value_or(0)" if fw.optional else name
             return CallArg(p.aclnn.name, p.aclnn.ctype, var, [f"at::Scalar {var}({val});"],
                            p.todo, p.decision)
+        if k == "int_array" and fk == "int" and fw.optional and name in self.all_dims:
+            # an unset `int? dim` reduces every dim (ATen aminmax; op-plugin
+            # AminmaxKernelNpuOpApi.cpp: get_dimlist_for_tensor(self) when dim is unset)
+            return CallArg(p.aclnn.name, p.aclnn.ctype, var,
+                           [f"c10::SmallVector<int64_t, 8> {var}_vec;",
+                            f"if ({name}.has_value()) {{",
+                            f"    {var}_vec.push_back(*{name});",
+                            "} else {",
+                            f"    for (int64_t i = 0; i < {ref}.dim(); ++i) {{",
+                            f"        {var}_vec.push_back(i);  // unset: every dim",
+                            "    }",
+                            "}",
+                            f"at::IntArrayRef {var}({var}_vec);"], p.todo, p.decision)
         if k == "int_array" and fk == "int":
             val = f"{name}.value_or(0)" if fw.optional else name
             return CallArg(p.aclnn.name, p.aclnn.ctype, var,
@@ -499,6 +522,7 @@ class TorchFunction:
     fallback_calls: list[str]
     argmap: ArgMap
     guards: list[str] = field(default_factory=list)  # statements before the branches
+    early: list[str] = field(default_factory=list)  # before everything (a CPU route)
 
     @property
     def apis(self) -> list[AclnnApi]:
@@ -973,8 +997,13 @@ def _all_dim_lists(schema: TorchSchema, functional: TorchSchema | None) -> set[s
     from codegen import torch_facts
     fs = functional or schema
     full = f"{fs.name}.{fs.overload}" if fs.overload else fs.name
-    return {a.name for a in schema.args if a.kind == "int_array" and a.optional
-            and torch_facts.unset_list_reduces_all(full, a.name)}
+    lists = {a.name for a in schema.args if a.kind == "int_array" and a.optional
+             and torch_facts.unset_list_reduces_all(full, a.name)}
+    # an unset `int? dim` read as every dim (aminmax: torch_facts.unset_dim_reduces_all),
+    # for an aclnn API that takes a dim list (TorchDialect.convert: every dim of `self`)
+    ints = {a.name for a in schema.args if a.name == "dim" and a.kind == "int"
+            and a.optional and torch_facts.unset_dim_reduces_all(full)}
+    return lists | ints
 
 
 def _legacy_empty_lists(schema: TorchSchema, functional: TorchSchema | None
@@ -1088,6 +1117,14 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         guards += _copy_numbers_to_device(branches, number_copies,
                                           [t for t in cands if t in numbers],
                                           outs[0] if outs else ref_expr)
+    capture = (variants.get("capture") or {}).get(chosen.name)
+    captured = _capture_branch(capture, main) if capture is not None and len(branches) == 1 \
+        else None
+    if captured is not None:
+        branches = [captured, main]
+    else:
+        capture = None
+    guards = _skip_guards(amap, consumed, schema) + guards
     fn = function_name(schema)
     call_names = [a.name for a in schema.args]
     ret_cpp, _ = return_type(schema)
@@ -1099,6 +1136,8 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     # versions checked at run time (a missing one must not send every call to acl_op)
     checked = {b.api.name for b in branches if "_available" in b.cond
                or any("check_aclnn_kernel_available" in line for line in b.prelude)}
+    if capture is not None:
+        checked.add(capture.name)  # a CANN without it still runs the base API uncaptured
     apis = [n for n in dict.fromkeys(b.api.name for b in reversed(branches)) if n not in checked]
     return TorchFunction(
         role=role, op=op, schema=schema, name=fn, return_type=ret_cpp,
@@ -1116,7 +1155,100 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                 and u.name not in meta_checked],
         fallback_calls=[f"DO_COMPATIBILITY({n}, acl_op::{fn}({', '.join(call_names)}));"
                         for n in apis] if acl_op_fallback else [],
-        argmap=amap, guards=guards)
+        argmap=amap, guards=guards,
+        early=_lossy_int_cpu_route(amap, schema, functional, role))
+
+
+def _lossy_int_cpu_route(amap: ArgMap, schema: TorchSchema, functional: TorchSchema | None,
+                         role: str) -> list[str]:
+    """A torch Scalar the API takes as an int64 (aclnnStd's `correction`): a value that
+    is not a whole number in int64's range would be truncated, so the op runs on the CPU
+    instead, as op-plugin 517f2e7d StdKernelNpuOpApi.cpp / VarKernelNpuOpApi.cpp do
+    (`correction_fits_aclnn_int64`). Only for an aten functional / .out member with one
+    Tensor result and plain tensor inputs."""
+    lossy = [p.fw.name for p in amap.params if p.fw is not None and p.fw.kind == "scalar"
+             and p.kind == "int" and p.rule is None]
+    if not lossy or functional is None or role not in ("functional", "out") \
+            or not schema.name.startswith("aten::") \
+            or [r.type for r in functional.returns] != ["Tensor"] \
+            or any(a.kind == "tensor_list" or (a.kind == "tensor" and a.optional)
+                   for a in functional.args):
+        return []
+    ins = [a for a in functional.args]
+    tensors = [a.name for a in ins if a.kind == "tensor"]
+    if not tensors:
+        return []
+    call = f"at::{functional.base}(" + ", ".join(
+        f"{a.name}.cpu()" if a.kind == "tensor" else a.name for a in ins) + ")"
+    conds = []
+    for n in lossy:
+        opt = next(a for a in schema.args if a.name == n).optional
+        v = f"{n}->" if opt else f"{n}."
+        fits = (f"({v}isIntegral(true) || ({v}isFloatingPoint() && std::trunc({v}toDouble()) == "
+                f"{v}toDouble() && std::abs({v}toDouble()) < 9.2e18))")
+        conds.append(f"({n}.has_value() && !{fits})" if opt else f"!{fits}")
+    lines = [f"if ({' || '.join(c.removeprefix('(').removesuffix(')') if len(conds) == 1 else c for c in conds)}) {{  // not a whole int64: aclnn would truncate "
+             f"`{'`, `'.join(lossy)}` (op-plugin StdKernelNpuOpApi.cpp computes it on the CPU)"]
+    if role == "functional":
+        lines.append(f"    return {call}.to({tensors[0]}.options());")
+    else:
+        out = next(a.name for a in schema.args if a.mutable and a.kwarg_only)
+        lines += [f"    at::Tensor opgen_cpu_result = {call};",
+                  f"    {out}.resize_(opgen_cpu_result.sizes());",
+                  f"    {out}.copy_(opgen_cpu_result);",
+                  f"    return {out};"]
+    return lines + ["}"]
+
+
+def _capture_branch(capture: AclnnApi, main: Branch) -> Branch | None:
+    """The NPU-graph capture route of a random API whose seed and offset the generator
+    rule draws (arg_rules.yaml `seed`): while the stream is being captured, the
+    generator's state goes as device tensors plus the offset within the graph
+    (`philox_npu_state`), so each replay draws new numbers; op-plugin 517f2e7d
+    UniformKernelNpuOpApi.cpp / MultinomialKernelNpuOpApi.cpp. Every other argument is
+    the main call's."""
+    seed = next((a for a in main.args if a.aclnn_name == "seed"
+                 and any("opgen_philox_inputs(" in line for line in a.prelude)), None)
+    if seed is None:
+        return None  # no generator rule: nothing to capture
+    call = re.search(r"opgen_philox_inputs\(([^)]*)\)", "\n".join(seed.prelude))
+    by_name = {a.aclnn_name: a for a in main.args}
+    args = []
+    for p in capture.params:
+        if p.name == "seedTensor":
+            args.append(CallArg(p.name, p.ctype, "*opgen_state.seed_.ptr",
+                                [f"at_npu::PhiloxNpuState opgen_state = opgen_philox_state({call.group(1)});"
+                                 "  // the generator's state as device tensors"]))
+        elif p.name == "offsetTensor":
+            args.append(CallArg(p.name, p.ctype, "*opgen_state.offset_.ptr"))
+        elif p.name == "offset":
+            t = abi_type(p.ctype)
+            args.append(CallArg(p.name, p.ctype, "acl_offset_intragraph",
+                                [f"{t} acl_offset_intragraph = static_cast<{t}>(opgen_state.offset_intragraph_);"]))
+        else:
+            args.append(by_name[p.name])
+    alias, _ = fn_pointer_type(ArgMap(capture, []))
+    return Branch(capture, args, static_asserts(capture.name, alias, args, "ConvertType"), [],
+                  cond="c10_npu::currentStreamCaptureStatusMayInitCtx() != c10_npu::CaptureStatus::None",
+                  note="NPU-graph capture: the generator's state as tensors, so replays draw anew")
+
+
+def _skip_guards(amap: ArgMap, consumed: set[str], schema: TorchSchema) -> list[str]:
+    """Early returns for values the API does not take that make the call a no-op
+    (arg_rules.yaml `torch_skips`: a fused optimizer's `found_inf` of 1 skips the step,
+    op-plugin FusedSgdKernelOpApi.cpp). Each such value counts as consumed."""
+    from opdb.arg_rules import load as load_rules
+    lines = []
+    ret = return_stmt(schema) or "return;"
+    for u in amap.unused:
+        skip = load_rules().torch_skip_for(u.name)
+        if skip is None or u.name in consumed:
+            continue
+        consumed.add(u.name)
+        lines += [f"if ({skip.cond.format(param=u.name)}) {{",
+                  f"    {ret}  // skipped: {skip.evidence.split(':')[0]}",
+                  "}"]
+    return lines
 
 
 def _updates_first_input(api: AclnnApi) -> bool:
@@ -1184,6 +1316,14 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
         functions.append(build_function(
             member_api, member, role=role, variants=variants, functional=functional,
             meta_ok=meta_ok, ilistref=ilistref, acl_op_fallback=member.name in fallbacks))
+    if any(f.role == "inplace" for f in functions) and func_op is not None \
+            and torch_facts.generated_from_inplace(func_op.name):
+        # the in-place op is the family's root: torch generated its functional and .out
+        # (`autogen:`), which run it on copies; op-plugin registers the in-place op alone
+        # (FusedSgdKernelOpApi.cpp). A generated .out of a hand-written functional
+        # (relu.out) stays.
+        functions = [f for f in functions if f.op is op or f.role == "inplace"
+                     or not torch_facts.generated_from_inplace(f.op.name)]
     primary = next(f for f in functions if f.op is op)
     fwp = fw_params(schema, ilistref)
     ref = next((f.name for f in fwp if f.kind == "tensor" and f.origin == "param"
@@ -1219,6 +1359,12 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
                                     for b in f.branches
                                     for line in b.prelude + [ln for a in b.args
                                                              for ln in a.prelude]),
+        # a reviewed rule draws a random API's seed/offset from the op's generator
+        "uses_philox": any("opgen_philox_inputs(" in line for f in functions
+                           for b in f.branches for a in b.args for line in a.prelude),
+        "uses_philox_state": any(b.api.name != f.branches[-1].api.name and any(
+            "opgen_philox_state(" in line for a in b.args for line in a.prelude)
+            for f in functions for b in f.branches),
         "uses_dispatcher": any("c10::Dispatcher::" in line for f in functions
                                for a in f.allocs for line in a.get("lines", [])),
         "function": primary.name,

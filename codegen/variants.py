@@ -182,3 +182,26 @@ def _by_op_dir(db) -> dict[str, list[AclnnApi]]:
             index.setdefault(a.op_dir, []).append(a)
         hit = _OP_DIRS[id(db)] = (db, index)
     return hit[1]
+
+
+def capture_variant(db, api: AclnnApi) -> AclnnApi | None:
+    """The API of `api`'s op directory that takes the random generator's state as device
+    tensors, for NPU-graph capture: `api`'s parameters with `seed, offset` replaced by
+    `seedTensor, offsetTensor, offset` (the offset within the graph), found by signature
+    (aclnnInplaceUniform -> aclnnInplaceUniformTensor, aclnnMultinomial ->
+    aclnnMultinomialTensor; op-plugin 517f2e7d UniformKernelNpuOpApi.cpp and
+    MultinomialKernelNpuOpApi.cpp call it while the stream is being captured). None
+    when `api` takes no seed and offset or opdb has no such API."""
+    sig = [(p.name, p.ctype.replace(" ", "")) for p in api.params]
+    names = [n for n, _ in sig]
+    if not api.op_dir or "seed" not in names:
+        return None
+    i = names.index("seed")
+    if names[i:i + 2] != ["seed", "offset"]:
+        return None
+    want = sig[:i] + [("seedTensor", "constaclTensor*"), ("offsetTensor", "constaclTensor*"),
+                      ("offset", sig[i + 1][1])] + sig[i + 2:]
+    for cand in _by_op_dir(db).get(api.op_dir, []):
+        if [(p.name, p.ctype.replace(" ", "")) for p in cand.params] == want:
+            return cand
+    return None

@@ -85,6 +85,17 @@ class ChannelFirst:
 
 
 @dataclass(frozen=True)
+class TorchSkip:
+    """A torch framework value the aclnn API has no parameter for that, when set, makes
+    the whole call a no-op (`param`): torch's fused optimizers skip the step when
+    `found_inf` is 1. `cond` is the C++ condition, `{param}` the value's name."""
+
+    param: str
+    cond: str
+    evidence: str
+
+
+@dataclass(frozen=True)
 class KernelRule:
     """Statements for a framework value the aclnn API has no parameter for (paddle):
     an output it does not write (`where` after: computed after the call, e.g. the beta
@@ -191,10 +202,14 @@ class ArgRules:
     flatten: FlattenAttr | None = None
     rank_variants: tuple[RankVariant, ...] = ()
     data_dependent: tuple[DataDependent, ...] = ()
+    torch_skips: tuple[TorchSkip, ...] = ()
 
     def data_dependent_for(self, api: str) -> DataDependent | None:
         import re
         return next((d for d in self.data_dependent if re.search(d.apis, api)), None)
+
+    def torch_skip_for(self, param: str) -> TorchSkip | None:
+        return next((r for r in self.torch_skips if r.param == param), None)
 
     def rank_variant_for(self, api: str) -> RankVariant | None:
         return next((r for r in self.rank_variants if r.base == api), None)
@@ -251,7 +266,7 @@ def _fail(where: str, msg: str):
 
 _TOP_KEYS = ("aliases", "rules", "test_values", "expansions", "channel_first", "kernel_rules",
              "zero_dim_views", "compute_as", "master_weights", "flatten", "rank_variants",
-             "data_dependent")
+             "data_dependent", "torch_skips")
 
 
 def parse(data: dict) -> ArgRules:
@@ -330,7 +345,8 @@ def parse(data: dict) -> ArgRules:
                     _master_weights(data.get("master_weights")),
                     _flatten(data.get("flatten")),
                     _rank_variants(data.get("rank_variants")),
-                    _data_dependent(data.get("data_dependent")))
+                    _data_dependent(data.get("data_dependent")),
+                    _torch_skips(data.get("torch_skips")))
 
 
 def _data_dependent(entries) -> tuple[DataDependent, ...]:
@@ -345,6 +361,17 @@ def _data_dependent(entries) -> tuple[DataDependent, ...]:
         out.append(DataDependent(str(d["apis"]), str(d["output"]),
                                  tuple(str(b) for b in d["bound"]), str(d["count"]),
                                  d["rank_dim"], str(d["evidence"])))
+    return tuple(out)
+
+
+def _torch_skips(entries) -> tuple[TorchSkip, ...]:
+    out = []
+    for i, r in enumerate(entries or []):
+        where = f"torch_skips[{i}] ({r.get('param') if isinstance(r, dict) else r})"
+        if not isinstance(r, dict) or set(r) != {"param", "cond", "evidence"} \
+                or not all(r.values()) or "{param}" not in str(r["cond"]):
+            _fail(where, "needs exactly `param`, `cond` (using `{param}`) and `evidence`")
+        out.append(TorchSkip(str(r["param"]), str(r["cond"]), str(r["evidence"])))
     return tuple(out)
 
 
