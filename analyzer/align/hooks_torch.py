@@ -19,8 +19,8 @@ from analyzer.align.fault import Fault
 from analyzer.align.gc_pause import GcPause
 from analyzer.align.layout import StepDump
 from analyzer.align.stacks import StackSites
-from analyzer.align.stats import (StepStats, host_reductions, place_grad, record_template,
-                                  scalar_record)
+from analyzer.align.stats import (CHUNKED_MIN, StepStats, host_reductions, place_grad,
+                                  record_template, scalar_record)
 
 # ops that return a view or metadata of their input: same numbers as their input
 _SKIP_OPS = {"detach", "alias", "lift_fresh", "_unsafe_view", "view", "t", "transpose",
@@ -38,9 +38,10 @@ _DTYPE_NAMES: dict = {}
 _RECORD = record_template("torch.Tensor")
 _F32, _F64 = torch.float32, torch.float64
 _PLAIN = (torch.Tensor, torch.nn.Parameter)  # subclasses (FakeTensor, DTensor, ...) take torch's path
-# larger CPU tensors: torch's reductions (measured: the same cost at 16K elements, numpy
-# 10-20% slower above: torch finds min and max in one pass)
-_NUMPY_MAX = 1 << 14
+# CPU tensors up to this many elements reduce through numpy (stats.host_reductions: above
+# 16K elements in 1 MB chunks, 1.2-1.5x cheaper than torch's aminmax, sum and vector_norm
+# and closer to float64); a test sets it to 0 to compare with torch's reductions
+_NUMPY_MAX = 1 << 62
 
 
 def queue_stats(t: torch.Tensor, batch: StepStats, on_device: bool | None = None) -> tuple[dict, list | None]:
@@ -66,7 +67,8 @@ def queue_stats(t: torch.Tensor, batch: StepStats, on_device: bool | None = None
         n = t.numel()
         if 0 < n <= _NUMPY_MAX:
             try:
-                a = (t.detach() if t.requires_grad else t).numpy().ravel()
+                a = (t.detach() if t.requires_grad else t).numpy()
+                a = a.ravel() if n <= CHUNKED_MIN else a.ravel("K")  # (a view in memory order)
             except (RuntimeError, TypeError):  # a tensor numpy cannot see (conj/neg view, ...)
                 a = None
             if a is not None:
