@@ -131,16 +131,11 @@ def flatten(obj, out: list) -> list:
     return out
 
 
-def _quiet(hook):
-    """Run a hook with torch-function handling off: every tensor attribute read
-    (`requires_grad`, `_version`) and every statistics op would otherwise go through the
-    user's TorchFunctionModes (and the dump's own dropout interceptor) in Python."""
-    disabled = torch._C.DisableTorchFunction
-
-    def run(*args):
-        with disabled():
-            return hook(*args)
-    return run
+# _QUIET: every hook body runs with torch-function handling off
+# (`torch._C.DisableTorchFunction`): every tensor attribute read (`requires_grad`, `_version`)
+# and every statistics op would otherwise go through the user's TorchFunctionModes (and the
+# dump's own dropout interceptor) in Python. The context is entered in the hook itself, not
+# by a wrapper around it (one Python call less per hook call).
 
 
 class _Mode(TorchDispatchMode):
@@ -181,13 +176,13 @@ class TorchRecorder:
             if mod is root:
                 continue
             cls = type(mod).__name__
-            self._handles.append(mod.register_forward_pre_hook(_quiet(self._pre(path, cls)), with_kwargs=True))
-            self._handles.append(mod.register_forward_hook(_quiet(self._post(path, cls)), with_kwargs=True))
+            self._handles.append(mod.register_forward_pre_hook(self._pre(path, cls), with_kwargs=True))
+            self._handles.append(mod.register_forward_hook(self._post(path, cls), with_kwargs=True))
             for pname, p in mod.named_parameters(recurse=False):
                 if p.requires_grad and id(p) not in self._param_owner:
                     self._param_owner[id(p)] = (path, cls, pname)
                     self._handles.append(p.register_post_accumulate_grad_hook(
-                        _quiet(self._param_hook(path, cls, pname))))
+                        self._param_hook(path, cls, pname)))
         return self
 
     def remove(self) -> None:
@@ -247,7 +242,7 @@ class TorchRecorder:
             return scalar_record(obj)
         hit = self._cache.get(id(obj))
         if hit is not None and hit[0]() is obj and hit[1] == obj._version:
-            rec = dict(hit[2], requires_grad=bool(obj.requires_grad))
+            rec = dict(hit[2], requires_grad=obj.requires_grad)
             if hit[3] is not None:
                 StepStats.alias(hit[3], rec)
             return rec
@@ -256,7 +251,7 @@ class TorchRecorder:
             rec, slot = queue_stats(obj, self._batch)
         finally:
             self._busy = False
-        rec["requires_grad"] = bool(obj.requires_grad)
+        rec["requires_grad"] = obj.requires_grad
         try:
             self._cache[id(obj)] = (weakref.ref(obj), obj._version, rec, slot)
         except TypeError:
@@ -284,49 +279,71 @@ class TorchRecorder:
 
     # ------------------------------------------------------------ module hooks
     def _pre(self, path: str, cls: str):
+        fwd = f"Module.{path}.{cls}.forward."
+        bwd = f"Module.{path}.{cls}.backward."
+        disabled, is_grad_enabled, Tensor = torch._C.DisableTorchFunction, torch.is_grad_enabled, torch.Tensor
+
         def hook(mod, args, kwargs):
-            n = self._calls.get(path, 0)
-            self._calls[path] = n + 1
-            key = f"Module.{path}.{cls}.forward.{n}"
-            self.construct[key] = self._stack[-1] if self._stack else None
-            self._stack.append(key)
-            flat = flatten(args, [])
-            rec = {"input_args": [self._stats(a) for a in flat],
-                   "input_kwargs": {k: self._nested_stats(v) for k, v in (kwargs or {}).items()}}
-            self.data[key] = rec  # placed at the call; msprobe orders by completion, see _post
-            self._sites.seen(path, key)
-            watched = None
-            if torch.is_grad_enabled():
-                grads = [t for t in flat if isinstance(t, torch.Tensor) and t.requires_grad]
-                if grads:
-                    bkey = f"Module.{path}.{cls}.backward.{n}"
-                    watched = [self._watch_grad(t, (bkey, "output", i, len(grads)))
-                               for i, t in enumerate(grads)]
-            self._watched.append(watched)
+            with disabled():  # (_QUIET)
+                calls, stack = self._calls, self._stack
+                n = calls.get(path, 0)
+                calls[path] = n + 1
+                key = fwd + str(n)
+                self.construct[key] = stack[-1] if stack else None
+                stack.append(key)
+                flat = []
+                for a in args:
+                    if isinstance(a, Tensor):
+                        flat.append(a)
+                    else:
+                        flatten(a, flat)
+                stats = self._stats
+                rec = {"input_args": [stats(a) for a in flat],
+                       "input_kwargs": {k: self._nested_stats(v) for k, v in kwargs.items()} if kwargs else {}}
+                self.data[key] = rec  # placed at the call; msprobe orders by completion, see _post
+                self._sites.seen(path, key)
+                watched = None
+                if is_grad_enabled():
+                    grads = [t for t in flat if isinstance(t, Tensor) and t.requires_grad]
+                    if grads:
+                        bkey = bwd + str(n)
+                        watched = [self._watch_grad(t, (bkey, "output", i, len(grads)))
+                                   for i, t in enumerate(grads)]
+                self._watched.append(watched)
         return hook
 
     def _post(self, path: str, cls: str):
+        fwd0 = f"Module.{path}.{cls}.forward.0"
+        disabled, is_grad_enabled, Tensor = torch._C.DisableTorchFunction, torch.is_grad_enabled, torch.Tensor
+
         def hook(mod, args, kwargs, output):
-            key = self._stack.pop() if self._stack else f"Module.{path}.{cls}.forward.0"
-            watched = self._watched.pop() if self._watched else None
-            rec = self.data.pop(key, {"input_args": [], "input_kwargs": {}})
-            flat = flatten(output, [])
-            rec["output"] = [self._stats(o) for o in flat]
-            self.data[key] = rec  # completion order, like msprobe
-            bkey = key.replace(".forward.", ".backward.")
-            self.construct.setdefault(bkey, None)
-            parent = self.construct.get(key)
-            self.construct[bkey] = parent.replace(".forward.", ".backward.") if parent else None
-            outs = [t for t in flat if isinstance(t, torch.Tensor) and t.requires_grad] \
-                if torch.is_grad_enabled() else ()
-            for i, t in enumerate(outs):
-                self._watch_grad(t, (bkey, "input", i, len(outs)))
-            if watched and not outs:
-                # no output carries a gradient (a rotary embedding's cos/sin, a mask, an
-                # argmax): the module has no backward, as msprobe's backward hook sees it; the
-                # gradient its inputs get comes from their other uses, not from this module
-                for targets, target in watched:
-                    targets.remove(target)
+            with disabled():  # (_QUIET)
+                stack, data, construct = self._stack, self.data, self.construct
+                key = stack.pop() if stack else fwd0
+                watched = self._watched.pop() if self._watched else None
+                rec = data.pop(key, None)
+                if rec is None:
+                    rec = {"input_args": [], "input_kwargs": {}}
+                if isinstance(output, Tensor):
+                    flat = [output]
+                else:
+                    flat = flatten(output, [])
+                stats = self._stats
+                rec["output"] = [stats(o) for o in flat]
+                data[key] = rec  # completion order, like msprobe
+                bkey = key.replace(".forward.", ".backward.")
+                parent = construct.get(key)
+                construct[bkey] = parent.replace(".forward.", ".backward.") if parent else None
+                outs = [t for t in flat if isinstance(t, Tensor) and t.requires_grad] \
+                    if is_grad_enabled() else ()
+                for i, t in enumerate(outs):
+                    self._watch_grad(t, (bkey, "input", i, len(outs)))
+                if watched and not outs:
+                    # no output carries a gradient (a rotary embedding's cos/sin, a mask, an
+                    # argmax): the module has no backward, as msprobe's backward hook sees it; the
+                    # gradient its inputs get comes from their other uses, not from this module
+                    for targets, target in watched:
+                        targets.remove(target)
             return None
         return hook
 
@@ -340,27 +357,32 @@ class TorchRecorder:
             hit[2].append(target)
             return hit[2], target
         targets = [target]
-        t.register_hook(_quiet(self._grad_hook(targets)))
+        t.register_hook(self._grad_hook(targets))
         self._grad_targets[id(t)] = (weakref.ref(t), t._version, targets)
         return targets, target
 
     def _grad_hook(self, targets: list):
+        disabled = torch._C.DisableTorchFunction
+
         def hook(g):
             if not targets:
                 return None
-            rec_g = self._grad_stats(g)
-            place_grad(self.data, targets, rec_g)
+            with disabled():  # (_QUIET)
+                place_grad(self.data, targets, None if g is None else self._stats(g))
             return None
         return hook
 
     def _param_hook(self, path: str, cls: str, pname: str):
         key = f"Module.{path}.{cls}.parameters_grad.0"
 
+        disabled = torch._C.DisableTorchFunction
+
         def hook(p):
-            rec = self.data.get(key)
-            if rec is None:
-                rec = self.data[key] = {}
-            rec[pname] = [self._grad_stats(p.grad)]
+            with disabled():  # (_QUIET)
+                rec = self.data.get(key)
+                if rec is None:
+                    rec = self.data[key] = {}
+                rec[pname] = [self._grad_stats(p.grad)]
         return hook
 
     # ------------------------------------------------------------ op calls
