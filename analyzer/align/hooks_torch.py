@@ -50,7 +50,8 @@ def queue_stats(t: torch.Tensor, batch: StepStats, on_device: bool | None = None
     -> (the record, filled by batch.flush(); its slot).
     CPU tensors: numpy reductions on the tensor's own memory (max, min, sum, the dot
     product for the L2 norm; a third of the cost of three torch reductions and their
-    `.item()`s on a small tensor), read at once (no sync to avoid); where numpy cannot see
+    `.item()`s on a small tensor; above 16K elements in 1 MB chunks read in memory order,
+    stats.host_reductions), read at once (no sync to avoid); where numpy cannot see
     the tensor, or the sum of squares could overflow or meet a NaN/Inf, torch's aminmax, sum
     and vector_norm instead, NaN/Inf counted only when the norm is not finite (a finite L2
     norm means no NaN and no Inf). Device tensors: the values and the NaN/Inf counts stay
