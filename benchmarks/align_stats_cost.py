@@ -13,7 +13,6 @@ import argparse
 import importlib
 import resource
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,7 +48,7 @@ def measure(framework: str, model: str, repeat: int) -> dict:
     seen, real = [], hooks.queue_stats
 
     def keep(t, batch, on_device=None):
-        seen.append(t.detach().clone() if framework == "torch" else t.detach().clone())
+        seen.append(t.detach().clone())
         return real(t, batch, on_device)
 
     hooks.queue_stats = keep
