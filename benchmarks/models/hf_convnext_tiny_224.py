@@ -1,6 +1,6 @@
 """ConvNeXt-tiny's widths at its real resolution: transformers' ConvNextForImageClassification
 from `ConvNextConfig()` defaults (hidden sizes 96/192/384/768, 7x7 depthwise convolutions,
-channels-last LayerNorm, GELU, layer scale, 1000 classes) at 224x224, batch 4, one AdamW
+channels-last LayerNorm, GELU, layer scale; the config's 2 labels) at 224x224, batch 4, one AdamW
 step; one block per stage instead of 3/3/9/3, so one CPU step stays about a second: every
 module's tensors have ConvNeXt-tiny's real sizes (stage 1: 4x96x56x56, its MLP 4x56x56x384),
 which is what the dump's statistics pay for; the other 12 blocks repeat the same calls.
