@@ -3,7 +3,7 @@ from `ConvNextConfig()` defaults (hidden sizes 96/192/384/768, 7x7 depthwise con
 channels-last LayerNorm, GELU, layer scale; the config's 2 labels) at 224x224, batch 4, one AdamW
 step; one block per stage instead of 3/3/9/3, so one CPU step stays about a second: every
 module's tensors have ConvNeXt-tiny's real sizes (stage 1: 4x96x56x56, its MLP 4x56x56x384),
-which is what the dump's statistics pay for; the other 12 blocks repeat the same calls.
+which is what the dump's statistics pay for; the other 14 blocks repeat the same calls.
 Needs the `hf` extra (transformers). No weights downloaded."""
 import torch
 from transformers import ConvNextConfig, ConvNextForImageClassification
