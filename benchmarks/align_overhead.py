@@ -17,6 +17,11 @@ parameter gradients).
 
     python benchmarks/align_overhead.py [--models fw:path,...] [--rounds N] [--block N] [--threads N] [--breakdown]
 
+The default set: the bundled examples, transformers' Llama decoder and ConvNeXt from small
+configs, and three rows at real sizes (benchmarks/models/: BERT-base widths at sequence 128,
+ConvNeXt-tiny widths at 224x224, paddle.vision MobileNetV3 at batch 32 of 224x224; 3 rounds
+of one step each, about a minute per row).
+
 --breakdown also times, in every round, blocks of the dumped step cut short: hooks only
 (statistics replaced by an empty record), + statistics, + encoding the files (CPU time per
 step; the full dumped step adds the writing).
@@ -43,7 +48,17 @@ MODELS = [("torch", "examples/torch_transformer.py"), ("torch", "examples/torch_
           ("torch", "examples/torch_shufflenetv2.py"), ("torch", "examples/torch_resnet50.py"),
           ("torch", "examples/hf_llama_decoder.py"), ("torch", "examples/hf_convnext.py"),
           ("paddle", "examples/paddle_crnn.py"), ("paddle", "examples/paddle_mobilenetv3.py"),
-          ("paddle", "examples/paddle_resnet50.py")]
+          ("paddle", "examples/paddle_resnet50.py"),
+          # real sizes: BERT-base's and ConvNeXt-tiny's widths at sequence 128 / 224x224 (fewer
+          # layers of the same sizes), paddle.vision's MobileNetV3 at batch 32 of 224x224: steps
+          # of about a second, where the statistics' passes over large tensors are the cost
+          ("torch", "benchmarks/models/hf_bert_base_seq128.py"),
+          ("torch", "benchmarks/models/hf_convnext_tiny_224.py"),
+          ("paddle", "benchmarks/models/paddle_mobilenetv3_b32_224.py")]
+# (rounds, steps per block) of the rows whose step takes about a second (unless --rounds/--block)
+SHORT_RUN = {"benchmarks/models/hf_bert_base_seq128.py": (3, 1),
+             "benchmarks/models/hf_convnext_tiny_224.py": (3, 1),
+             "benchmarks/models/paddle_mobilenetv3_b32_224.py": (3, 1)}
 
 
 def _cpu() -> float:
@@ -181,9 +196,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=None,
                     help="fw:path,... (default: the bundled examples: the torch toys, transformers' "
-                         "Llama decoder and ConvNeXt, the Paddle CRNN and two paddle.vision models)")
-    ap.add_argument("--rounds", type=int, default=5, help="rounds of (undumped block, dumped block) per model")
-    ap.add_argument("--block", type=int, default=4, help="steps per block (default 4)")
+                         "Llama decoder and ConvNeXt, the Paddle CRNN and two paddle.vision models; "
+                         "then three real-size rows from benchmarks/models)")
+    ap.add_argument("--rounds", type=int, default=None,
+                    help="rounds of (undumped block, dumped block) per model (default 5; 3 for the real-size rows)")
+    ap.add_argument("--block", type=int, default=None, help="steps per block (default 4; 1 for the real-size rows)")
     ap.add_argument("--threads", type=int, default=1,
                     help="torch intra-op threads (default 1: steadier timings on a shared machine)")
     ap.add_argument("--devices", default="cpu,gpu,npu",
@@ -204,7 +221,8 @@ def main() -> int:
             if why:
                 print(f"{Path(model).name:26s} {fw:6s} {device}: skipped: {why}", flush=True)
                 continue
-            r = measure(fw, model, Path(tmp), args.rounds, args.block, device, args.breakdown)
+            rounds, block = SHORT_RUN.get(model, (5, 4))
+            r = measure(fw, model, Path(tmp), args.rounds or rounds, args.block or block, device, args.breakdown)
             rows.append(r)
             print(f"{r['model']:26s} {fw:6s} {device} {r['module_calls']:4d} calls  undumped {r['undumped_wall_s']:.4f}s "
                   f"(cpu {r['undumped_cpu_s']:.4f}s)  dumped {r['dumped_wall_s']:.4f}s (cpu {r['dumped_cpu_s']:.4f}s)  "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections import OrderedDict
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -19,8 +20,8 @@ from analyzer.align.fault import Fault
 from analyzer.align.gc_pause import GcPause
 from analyzer.align.layout import StepDump
 from analyzer.align.stacks import StackSites
-from analyzer.align.stats import (StepStats, host_reductions, place_grad, record_template,
-                                  scalar_record)
+from analyzer.align.stats import (CHUNKED_MIN, StepStats, host_reductions, place_grad,
+                                  record_template, scalar_record)
 
 # ops that return a view or metadata of their input: same numbers as their input
 _SKIP_OPS = {"detach", "alias", "lift_fresh", "_unsafe_view", "view", "t", "transpose",
@@ -38,9 +39,10 @@ _DTYPE_NAMES: dict = {}
 _RECORD = record_template("torch.Tensor")
 _F32, _F64 = torch.float32, torch.float64
 _PLAIN = (torch.Tensor, torch.nn.Parameter)  # subclasses (FakeTensor, DTensor, ...) take torch's path
-# larger CPU tensors: torch's reductions (measured: the same cost at 16K elements, numpy
-# 10-20% slower above: torch finds min and max in one pass)
-_NUMPY_MAX = 1 << 14
+# CPU tensors up to this many elements reduce through numpy (stats.host_reductions: above
+# 16K elements in 1 MB chunks, 1.2-1.5x cheaper than torch's aminmax, sum and vector_norm
+# and closer to float64); a test sets it to 0 to compare with torch's reductions
+_NUMPY_MAX = 1 << 62
 
 
 def queue_stats(t: torch.Tensor, batch: StepStats, on_device: bool | None = None) -> tuple[dict, list | None]:
@@ -48,7 +50,8 @@ def queue_stats(t: torch.Tensor, batch: StepStats, on_device: bool | None = None
     -> (the record, filled by batch.flush(); its slot).
     CPU tensors: numpy reductions on the tensor's own memory (max, min, sum, the dot
     product for the L2 norm; a third of the cost of three torch reductions and their
-    `.item()`s on a small tensor), read at once (no sync to avoid); where numpy cannot see
+    `.item()`s on a small tensor; above 16K elements in 1 MB chunks read in memory order,
+    stats.host_reductions), read at once (no sync to avoid); where numpy cannot see
     the tensor, or the sum of squares could overflow or meet a NaN/Inf, torch's aminmax, sum
     and vector_norm instead, NaN/Inf counted only when the norm is not finite (a finite L2
     norm means no NaN and no Inf). Device tensors: the values and the NaN/Inf counts stay
@@ -66,7 +69,8 @@ def queue_stats(t: torch.Tensor, batch: StepStats, on_device: bool | None = None
         n = t.numel()
         if 0 < n <= _NUMPY_MAX:
             try:
-                a = (t.detach() if t.requires_grad else t).numpy().ravel()
+                a = (t.detach() if t.requires_grad else t).numpy()
+                a = a.ravel() if n <= CHUNKED_MIN else a.ravel("K")  # (a view in memory order)
             except (RuntimeError, TypeError):  # a tensor numpy cannot see (conj/neg view, ...)
                 a = None
             if a is not None:
@@ -129,16 +133,38 @@ def flatten(obj, out: list) -> list:
     return out
 
 
-def _quiet(hook):
-    """Run a hook with torch-function handling off: every tensor attribute read
-    (`requires_grad`, `_version`) and every statistics op would otherwise go through the
-    user's TorchFunctionModes (and the dump's own dropout interceptor) in Python."""
-    disabled = torch._C.DisableTorchFunction
+# _QUIET: every hook body runs with torch-function handling off
+# (`torch._C.DisableTorchFunction`): every tensor attribute read (`requires_grad`, `_version`)
+# and every statistics op would otherwise go through the user's TorchFunctionModes (and the
+# dump's own dropout interceptor) in Python. The context is entered in the hook itself, not
+# by a wrapper around it (one Python call less per hook call).
 
-    def run(*args):
-        with disabled():
-            return hook(*args)
-    return run
+
+def add_tensor_hook(t: torch.Tensor, fn) -> None:
+    """`t.register_hook(fn)` without the RemovableHandle the recorder never uses: the same
+    steps as `Tensor.register_hook` (torch/_tensor.py: a hooks dict on the tensor, handed to
+    its grad_fn once; the hook stored in it, keyed by itself instead of a handle's id), a
+    third of its cost (~1 us instead of ~3.4 us per registration). Tensor subclasses, and a
+    torch without these internals, go through `register_hook`."""
+    hooks = t._backward_hooks if type(t) in _PLAIN else _NO_HOOKS
+    if hooks is None:
+        grad_fn = t.grad_fn
+        if grad_fn is not None:
+            hand = getattr(grad_fn, "_register_hook_dict", None)
+            if hand is None:
+                t.register_hook(fn)
+                return
+            hooks = t._backward_hooks = OrderedDict()
+            hand(t)
+        else:  # a leaf: setting the dict registers it
+            hooks = t._backward_hooks = OrderedDict()
+    elif hooks is _NO_HOOKS:
+        t.register_hook(fn)
+        return
+    hooks[fn] = fn
+
+
+_NO_HOOKS = object()
 
 
 class _Mode(TorchDispatchMode):
@@ -179,13 +205,13 @@ class TorchRecorder:
             if mod is root:
                 continue
             cls = type(mod).__name__
-            self._handles.append(mod.register_forward_pre_hook(_quiet(self._pre(path, cls)), with_kwargs=True))
-            self._handles.append(mod.register_forward_hook(_quiet(self._post(path, cls)), with_kwargs=True))
+            self._handles.append(mod.register_forward_pre_hook(self._pre(path, cls), with_kwargs=True))
+            self._handles.append(mod.register_forward_hook(self._post(path, cls), with_kwargs=True))
             for pname, p in mod.named_parameters(recurse=False):
                 if p.requires_grad and id(p) not in self._param_owner:
                     self._param_owner[id(p)] = (path, cls, pname)
                     self._handles.append(p.register_post_accumulate_grad_hook(
-                        _quiet(self._param_hook(path, cls, pname))))
+                        self._param_hook(path, cls, pname)))
         return self
 
     def remove(self) -> None:
@@ -245,7 +271,7 @@ class TorchRecorder:
             return scalar_record(obj)
         hit = self._cache.get(id(obj))
         if hit is not None and hit[0]() is obj and hit[1] == obj._version:
-            rec = dict(hit[2], requires_grad=bool(obj.requires_grad))
+            rec = dict(hit[2], requires_grad=obj.requires_grad)
             if hit[3] is not None:
                 StepStats.alias(hit[3], rec)
             return rec
@@ -254,7 +280,7 @@ class TorchRecorder:
             rec, slot = queue_stats(obj, self._batch)
         finally:
             self._busy = False
-        rec["requires_grad"] = bool(obj.requires_grad)
+        rec["requires_grad"] = obj.requires_grad
         try:
             self._cache[id(obj)] = (weakref.ref(obj), obj._version, rec, slot)
         except TypeError:
@@ -282,49 +308,71 @@ class TorchRecorder:
 
     # ------------------------------------------------------------ module hooks
     def _pre(self, path: str, cls: str):
+        fwd = f"Module.{path}.{cls}.forward."
+        bwd = f"Module.{path}.{cls}.backward."
+        disabled, is_grad_enabled, Tensor = torch._C.DisableTorchFunction, torch.is_grad_enabled, torch.Tensor
+
         def hook(mod, args, kwargs):
-            n = self._calls.get(path, 0)
-            self._calls[path] = n + 1
-            key = f"Module.{path}.{cls}.forward.{n}"
-            self.construct[key] = self._stack[-1] if self._stack else None
-            self._stack.append(key)
-            flat = flatten(args, [])
-            rec = {"input_args": [self._stats(a) for a in flat],
-                   "input_kwargs": {k: self._nested_stats(v) for k, v in (kwargs or {}).items()}}
-            self.data[key] = rec  # placed at the call; msprobe orders by completion, see _post
-            self._sites.seen(path, key)
-            watched = None
-            if torch.is_grad_enabled():
-                grads = [t for t in flat if isinstance(t, torch.Tensor) and t.requires_grad]
-                if grads:
-                    bkey = f"Module.{path}.{cls}.backward.{n}"
-                    watched = [self._watch_grad(t, (bkey, "output", i, len(grads)))
-                               for i, t in enumerate(grads)]
-            self._watched.append(watched)
+            with disabled():  # (_QUIET)
+                calls, stack = self._calls, self._stack
+                n = calls.get(path, 0)
+                calls[path] = n + 1
+                key = fwd + str(n)
+                self.construct[key] = stack[-1] if stack else None
+                stack.append(key)
+                flat = []
+                for a in args:
+                    if isinstance(a, Tensor):
+                        flat.append(a)
+                    else:
+                        flatten(a, flat)
+                stats = self._stats
+                rec = {"input_args": [stats(a) for a in flat],
+                       "input_kwargs": {k: self._nested_stats(v) for k, v in kwargs.items()} if kwargs else {}}
+                self.data[key] = rec  # placed at the call; msprobe orders by completion, see _post
+                self._sites.seen(path, key)
+                watched = None
+                if is_grad_enabled():
+                    grads = [t for t in flat if isinstance(t, Tensor) and t.requires_grad]
+                    if grads:
+                        bkey = bwd + str(n)
+                        watched = [self._watch_grad(t, (bkey, "output", i, len(grads)))
+                                   for i, t in enumerate(grads)]
+                self._watched.append(watched)
         return hook
 
     def _post(self, path: str, cls: str):
+        fwd0 = f"Module.{path}.{cls}.forward.0"
+        disabled, is_grad_enabled, Tensor = torch._C.DisableTorchFunction, torch.is_grad_enabled, torch.Tensor
+
         def hook(mod, args, kwargs, output):
-            key = self._stack.pop() if self._stack else f"Module.{path}.{cls}.forward.0"
-            watched = self._watched.pop() if self._watched else None
-            rec = self.data.pop(key, {"input_args": [], "input_kwargs": {}})
-            flat = flatten(output, [])
-            rec["output"] = [self._stats(o) for o in flat]
-            self.data[key] = rec  # completion order, like msprobe
-            bkey = key.replace(".forward.", ".backward.")
-            self.construct.setdefault(bkey, None)
-            parent = self.construct.get(key)
-            self.construct[bkey] = parent.replace(".forward.", ".backward.") if parent else None
-            outs = [t for t in flat if isinstance(t, torch.Tensor) and t.requires_grad] \
-                if torch.is_grad_enabled() else ()
-            for i, t in enumerate(outs):
-                self._watch_grad(t, (bkey, "input", i, len(outs)))
-            if watched and not outs:
-                # no output carries a gradient (a rotary embedding's cos/sin, a mask, an
-                # argmax): the module has no backward, as msprobe's backward hook sees it; the
-                # gradient its inputs get comes from their other uses, not from this module
-                for targets, target in watched:
-                    targets.remove(target)
+            with disabled():  # (_QUIET)
+                stack, data, construct = self._stack, self.data, self.construct
+                key = stack.pop() if stack else fwd0
+                watched = self._watched.pop() if self._watched else None
+                rec = data.pop(key, None)
+                if rec is None:
+                    rec = {"input_args": [], "input_kwargs": {}}
+                if isinstance(output, Tensor):
+                    flat = [output]
+                else:
+                    flat = flatten(output, [])
+                stats = self._stats
+                rec["output"] = [stats(o) for o in flat]
+                data[key] = rec  # completion order, like msprobe
+                bkey = key.replace(".forward.", ".backward.")
+                parent = construct.get(key)
+                construct[bkey] = parent.replace(".forward.", ".backward.") if parent else None
+                outs = [t for t in flat if isinstance(t, Tensor) and t.requires_grad] \
+                    if is_grad_enabled() else ()
+                for i, t in enumerate(outs):
+                    self._watch_grad(t, (bkey, "input", i, len(outs)))
+                if watched and not outs:
+                    # no output carries a gradient (a rotary embedding's cos/sin, a mask, an
+                    # argmax): the module has no backward, as msprobe's backward hook sees it; the
+                    # gradient its inputs get comes from their other uses, not from this module
+                    for targets, target in watched:
+                        targets.remove(target)
             return None
         return hook
 
@@ -338,27 +386,32 @@ class TorchRecorder:
             hit[2].append(target)
             return hit[2], target
         targets = [target]
-        t.register_hook(_quiet(self._grad_hook(targets)))
+        add_tensor_hook(t, self._grad_hook(targets))
         self._grad_targets[id(t)] = (weakref.ref(t), t._version, targets)
         return targets, target
 
     def _grad_hook(self, targets: list):
+        disabled = torch._C.DisableTorchFunction
+
         def hook(g):
             if not targets:
                 return None
-            rec_g = self._grad_stats(g)
-            place_grad(self.data, targets, rec_g)
+            with disabled():  # (_QUIET)
+                place_grad(self.data, targets, None if g is None else self._stats(g))
             return None
         return hook
 
     def _param_hook(self, path: str, cls: str, pname: str):
         key = f"Module.{path}.{cls}.parameters_grad.0"
 
+        disabled = torch._C.DisableTorchFunction
+
         def hook(p):
-            rec = self.data.get(key)
-            if rec is None:
-                rec = self.data[key] = {}
-            rec[pname] = [self._grad_stats(p.grad)]
+            with disabled():  # (_QUIET)
+                rec = self.data.get(key)
+                if rec is None:
+                    rec = self.data[key] = {}
+                rec[pname] = [self._grad_stats(p.grad)]
         return hook
 
     # ------------------------------------------------------------ op calls

@@ -96,12 +96,17 @@ def test_one_tensor_hook_serves_both_neighbours(framework, monkeypatch):
         x = paddle.randn([2, 3])
         cls = paddle.Tensor
     calls = []
-    real = cls.register_hook
+    if framework == "torch":  # (torch's recorder registers through add_tensor_hook)
+        from analyzer.align import hooks_torch as owner
+        name = "add_tensor_hook"
+    else:
+        owner, name = cls, "register_hook"
+    real = getattr(owner, name)
 
     def counting(self, hook):
         calls.append(id(self))
         return real(self, hook)
-    monkeypatch.setattr(cls, "register_hook", counting)
+    monkeypatch.setattr(owner, name, counting)
     rec = _recorder(framework, net)
     calls.clear()  # (Paddle's parameter hooks are tensor hooks too, registered at install)
     try:
@@ -115,3 +120,30 @@ def test_one_tensor_hook_serves_both_neighbours(framework, monkeypatch):
         out_grad = d.data[f"Module.{i}.{cls_name}.backward.0"]["input"][0]
         nxt = d.data[f"Module.{i + 1}.{'Tanh' if i == 0 else 'Linear'}.backward.0"]["output"][0]
         assert out_grad["Norm"] == nxt["Norm"] and out_grad["Mean"] == nxt["Mean"]
+
+
+def test_direct_tensor_hooks_behave_like_register_hook():
+    """hooks_torch.add_tensor_hook (register_hook's steps without its handle) fires in
+    registration order among the user's own tensor hooks, sees the gradient as the user's
+    earlier hook changed it, works on leaves and non-leaves, and gives the same calls as
+    `Tensor.register_hook` does."""
+    import torch
+
+    from analyzer.align.hooks_torch import add_tensor_hook
+
+    def run(add):
+        seen = []
+        w = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        add(w, lambda g: seen.append(("leaf", g.tolist())))
+        y = w * 2
+        y.register_hook(lambda g: seen.append(("user before", g.tolist())) or g * 10)
+        add(y, lambda g: seen.append(("ours", g.tolist())))
+        y.register_hook(lambda g: seen.append(("user after", g.tolist())))
+        z = y.sin()
+        add(z, lambda g: seen.append(("second", g.tolist())))
+        z.sum().backward()
+        return seen, w.grad.tolist()
+
+    direct = run(add_tensor_hook)
+    assert direct == run(lambda t, fn: t.register_hook(fn))
+    assert [name for name, _ in direct[0]] == ["second", "user before", "ours", "user after", "leaf"]

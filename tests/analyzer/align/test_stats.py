@@ -166,3 +166,61 @@ def test_host_flush_fills_every_record_like_the_reference(mix):
             got = [r["Max"], r["Min"], r["Mean"], r["Norm"]]
             assert [repr(g) for g in got] == [repr(e) for e in exp]
     assert len(batch) == 0
+
+
+def _large_cases(torch):
+    """Large float tensors: bfloat16-valued float32 (few mantissa bits: float32 accumulation
+    errors add up instead of cancelling), not a whole number of chunks or rows, a permuted
+    (channels-last) layout, float64, and a shifted mean."""
+    g = torch.Generator().manual_seed(1)
+    n = 4 * (1 << 18) + 3 * 1024 + 7
+    base = (torch.randn(n, generator=g) * 2 + 0.3).to(torch.bfloat16).float()
+    img = torch.randn(4, 96, 56, 56, generator=g)
+    return [base, img.permute(0, 2, 3, 1), img.double(), base[: 1 << 17] + 100.0]
+
+
+def test_large_tensors_reduce_in_chunks_close_to_float64():
+    """Above 16K elements the CPU statistics go through numpy in 1 MB chunks: Max and Min
+    exact, Sum and Norm within 1e-7 relative of float64 (torch's float32 vector_norm is
+    1e-5 off on the first case, 1M bfloat16-valued elements); Paddle's DLPack path the same."""
+    import paddle
+    import torch
+
+    from analyzer.align import hooks_paddle as hp, hooks_torch as ht
+
+    for t in _large_cases(torch):
+        d = t.double()
+        rms = float(d.norm()) / math.sqrt(d.numel())
+        want_norm = float(d.norm())
+        recs = [ht.tensor_stats(t), hp.tensor_stats(paddle.to_tensor(t.contiguous().numpy()))]
+        for rec in recs:
+            single = t.dtype == torch.float32
+            exact = (lambda v: float("%.9g" % v)) if single else float
+            assert (rec["Max"], rec["Min"]) == (exact(float(d.max())), exact(float(d.min())))
+            assert abs(rec["Mean"] - float(d.mean())) <= 1e-7 * rms
+            assert rec["Norm"] == pytest.approx(want_norm, rel=1e-7)
+            assert (rec["NanCount"], rec["InfCount"]) == (0, 0)
+    big = _large_cases(torch)[0]
+    assert abs(float(torch.linalg.vector_norm(big)) - float(big.double().norm())) > 1e-6 * float(big.double().norm())
+
+
+def test_large_tensor_with_nan_inf_in_a_later_chunk():
+    """A NaN or Inf past the first chunk: Max/Min propagate it, the counts are right, on
+    both frameworks' CPU paths."""
+    import paddle
+    import torch
+
+    from analyzer.align import hooks_paddle as hp, hooks_torch as ht
+
+    x = torch.randn(3 * (1 << 18) + 5)
+    x[(1 << 18) + 17] = float("nan")
+    x[-1] = float("-inf")
+    y = torch.randn(3 * (1 << 18))
+    y[-3] = float("inf")
+    for t in (x, y):
+        for rec in (ht.tensor_stats(t), hp.tensor_stats(paddle.to_tensor(t.numpy()))):
+            if t is x:
+                assert math.isnan(rec["Max"]) and (rec["NanCount"], rec["InfCount"]) == (1, 1)
+            else:
+                assert rec["Max"] == math.inf and (rec["NanCount"], rec["InfCount"]) == (0, 1)
+                assert rec["Min"] == float("%.9g" % float(y[:-3].min()))
