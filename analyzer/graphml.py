@@ -76,7 +76,7 @@ class GraphMLWriter:
         self._key_lines: dict[str, list[str]] = {"graph": [], "node": [], "edge": []}
         self._data_tags: dict = {}  # (name, Python type, scope) -> (open tag, empty element)
         self._layouts: dict = {}  # (scope, names, value types) -> their tags
-        self._escaped: dict[str, str] = {}  # text -> escaped text (bounded, see _data_lines)
+        self._memo_left = 1 << 17  # finished <data> lines kept for reuse (see _data_lines)
         self._nodes: list[str] = []
         self._edges: list[str] = []
         self._graph_attrs = dict(graph_attrs or {})
@@ -109,27 +109,28 @@ class GraphMLWriter:
 
     def _data_lines(self, scope: str, attrs: dict, indent: str) -> list[str]:
         # the tags of an attribute layout (names and value types, in order), made once:
-        # a call graph's nodes share one layout, its edges another
+        # a call graph's nodes share one layout, its edges another. Per position of a
+        # layout, the finished `<data>` line of each value is kept (bounded): op names,
+        # modules, dtypes, shapes and step numbers repeat on every traced step, and a
+        # position's values all have one type, so 1 and True never share a line (floats
+        # are not kept: 0.0 == -0.0).
         layout = (scope, tuple(attrs), tuple(map(type, attrs.values())))
-        tags_list = self._layouts.get(layout)
-        if tags_list is None:
-            tags_list = self._layouts[layout] = [
-                self._tags(str(name), value, scope, indent) for name, value in attrs.items()]
+        got = self._layouts.get(layout)
+        if got is None:
+            got = self._layouts[layout] = [
+                (self._tags(str(name), value, scope, indent),
+                 None if type(value) is float else {})
+                for name, value in attrs.items()]
         out = []
-        escaped = self._escaped
-        for tags, value in zip(tags_list, attrs.values()):
-            if type(value) is str:
-                text = escaped.get(value)  # op names, modules, dtypes: written many times
-                if text is None:
-                    text = escape_text(value)
-                    if len(escaped) < 65536:
-                        escaped[value] = text
-            else:
-                text = escape_text(str(value))
-            if text:
-                out.append(tags[0] + text + "</data>")
-            else:
-                out.append(tags[1])
+        for (tags, lines), value in zip(got, attrs.values()):
+            line = None if lines is None else lines.get(value)
+            if line is None:
+                text = escape_text(value if type(value) is str else str(value))
+                line = tags[0] + text + "</data>" if text else tags[1]
+                if lines is not None and self._memo_left > 0:
+                    self._memo_left -= 1
+                    lines[value] = line
+            out.append(line)
         return out
 
     def _element(self, body: list[str], open_tag: str, tag: str, attrs: dict) -> None:
