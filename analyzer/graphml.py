@@ -19,6 +19,7 @@ characters UTF-8 cannot encode written as character references.
 from __future__ import annotations
 
 _XML_TYPE = {str: "string", int: "long", float: "double", bool: "boolean"}
+_NOT_KEPT: dict = {}  # the line memo of a float position: always empty (see _data_into)
 
 _HEADER = (
     "<?xml version='1.0' encoding='utf-8'?>\n"
@@ -76,7 +77,8 @@ class GraphMLWriter:
         self._key_lines: dict[str, list[str]] = {"graph": [], "node": [], "edge": []}
         self._data_tags: dict = {}  # (name, Python type, scope) -> (open tag, empty element)
         self._layouts: dict = {}  # (scope, names, value types) -> their tags
-        self._memo_left = 1 << 17  # finished <data> lines kept for reuse (see _data_lines)
+        self._memo_left = 1 << 17  # finished <data> lines kept for reuse (see _data_into)
+        self._id_text: dict = {}  # node or edge id -> its escaped text (see _id)
         self._nodes: list[str] = []
         self._edges: list[str] = []
         self._graph_attrs = dict(graph_attrs or {})
@@ -108,47 +110,67 @@ class GraphMLWriter:
         return f'{indent}<data key="{kid}">', f'{indent}<data key="{kid}" />'
 
     def _data_lines(self, scope: str, attrs: dict, indent: str) -> list[str]:
-        # the tags of an attribute layout (names and value types, in order), made once:
-        # a call graph's nodes share one layout, its edges another. Per position of a
-        # layout, the finished `<data>` line of each value is kept (bounded): op names,
-        # modules, dtypes, shapes and step numbers repeat on every traced step, and a
-        # position's values all have one type, so 1 and True never share a line (floats
-        # are not kept: 0.0 == -0.0).
-        layout = (scope, tuple(attrs), tuple(map(type, attrs.values())))
+        out: list[str] = []
+        self._data_into(out, scope, attrs, indent)
+        return out
+
+    def _data_into(self, out: list[str], scope: str, attrs: dict, indent: str) -> int:
+        """Append the `<data>` lines of `attrs` to `out`; how many.
+
+        The tags of an attribute layout (names and value types, in order) are made once:
+        a call graph's nodes share one layout, its edges another. Per position of a
+        layout, the finished line of each value is kept (bounded): op names, modules,
+        dtypes, shapes and step numbers repeat on every traced step, and a position's
+        values all have one type, so 1 and True never share a line (floats are not kept:
+        0.0 == -0.0)."""
+        values = attrs.values()
+        layout = (scope, tuple(attrs), tuple(map(type, values)))
         got = self._layouts.get(layout)
         if got is None:
             got = self._layouts[layout] = [
                 (self._tags(str(name), value, scope, indent),
-                 None if type(value) is float else {})
+                 _NOT_KEPT if type(value) is float else {})
                 for name, value in attrs.items()]
-        out = []
-        for (tags, lines), value in zip(got, attrs.values()):
-            line = None if lines is None else lines.get(value)
+        append = out.append
+        for (tags, lines), value in zip(got, values):
+            line = lines.get(value)
             if line is None:
                 text = escape_text(value if type(value) is str else str(value))
                 line = tags[0] + text + "</data>" if text else tags[1]
-                if lines is not None and self._memo_left > 0:
+                if lines is not _NOT_KEPT and self._memo_left > 0:
                     self._memo_left -= 1
                     lines[value] = line
-            out.append(line)
-        return out
+            append(line)
+        return len(got)
 
     def _element(self, body: list[str], open_tag: str, tag: str, attrs: dict) -> None:
-        data = self._data_lines(tag, attrs, "\n      ")
-        if data:
-            body.append(f"\n    <{open_tag}>")
-            body.extend(data)
+        body.append(f"\n    <{open_tag}>")
+        if self._data_into(body, tag, attrs, "\n      "):
             body.append(f"\n    </{tag}>")
         else:
-            body.append(f"\n    <{open_tag} />")
+            body[-1] = f"\n    <{open_tag} />"
+
+    def _id(self, x) -> str:
+        """A node or edge id, escaped for an attribute; a text id is kept (node ids come
+        back on every edge; only text, so that 1 and True stay apart)."""
+        if type(x) is not str:
+            return escape_attr(str(x))
+        got = self._id_text.get(x)
+        if got is None:
+            got = escape_attr(x)
+            if len(self._id_text) < 1 << 17:
+                self._id_text[x] = got
+        return got
 
     def node(self, node_id: str, attrs: dict) -> None:
-        self._element(self._nodes, f'node id="{escape_attr(str(node_id))}"', "node", attrs)
+        self._element(self._nodes, f'node id="{self._id(node_id)}"', "node", attrs)
 
     def edge(self, source: str, target: str, key, attrs: dict) -> None:
-        head = f'edge source="{escape_attr(str(source))}" target="{escape_attr(str(target))}"'
         if self.multigraph:
-            head += f' id="{escape_attr(str(key))}"'
+            head = (f'edge source="{self._id(source)}" target="{self._id(target)}" '
+                    f'id="{self._id(key)}"')
+        else:
+            head = f'edge source="{self._id(source)}" target="{self._id(target)}"'
         self._element(self._edges, head, "edge", attrs)
 
     def text(self) -> str:
