@@ -74,7 +74,11 @@ def _walk_tensors(obj: Any, tensor_type: type, out: list, depth: int = 0) -> lis
         out.append(obj)
     elif depth < 3 and isinstance(obj, (list, tuple)):
         for x in obj:
-            if type(x) not in _SCALARS:
+            if type(x) in _SCALARS:
+                continue
+            if isinstance(x, tensor_type):  # the common element: no call for it
+                out.append(x)
+            else:
                 _walk_tensors(x, tensor_type, out, depth + 1)
     elif depth < 3 and isinstance(obj, dict):
         for x in obj.values():
@@ -164,7 +168,7 @@ class Recorder:
         if t is None:
             return TensorMeta(tid, "", ())
         try:
-            shape = tuple(map(int, t.shape))
+            shape = tuple(t.shape)  # a list of Python ints (pybind's std::vector<int64_t>)
         except Exception:  # noqa: BLE001 - uninitialised tensors
             shape = ()
         return TensorMeta(tid, dtype_name(t.dtype), shape)
