@@ -53,6 +53,18 @@ def build_call_graph(trace: Trace) -> MultiDiGraph:
     calls = sorted(trace.calls, key=lambda c: c.index)
     seen_index: set[int] = set()
     out_variants: dict[tuple[str, str], bool] = {}  # (overload, op) -> is_out_variant
+    sizes: dict = {}  # (dtype, shape) -> bytes: every step reads the same few shapes
+
+    def nbytes(t) -> int:
+        key = (t.dtype, t.shape)
+        try:
+            n = sizes.get(key)
+        except TypeError:  # a list shape: not hashable
+            return t.nbytes()
+        if n is None:
+            n = sizes[key] = t.nbytes()
+        return n
+
     for c in calls:
         if c.index in seen_index:
             raise ValueError(f"trace {trace.model}: two calls share index {c.index}")
@@ -73,7 +85,7 @@ def build_call_graph(trace: Trace) -> MultiDiGraph:
             if producer is None:
                 if not write_only and t.id not in external_ids:
                     external_ids.add(t.id)
-                    external.append((t.id, t.dtype, tuple(t.shape), t.nbytes()))
+                    external.append((t.id, t.dtype, tuple(t.shape), nbytes(t)))
                 continue
             if not write_only:
                 read_after_write.add((t.id, producer))
@@ -81,7 +93,7 @@ def build_call_graph(trace: Trace) -> MultiDiGraph:
                 continue
             linked.add((producer, t.id))
             g.add_edge(producer, c.index, key=t.id, tensor=t.id, dtype=t.dtype,
-                       shape=tuple(t.shape), bytes=t.nbytes(), write_only=write_only)
+                       shape=tuple(t.shape), bytes=nbytes(t), write_only=write_only)
         g.add_node(c.index, op=c.op, overload=c.overload, phase=c.phase, module=c.module,
                    source=c.source, step=c.step, dtypes=c.dtypes,
                    in_shapes=tuple(tuple(t.shape) for t in c.inputs),
