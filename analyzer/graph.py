@@ -217,7 +217,7 @@ def graphml_text(g: DiGraph) -> str:
         return f"c{n}" if call_level else str(n)
 
     texts: dict = {}
-    values: dict = {}  # (attribute, tuple value) -> its text: steps repeat shapes and dtypes
+    values: dict = {}  # attribute -> {tuple value: its text}: steps repeat shapes and dtypes
     orders: dict = {}  # attribute names as stored -> sorted (every call node has one layout)
 
     def safe(a: dict) -> dict:
@@ -231,13 +231,18 @@ def graphml_text(g: DiGraph) -> str:
             if type(v) in _SCALARS:
                 out[k] = v
             elif type(v) is tuple:
+                kept = values.get(k)
+                if kept is None:
+                    kept = values[k] = {}
                 try:
-                    text = values.get((k, v))
-                except TypeError:  # a list inside: not hashable, not memoised
+                    text = kept.get(v)
+                except TypeError:  # a list inside: not hashable, not kept
                     text = _graphml_value(v, texts)
                 else:
                     if text is None:
-                        text = values[(k, v)] = _graphml_value(v, texts)
+                        text = _graphml_value(v, texts)
+                        if len(kept) < 2048:  # external inputs rarely repeat: bounded
+                            kept[v] = text
                 out[k] = text
             else:
                 out[k] = _graphml_value(v, texts)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 _XML_TYPE = {str: "string", int: "long", float: "double", bool: "boolean"}
 _NOT_KEPT: dict = {}  # the line memo of a float position: always empty (see _data_into)
+_KEEP_PER_POSITION = 2048  # finished lines kept per attribute position (see _data_into)
 
 _HEADER = (
     "<?xml version='1.0' encoding='utf-8'?>\n"
@@ -77,8 +78,7 @@ class GraphMLWriter:
         self._key_lines: dict[str, list[str]] = {"graph": [], "node": [], "edge": []}
         self._data_tags: dict = {}  # (name, Python type, scope) -> (open tag, empty element)
         self._layouts: dict = {}  # (scope, names, value types) -> their tags
-        self._memo_left = 1 << 17  # finished <data> lines kept for reuse (see _data_into)
-        self._id_text: dict = {}  # node or edge id -> its escaped text (see _id)
+        self._id_text: dict = {}  # node id -> its escaped text (see _id)
         self._nodes: list[str] = []
         self._edges: list[str] = []
         self._graph_attrs = dict(graph_attrs or {})
@@ -119,8 +119,9 @@ class GraphMLWriter:
 
         The tags of an attribute layout (names and value types, in order) are made once:
         a call graph's nodes share one layout, its edges another. Per position of a
-        layout, the finished line of each value is kept (bounded): op names, modules,
-        dtypes, shapes and step numbers repeat on every traced step, and a position's
+        layout, the finished line of each value is kept (the first 2,048 distinct values:
+        a position whose values never repeat, a tensor id, costs no more): op names,
+        modules, dtypes, shapes and step numbers repeat on every traced step, and a position's
         values all have one type, so 1 and True never share a line (floats are not kept:
         0.0 == -0.0)."""
         values = attrs.values()
@@ -137,8 +138,7 @@ class GraphMLWriter:
             if line is None:
                 text = escape_text(value if type(value) is str else str(value))
                 line = tags[0] + text + "</data>" if text else tags[1]
-                if lines is not _NOT_KEPT and self._memo_left > 0:
-                    self._memo_left -= 1
+                if len(lines) < _KEEP_PER_POSITION and lines is not _NOT_KEPT:
                     lines[value] = line
             append(line)
         return len(got)
@@ -150,20 +150,20 @@ class GraphMLWriter:
         else:
             body[-1] = f"\n    <{open_tag} />"
 
-    def _id(self, x) -> str:
-        """A node or edge id, escaped for an attribute; a text id is kept (node ids come
-        back on every edge; only text, so that 1 and True stay apart)."""
+    def _id(self, x, keep: bool = False) -> str:
+        """A node or edge id, escaped for an attribute. A node's text id is kept
+        (`keep`): it comes back on each of its edges. Only text, so 1 and True stay apart."""
         if type(x) is not str:
             return escape_attr(str(x))
         got = self._id_text.get(x)
         if got is None:
             got = escape_attr(x)
-            if len(self._id_text) < 1 << 17:
+            if keep:
                 self._id_text[x] = got
         return got
 
     def node(self, node_id: str, attrs: dict) -> None:
-        self._element(self._nodes, f'node id="{self._id(node_id)}"', "node", attrs)
+        self._element(self._nodes, f'node id="{self._id(node_id, keep=True)}"', "node", attrs)
 
     def edge(self, source: str, target: str, key, attrs: dict) -> None:
         if self.multigraph:
