@@ -91,17 +91,31 @@ def main(argv=None) -> int:
         os.environ.update(env_extra)  # the plain child reads os.environ
     wanted = [w for w in args.only.split(",") if w]
     models = [m for m in MODELS if not wanted or any(w in m.name for w in wanted)]
+    if not models:
+        ap.error(f"--only {args.only!r} matches no model; names: "
+                 + ", ".join(m.name for m in MODELS))
+    try:
+        step_list = [int(x) for x in args.steps.split(",")]
+    except ValueError:
+        ap.error(f"--steps {args.steps!r}: give comma-separated whole numbers, e.g. 1,4")
+    if any(n < 1 for n in step_list):
+        ap.error(f"--steps {args.steps!r}: every step count must be at least 1")
     bad = 0
     print("| model | steps | plain CPU / wall | base CPU / wall | work CPU / wall | "
           "base ratio CPU / wall | work ratio CPU / wall | reports |")
     print("|---|---:|---:|---:|---:|---:|---:|---|")
     with tempfile.TemporaryDirectory() as tmp:
-        base = archive(args.base, Path(tmp) / "base")
+        try:
+            base = archive(args.base, Path(tmp) / "base")
+        except subprocess.CalledProcessError as e:
+            why = (e.stderr or b"").decode("utf-8", "replace").strip().splitlines()[-1:]
+            ap.error(f"--base {args.base!r}: git archive failed ({' '.join(why) or e}); "
+                     "name a commit, branch or tag of this repository")
         for tree in (base, ROOT):
             compile_tree(tree)
         trees = {"base": base, "work": ROOT}
         for m in models:
-            for n in [int(s) for s in args.steps.split(",")]:
+            for n in step_list:
                 runs: dict[str, list[Run]] = {"plain": [], "base": [], "work": []}
                 outs = {k: Path(tmp) / f"{m.name}-{n}-{k}".replace(" ", "_") for k in trees}
                 for i in range(args.repeat):
