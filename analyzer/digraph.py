@@ -6,7 +6,7 @@ networkx costs about 0.2 s (its algorithms and its backend entry points), a sixt
 small model's whole dump-op process, and a scan needs none of it. These classes keep
 networkx's spelling for what opscan reads and writes (`g.graph`, `g.nodes[n]`,
 `g.edges[u, v, k]`, `add_node`, `add_edge`, `edges(keys=, data=)`, `in_edges`,
-`out_edges`, `predecessors`, `successors`, `has_edge`, `number_of_nodes`,
+`out_edges`, `predecessors`, `successors`, `has_edge`, `get_edge_data`, `number_of_nodes`,
 `number_of_edges`), with the same iteration orders (insertion order of nodes, of each
 node's successors and of each pair's keys), so code written against networkx runs on
 either and gives the same output. `tests/analyzer/test_digraph.py` checks them against
@@ -126,6 +126,12 @@ class DiGraph:
 
     def predecessors(self, n: Hashable) -> Iterator:
         return iter(self._pred[n])
+
+    def get_edge_data(self, u: Hashable, v: Hashable, default: Any = None) -> Any:
+        """The attribute dict of edge (u, v) (a multigraph: its {key: attribute dict});
+        `default` when there is none. Read it, do not change it (networkx hands out a
+        read-only view)."""
+        return self._succ.get(u, {}).get(v, default)
 
     def successors(self, n: Hashable) -> Iterator:
         return iter(self._succ[n])

@@ -74,13 +74,19 @@ def host_calls(g: MultiDiGraph, unsupported: Iterable, passthrough: Iterable = (
     passthrough = set(passthrough)
     host: set = set()
     nodes = g.nodes  # one view for the loop
+    kinds: dict = {}  # (op, dtypes) -> 1 unsupported, 2 passthrough, 0 neither: steps repeat ops
     for n in sorted(nodes):  # call index order: producers come first
         a = nodes[n]
         if a.get("phase") == SETUP:
             continue
-        if _matches(a, unsupported):
+        key = (a["op"], tuple(a["dtypes"]))
+        kind = kinds.get(key)
+        if kind is None:
+            kind = kinds[key] = (1 if _matches(a, unsupported) else
+                                 2 if passthrough and _matches(a, passthrough) else 0)
+        if kind == 1:
             host.add(n)
-        elif passthrough and _matches(a, passthrough) and any(p in host for p in g.predecessors(n)):
+        elif kind == 2 and any(p in host for p in g.predecessors(n)):
             host.add(n)
     return host
 
@@ -95,12 +101,16 @@ def island_boundary(g: MultiDiGraph, island: set) -> tuple[dict, dict]:
         a = nodes[n]
         for tid, _dtype, _shape, nbytes in a["external_inputs"]:
             d2h[(tid, None)] = nbytes
-        for u, _v, tid, e in g.in_edges(n, keys=True, data=True):
-            if u not in island and not e.get("write_only"):
-                d2h[(tid, u)] = e["bytes"]
-        for _u, v, tid, e in g.out_edges(n, keys=True, data=True):
-            if v not in island and not e.get("write_only"):
-                h2d[(tid, n)] = e["bytes"]
+        for u in g.predecessors(n):  # edges within the island cost nothing: not read
+            if u not in island:
+                for tid, e in g.get_edge_data(u, n).items():
+                    if not e.get("write_only"):
+                        d2h[(tid, u)] = e["bytes"]
+        for v in g.successors(n):
+            if v not in island:
+                for tid, e in g.get_edge_data(n, v).items():
+                    if not e.get("write_only"):
+                        h2d[(tid, n)] = e["bytes"]
         for tid, _dtype, _shape, nbytes in a["unconsumed_outputs"]:
             h2d[(tid, n)] = nbytes
     return d2h, h2d

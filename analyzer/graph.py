@@ -52,6 +52,19 @@ def build_call_graph(trace: Trace) -> MultiDiGraph:
     read_after_write: set[tuple[int, int]] = set()  # (tensor id, writer index) consumed later
     calls = sorted(trace.calls, key=lambda c: c.index)
     seen_index: set[int] = set()
+    out_variants: dict[tuple[str, str], bool] = {}  # (overload, op) -> is_out_variant
+    sizes: dict = {}  # (dtype, shape) -> bytes: every step reads the same few shapes
+
+    def nbytes(t) -> int:
+        key = (t.dtype, t.shape)
+        try:
+            n = sizes.get(key)
+        except TypeError:  # a list shape: not hashable
+            return t.nbytes()
+        if n is None:
+            n = sizes[key] = t.nbytes()
+        return n
+
     for c in calls:
         if c.index in seen_index:
             raise ValueError(f"trace {trace.model}: two calls share index {c.index}")
@@ -60,7 +73,10 @@ def build_call_graph(trace: Trace) -> MultiDiGraph:
         external_ids: set[int] = set()  # a foreach optimizer call reads ~700 tensors
         linked: set[tuple[int, int]] = set()
         out_buffers: set[int] = set()
-        if is_out_variant(c):  # an out tensor passed once (only as out=) is not read;
+        out_variant = out_variants.get((c.overload, c.op))
+        if out_variant is None:
+            out_variant = out_variants[(c.overload, c.op)] = is_out_variant(c)
+        if out_variant:  # an out tensor passed once (only as out=) is not read;
             seen = [t.id for t in c.inputs]  # passed twice (`where(c, a, x, out=x)`) it is
             out_buffers = {t.id for t in c.outputs if seen.count(t.id) == 1}
         for t in c.inputs:
@@ -69,7 +85,7 @@ def build_call_graph(trace: Trace) -> MultiDiGraph:
             if producer is None:
                 if not write_only and t.id not in external_ids:
                     external_ids.add(t.id)
-                    external.append((t.id, t.dtype, tuple(t.shape), t.nbytes()))
+                    external.append((t.id, t.dtype, tuple(t.shape), nbytes(t)))
                 continue
             if not write_only:
                 read_after_write.add((t.id, producer))
@@ -77,7 +93,7 @@ def build_call_graph(trace: Trace) -> MultiDiGraph:
                 continue
             linked.add((producer, t.id))
             g.add_edge(producer, c.index, key=t.id, tensor=t.id, dtype=t.dtype,
-                       shape=tuple(t.shape), bytes=t.nbytes(), write_only=write_only)
+                       shape=tuple(t.shape), bytes=nbytes(t), write_only=write_only)
         g.add_node(c.index, op=c.op, overload=c.overload, phase=c.phase, module=c.module,
                    source=c.source, step=c.step, dtypes=c.dtypes,
                    in_shapes=tuple(tuple(t.shape) for t in c.inputs),
@@ -86,14 +102,14 @@ def build_call_graph(trace: Trace) -> MultiDiGraph:
         for t in c.outputs:
             last_writer[t.id] = c.index
     # Tensors whose final write nobody reads leave the step (loss, updated weights).
-    out_meta = {}
-    for c in calls:
-        for t in c.outputs:
-            out_meta[(t.id, c.index)] = (t.id, t.dtype, tuple(t.shape), t.nbytes())
+    by_index = {c.index: c for c in calls}
     unconsumed: dict[int, list] = {}
     for tid, writer in sorted(last_writer.items()):
         if (tid, writer) not in read_after_write:
-            unconsumed.setdefault(writer, []).append(out_meta[(tid, writer)])
+            # the writer's last output of that id (a call may list one tensor twice)
+            t = next(t for t in reversed(by_index[writer].outputs) if t.id == tid)
+            unconsumed.setdefault(writer, []).append((t.id, t.dtype, tuple(t.shape),
+                                                      t.nbytes()))
     for writer, metas in unconsumed.items():
         g.nodes[writer]["unconsumed_outputs"] = tuple(metas)
     return g
@@ -109,24 +125,33 @@ def collapse_by_op(g: MultiDiGraph, by_phase: bool = False) -> DiGraph:
     def key(a):
         return (a["op"], a["phase"]) if by_phase else a["op"]
 
-    for n in sorted(g.nodes):
-        a = g.nodes[n]
-        k = key(a)
-        if k not in op_graph:
+    nodes = g.nodes
+    node_key: dict = {}  # call -> its op-graph node
+    for n in sorted(nodes):
+        a = nodes[n]
+        k = node_key[n] = key(a)
+        na = op_graph.nodes[k] if k in op_graph else None
+        if na is None:
             op_graph.add_node(k, op=a["op"], calls=0, phases=set(), dtypes=set(), first=n)
-        na = op_graph.nodes[k]
+            na = op_graph.nodes[k]
         na["calls"] += 1
         na["phases"].add(a["phase"])
         na["dtypes"].update(a["dtypes"])
-    for u, v, _k, a in sorted(g.edges(keys=True, data=True), key=lambda e: e[:3]):
-        if a.get("write_only"):  # an out= buffer handed over: ordering, not data
-            continue
-        su, sv = key(g.nodes[u]), key(g.nodes[v])
-        if not op_graph.has_edge(su, sv):
-            op_graph.add_edge(su, sv, tensors=0, bytes=0)
-        ea = op_graph.edges[su, sv]
-        ea["tensors"] += 1
-        ea["bytes"] += a["bytes"]
+    # Edge totals are sums, so the keys of one (producer, consumer) pair may come in any
+    # order; pairs are met in (producer, consumer) order, as sorting every edge gave.
+    sums: dict = {}  # (producer op, consumer op) -> [tensors, bytes], in order of first edge
+    for u in sorted(nodes):
+        su = node_key[u]
+        for _u, v, _k, a in sorted(g.out_edges(u, keys=True, data=True), key=lambda e: e[1]):
+            if a.get("write_only"):  # an out= buffer handed over: ordering, not data
+                continue
+            got = sums.get((su, node_key[v]))
+            if got is None:
+                got = sums[(su, node_key[v])] = [0, 0]
+            got[0] += 1
+            got[1] += a["bytes"]
+    for (su, sv), (tensors, nbytes) in sums.items():
+        op_graph.add_edge(su, sv, tensors=tensors, bytes=nbytes)
     for k in op_graph.nodes:
         na = op_graph.nodes[k]
         na["phases"] = tuple(p for p in PHASES if p in na["phases"]) + tuple(
@@ -192,10 +217,36 @@ def graphml_text(g: DiGraph) -> str:
         return f"c{n}" if call_level else str(n)
 
     texts: dict = {}
+    values: dict = {}  # attribute -> {tuple value: its text}: steps repeat shapes and dtypes
+    orders: dict = {}  # attribute names as stored -> sorted (every call node has one layout)
 
     def safe(a: dict) -> dict:
-        return {k: (v if type(v) in _SCALARS else _graphml_value(v, texts))
-                for k, v in sorted(a.items())}
+        names = tuple(a)
+        order = orders.get(names)
+        if order is None:
+            order = orders[names] = tuple(sorted(names))
+        out = {}
+        for k in order:
+            v = a[k]
+            if type(v) in _SCALARS:
+                out[k] = v
+            elif type(v) is tuple:
+                kept = values.get(k)
+                if kept is None:
+                    kept = values[k] = {}
+                try:
+                    text = kept.get(v)
+                except TypeError:  # a list inside: not hashable, not kept
+                    text = _graphml_value(v, texts)
+                else:
+                    if text is None:
+                        text = _graphml_value(v, texts)
+                        if len(kept) < 2048:  # external inputs rarely repeat: bounded
+                            kept[v] = text
+                out[k] = text
+            else:
+                out[k] = _graphml_value(v, texts)
+        return out
 
     nodes = g.nodes
     for n in sorted(nodes):

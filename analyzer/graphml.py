@@ -19,6 +19,8 @@ characters UTF-8 cannot encode written as character references.
 from __future__ import annotations
 
 _XML_TYPE = {str: "string", int: "long", float: "double", bool: "boolean"}
+_NOT_KEPT: dict = {}  # the line memo of a float position: always empty (see _data_into)
+_KEEP_PER_POSITION = 2048  # finished lines kept per attribute position (see _data_into)
 
 _HEADER = (
     "<?xml version='1.0' encoding='utf-8'?>\n"
@@ -76,7 +78,7 @@ class GraphMLWriter:
         self._key_lines: dict[str, list[str]] = {"graph": [], "node": [], "edge": []}
         self._data_tags: dict = {}  # (name, Python type, scope) -> (open tag, empty element)
         self._layouts: dict = {}  # (scope, names, value types) -> their tags
-        self._escaped: dict[str, str] = {}  # text -> escaped text (bounded, see _data_lines)
+        self._id_text: dict = {}  # node id -> its escaped text (see _id)
         self._nodes: list[str] = []
         self._edges: list[str] = []
         self._graph_attrs = dict(graph_attrs or {})
@@ -108,46 +110,67 @@ class GraphMLWriter:
         return f'{indent}<data key="{kid}">', f'{indent}<data key="{kid}" />'
 
     def _data_lines(self, scope: str, attrs: dict, indent: str) -> list[str]:
-        # the tags of an attribute layout (names and value types, in order), made once:
-        # a call graph's nodes share one layout, its edges another
-        layout = (scope, tuple(attrs), tuple(map(type, attrs.values())))
-        tags_list = self._layouts.get(layout)
-        if tags_list is None:
-            tags_list = self._layouts[layout] = [
-                self._tags(str(name), value, scope, indent) for name, value in attrs.items()]
-        out = []
-        escaped = self._escaped
-        for tags, value in zip(tags_list, attrs.values()):
-            if type(value) is str:
-                text = escaped.get(value)  # op names, modules, dtypes: written many times
-                if text is None:
-                    text = escape_text(value)
-                    if len(escaped) < 65536:
-                        escaped[value] = text
-            else:
-                text = escape_text(str(value))
-            if text:
-                out.append(tags[0] + text + "</data>")
-            else:
-                out.append(tags[1])
+        out: list[str] = []
+        self._data_into(out, scope, attrs, indent)
         return out
 
+    def _data_into(self, out: list[str], scope: str, attrs: dict, indent: str) -> int:
+        """Append the `<data>` lines of `attrs` to `out`; how many.
+
+        The tags of an attribute layout (names and value types, in order) are made once:
+        a call graph's nodes share one layout, its edges another. Per position of a
+        layout, the finished line of each value is kept (the first 2,048 distinct values:
+        a position whose values never repeat, a tensor id, costs no more): op names,
+        modules, dtypes, shapes and step numbers repeat on every traced step, and a position's
+        values all have one type, so 1 and True never share a line (floats are not kept:
+        0.0 == -0.0)."""
+        values = attrs.values()
+        layout = (scope, tuple(attrs), tuple(map(type, values)))
+        got = self._layouts.get(layout)
+        if got is None:
+            got = self._layouts[layout] = [
+                (self._tags(str(name), value, scope, indent),
+                 _NOT_KEPT if type(value) is float else {})
+                for name, value in attrs.items()]
+        append = out.append
+        for (tags, lines), value in zip(got, values):
+            line = lines.get(value)
+            if line is None:
+                text = escape_text(value if type(value) is str else str(value))
+                line = tags[0] + text + "</data>" if text else tags[1]
+                if len(lines) < _KEEP_PER_POSITION and lines is not _NOT_KEPT:
+                    lines[value] = line
+            append(line)
+        return len(got)
+
     def _element(self, body: list[str], open_tag: str, tag: str, attrs: dict) -> None:
-        data = self._data_lines(tag, attrs, "\n      ")
-        if data:
-            body.append(f"\n    <{open_tag}>")
-            body.extend(data)
+        body.append(f"\n    <{open_tag}>")
+        if self._data_into(body, tag, attrs, "\n      "):
             body.append(f"\n    </{tag}>")
         else:
-            body.append(f"\n    <{open_tag} />")
+            body[-1] = f"\n    <{open_tag} />"
+
+    def _id(self, x, keep: bool = False) -> str:
+        """A node or edge id, escaped for an attribute. A node's text id is kept
+        (`keep`): it comes back on each of its edges. Only text, so 1 and True stay apart."""
+        if type(x) is not str:
+            return escape_attr(str(x))
+        got = self._id_text.get(x)
+        if got is None:
+            got = escape_attr(x)
+            if keep:
+                self._id_text[x] = got
+        return got
 
     def node(self, node_id: str, attrs: dict) -> None:
-        self._element(self._nodes, f'node id="{escape_attr(str(node_id))}"', "node", attrs)
+        self._element(self._nodes, f'node id="{self._id(node_id, keep=True)}"', "node", attrs)
 
     def edge(self, source: str, target: str, key, attrs: dict) -> None:
-        head = f'edge source="{escape_attr(str(source))}" target="{escape_attr(str(target))}"'
         if self.multigraph:
-            head += f' id="{escape_attr(str(key))}"'
+            head = (f'edge source="{self._id(source)}" target="{self._id(target)}" '
+                    f'id="{self._id(key)}"')
+        else:
+            head = f'edge source="{self._id(source)}" target="{self._id(target)}"'
         self._element(self._edges, head, "edge", attrs)
 
     def text(self) -> str:

@@ -187,9 +187,15 @@ def user_source() -> str:
     f = sys._getframe(1)
     while f is not None:
         if is_user_file(f.f_code.co_filename):
-            return f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno}"
+            return f"{_basename(f.f_code.co_filename)}:{f.f_lineno}"
         f = f.f_back
     return ""
+
+
+@functools.lru_cache(maxsize=4096)
+def _basename(filename: str) -> str:
+    """`os.path.basename`, once per file (asked once per traced call)."""
+    return os.path.basename(filename)
 
 
 # ---------------------------------------------------------------- checks

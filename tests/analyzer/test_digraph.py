@@ -60,6 +60,15 @@ def test_multidigraph_matches_networkx():
         for u, v, k in ref.edges(keys=True):
             assert ours.edges[u, v, k] == ref.edges[u, v, k]
             assert ours.has_edge(u, v) and ours.has_edge(u, v, k)
+        for u in range(-1, 41):  # get_edge_data: {key: attributes} in key order, or default
+            for v in range(-1, 41):
+                theirs = ref.get_edge_data(u, v)
+                got = ours.get_edge_data(u, v)
+                assert (got is None) == (theirs is None)
+                if theirs is not None:
+                    assert list(got.items()) == list(theirs.items())
+                assert ours.get_edge_data(u, v, default="none") == (
+                    "none" if theirs is None else got)
         assert ours.is_multigraph() and ours.is_directed()
 
 
@@ -74,6 +83,8 @@ def test_digraph_matches_networkx_and_components_match_weak_components():
         assert ours.number_of_edges() == ref.number_of_edges()
         for u, v in ref.edges():
             assert ours.edges[u, v] == ref.edges[u, v] and ours.has_edge(u, v)
+            assert ours.get_edge_data(u, v) == ref.get_edge_data(u, v)
+        assert ours.get_edge_data(-1, 0) is None and ours.get_edge_data(-1, 0, 7) == 7
         assert not ours.has_edge(-1, 0) and (0 in ours) == (0 in ref)
         assert not ours.is_multigraph()
         comps = sorted(sorted(c) for c in connected_components(ours))

@@ -55,6 +55,22 @@ def test_matches_networkx_on_tricky_values():
     assert ours(g) == networkx_text(g)
 
 
+def test_repeated_values_keep_their_own_text():
+    """The writer keeps finished lines per attribute position: values that compare equal
+    but print differently (0.0 and -0.0; 1 and True in one attribute name) and ids that
+    repeat on many edges still come out as networkx writes them."""
+    g = nx.MultiDiGraph(kind="call")
+    for i in range(6):
+        g.add_node(f"c{i}", op="mm" if i % 2 else "add", w=(0.0, -0.0, 1.5)[i % 3],
+                   n=(1, 2)[i % 2], flag=(True, False)[i % 2], text=("a&b", "")[i % 2])
+    g.add_node("c6", op="mm", w=-0.0, n=True, flag=1)  # other types: other layouts
+    for i in range(5):
+        g.add_edge(f"c{i}", f"c{i + 1}", key=f"t{i % 2}", bytes=(0, 1)[i % 2], ok=bool(i % 2))
+        g.add_edge(f"c{i}", f"c{i + 1}", key=1, bytes=True)  # a non-text key
+    g.add_edge("c0", "c6", key=True, bytes=1)
+    assert ours(g) == networkx_text(g)
+
+
 def test_matches_networkx_on_simple_and_undirected_and_empty_graphs():
     d = nx.DiGraph(kind="op")
     d.add_edge("aten::mm", "aten::relu_", tensors=1, bytes=32)
