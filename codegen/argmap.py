@@ -206,9 +206,21 @@ def _rule_for(p: Param, kind: str, fw_params: list[FwParam], target: str | None,
     for rule in _load_rules().rules_for(norm_param(p.name), kind, api, first):
         if target is not None and not rule.lines(target):
             continue
-        needs = [(n, _find(n, fw_params)) for n in rule.needs]
+        needs = [(n.split("|")[0], _find_first(n, fw_params)) for n in rule.needs]
         if all(f is not None for _, f in needs):
             return rule, tuple(needs)  # type: ignore[arg-type]
+    return None
+
+
+def _find_first(need: str, fw_params: list[FwParam]) -> FwParam | None:
+    """A rule's need `a|b`: the framework value `a`, else `b` (the statements spell it
+    `{a}`). The generator rule counts `self`, else the output the call writes: torch's
+    normal.Tensor_float has no `self`, and op-plugin NormalKernelNpuOpApi.cpp counts its
+    `out` / `result`."""
+    for name in need.split("|"):
+        f = _find(name, fw_params)
+        if f is not None:
+            return f
     return None
 
 

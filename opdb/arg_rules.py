@@ -27,7 +27,8 @@ class AliasGroup:
 @dataclass(frozen=True)
 class ArgRule:
     """`aclnn`: the normalized aclnn param name (`cube_math_type`); `kind` its
-    argmap kind; `needs`: framework values the statements use; `code`: per target,
+    argmap kind; `needs`: framework values the statements use (`a|b`: `a`, else `b`,
+    spelled `{a}` in the statements); `code`: per target,
     the statements defining `{var}`."""
 
     aclnn: str
