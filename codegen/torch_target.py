@@ -1164,13 +1164,14 @@ def _lossy_int_cpu_route(amap: ArgMap, schema: TorchSchema, functional: TorchSch
     """A torch Scalar the API takes as an int64 (aclnnStd's `correction`): a value that
     is not a whole number in int64's range would be truncated, so the op runs on the CPU
     instead, as op-plugin 517f2e7d StdKernelNpuOpApi.cpp / VarKernelNpuOpApi.cpp do
-    (`correction_fits_aclnn_int64`). Only for an aten functional / .out member with one
-    Tensor result and plain tensor inputs."""
+    (`correction_fits_aclnn_int64`). Only for an aten functional / .out member whose
+    results are all Tensors (one, or a tuple: StdMeanKernelNpuOpApi.cpp returns both
+    CPU results of std_mean moved back) and whose inputs are plain tensors."""
     lossy = [p.fw.name for p in amap.params if p.fw is not None and p.fw.kind == "scalar"
              and p.kind == "int" and p.rule is None]
     if not lossy or functional is None or role not in ("functional", "out") \
             or not schema.name.startswith("aten::") \
-            or [r.type for r in functional.returns] != ["Tensor"] \
+            or not functional.returns or any(r.type != "Tensor" for r in functional.returns) \
             or any(a.kind == "tensor_list" or (a.kind == "tensor" and a.optional)
                    for a in functional.args):
         return []
@@ -1189,14 +1190,23 @@ def _lossy_int_cpu_route(amap: ArgMap, schema: TorchSchema, functional: TorchSch
         conds.append(f"({n}.has_value() && !{fits})" if opt else f"!{fits}")
     lines = [f"if ({' || '.join(c.removeprefix('(').removesuffix(')') if len(conds) == 1 else c for c in conds)}) {{  // not a whole int64: aclnn would truncate "
              f"`{'`, `'.join(lossy)}` (op-plugin StdKernelNpuOpApi.cpp computes it on the CPU)"]
-    if role == "functional":
+    n = len(functional.returns)
+    if role == "functional" and n == 1:
         lines.append(f"    return {call}.to({tensors[0]}.options());")
+    elif role == "functional":
+        moved = ", ".join(f"std::get<{i}>(opgen_cpu_result).to({tensors[0]}.options())"
+                          for i in range(n))
+        lines += [f"    auto opgen_cpu_result = {call};",
+                  f"    return std::make_tuple({moved});"]
     else:
-        out = next(a.name for a in schema.args if a.mutable and a.kwarg_only)
-        lines += [f"    at::Tensor opgen_cpu_result = {call};",
-                  f"    {out}.resize_(opgen_cpu_result.sizes());",
-                  f"    {out}.copy_(opgen_cpu_result);",
-                  f"    return {out};"]
+        outs = [a.name for a in schema.args if a.mutable and a.kwarg_only]
+        lines.append(f"    {'at::Tensor' if n == 1 else 'auto'} opgen_cpu_result = {call};")
+        for i, out in enumerate(outs):
+            res = "opgen_cpu_result" if n == 1 else f"std::get<{i}>(opgen_cpu_result)"
+            lines += [f"    {out}.resize_({res}.sizes());",
+                      f"    {out}.copy_({res});"]
+        lines.append(f"    return {outs[0]};" if n == 1
+                     else f"    return std::forward_as_tuple({', '.join(outs)});")
     return lines + ["}"]
 
 
