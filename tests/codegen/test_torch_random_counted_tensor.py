@@ -59,3 +59,30 @@ def test_an_op_with_self_still_counts_self(db):
     body = _fn(prepare(db, "aclnnMultinomial", "torch", op="aten::multinomial")
                .files[ADAPTER.format("Multinomial")], "at::Tensor multinomial(")
     assert "opgen_philox_inputs(generator, self);" in body
+
+
+def test_factory_op_output_from_its_meta_function(db):
+    """A factory op (no tensor input; torch's dtype/layout/device/pin_memory) allocates its
+    output from the op's own meta function run on device Meta, with the caller's options,
+    as NormalKernelNpuOpApi.cpp normal(mean, std, size, ...) and
+    RandpermKernelNpuOpApi.cpp randperm(n, ...) do. Before: `at::Tensor out;` with an
+    "allocate output" TODO, so aclnn got an undefined tensor (and the seed rule counted
+    it)."""
+    r = prepare(db, "aclnnNormalFloatFloat", "torch", op="aten::normal.float_float")
+    body = _fn(r.files[ADAPTER.format("Normal")], "at::Tensor normal(double mean, double std,")
+    assert ("auto meta = at::normal(mean, std, size, c10::nullopt, dtype, layout, "
+            "at::Device(at::kMeta), pin_memory);") in body
+    assert ("at::Tensor out = npu_preparation::apply_tensor_without_format(meta.sizes(), "
+            "c10::TensorOptions().dtype(meta.scalar_type()).device(device).layout(layout)"
+            ".pinned_memory(pin_memory));") in body
+    assert body.index("apply_tensor_without_format(") < body.index("opgen_philox_inputs(")
+    assert "opgen_philox_inputs(generator, out);" in body
+    assert not r.todos  # size and the options are read by the allocation
+    binding = r.files["standalone/src/binding.cpp"]
+    assert "at::Tensor out = at::empty(meta.sizes(), at::TensorOptions().dtype(meta.scalar_type()));" \
+        in binding
+
+    p = prepare(db, "aclnnRandperm", "torch", op="aten::randperm")
+    body = _fn(p.files[ADAPTER.format("Randperm")], "at::Tensor randperm(")
+    assert "auto meta = at::randperm(n, dtype, layout, at::Device(at::kMeta), pin_memory);" in body
+    assert "TODO(opgen): allocate output" not in body
