@@ -86,3 +86,24 @@ def test_factory_op_output_from_its_meta_function(db):
     body = _fn(p.files[ADAPTER.format("Randperm")], "at::Tensor randperm(")
     assert "auto meta = at::randperm(n, dtype, layout, at::Device(at::kMeta), pin_memory);" in body
     assert "TODO(opgen): allocate output" not in body
+
+
+def test_op_without_a_generator_draws_from_the_default_one(db):
+    """randperm(n, dtype, ...) has no `Generator?`; RandpermKernelNpuOpApi.cpp calls the
+    generator overload with c10::nullopt, i.e. the default NPU generator. Before: seed =
+    offset = 0 with TODOs."""
+    r = prepare(db, "aclnnRandperm", "torch", op="aten::randperm")
+    body = _fn(r.files[ADAPTER.format("Randperm")], "at::Tensor randperm(")
+    assert "opgen_philox = opgen_philox_inputs(c10::nullopt, out);" in body
+    assert "EXEC_NPU_CMD(aclnnRandperm, n, acl_seed, acl_offset, out);" in body
+    assert not r.todos
+
+
+def test_offset_rule_only_with_a_seed_parameter(db):
+    """The offset rule reads the seed rule's draw (`opgen_philox`). A capture-style API
+    (aclnnDropoutGenMaskV2Tensor: `seedTensor, offsetTensor, offset`) has no `seed`, and
+    its `offset` is the offset within the graph: the rule must not apply there (it would
+    read an undeclared draw)."""
+    r = prepare(db, "aclnnDropoutGenMaskV2Tensor", "torch", op="aten::native_dropout")
+    text = "".join(v for k, v in r.files.items() if k.endswith(".cpp"))
+    assert "opgen_philox" not in text
