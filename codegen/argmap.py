@@ -201,14 +201,31 @@ def _grads_alias(wants: set[str], fwns: set[str]) -> bool:
 
 
 def _rule_for(p: Param, kind: str, fw_params: list[FwParam], target: str | None,
-              api: str = "", first: bool = False
+              api: str = "", first: bool = False, api_params: frozenset = frozenset()
               ) -> tuple[ArgRule, tuple[tuple[str, FwParam], ...]] | None:
     for rule in _load_rules().rules_for(norm_param(p.name), kind, api, first):
         if target is not None and not rule.lines(target):
             continue
-        needs = [(n, _find(n, fw_params)) for n in rule.needs]
+        if not set(rule.with_params) <= api_params:
+            continue  # the offset reads the seed's draw: only with a `seed` parameter
+        needs = [(n.split("|")[0], _find_first(n, fw_params)) for n in rule.needs]
         if all(f is not None for _, f in needs):
             return rule, tuple(needs)  # type: ignore[arg-type]
+    return None
+
+
+def _find_first(need: str, fw_params: list[FwParam]) -> FwParam | None:
+    """A rule's need `a|b`: the framework value `a`, else `b` (the statements spell it
+    `{a}`). The generator rule counts `self`, else the output the call writes: torch's
+    normal.Tensor_float has no `self`, and op-plugin NormalKernelNpuOpApi.cpp counts its
+    `out` / `result`. An alternative `=expr` is that C++ expression itself: an op without
+    a `Generator?` draws from the default generator (`generator|=c10::nullopt`)."""
+    for name in need.split("|"):
+        if name.startswith("="):
+            return FwParam(name[1:], "other", "", origin="literal")
+        f = _find(name, fw_params)
+        if f is not None:
+            return f
     return None
 
 
@@ -231,6 +248,7 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
     """Map every aclnn param of `api` to a framework value (or a todo default).
     `target` (torch/paddle) enables the reviewed rules that have statements for it."""
     avail = list(fw_params)
+    names = frozenset(norm_param(q.name) for q in api.params)  # for rules' `with`
     used: set[str] = set()
     by_name = {f.name: f for f in fw_params}
     mapped: list[MappedParam | None] = [None] * len(api.params)
@@ -249,7 +267,8 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
     # rstd from Paddle's variance, conv paddings after padding_algorithm)
     if target is not None:
         for i, p in enumerate(api.params):
-            found = _rule_for(p, aclnn_kind(p.ctype), fw_params, target, api.name, first=True)
+            found = _rule_for(p, aclnn_kind(p.ctype), fw_params, target, api.name, first=True,
+                              api_params=names)
             if found is not None:
                 rule, needs = found
                 if needs:  # the converted value; the others are only read
@@ -318,7 +337,7 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
     for i, p in enumerate(api.params):
         if mapped[i] is None:
             kind = aclnn_kind(p.ctype)
-            found = _rule_for(p, kind, fw_params, target, api.name)
+            found = _rule_for(p, kind, fw_params, target, api.name, api_params=names)
             if found is not None:
                 rule, needs = found
                 for _, f in needs:

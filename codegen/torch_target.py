@@ -951,6 +951,11 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                              "broadcasting, reductions and type promotion as torch computes "
                              "them")})
         tensors = []
+    factory = _factory_allocs(schema, functional, fresh) if tensors and meta_ok and not opts \
+        else None
+    if factory is not None:
+        out.append(factory)
+        tensors = []
     params = {f.name: f for f in fwp if f.origin == "param"}
     for f in fresh:
         same = params.get(f.name.rstrip("_"))
@@ -988,6 +993,47 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                             "todo": f"TODO(opgen): allocate output `{f.name}` (no tensor input "
                                     f"to take shape/dtype from)", "note": ""})
     return out
+
+
+_TENSOR_OPTIONS = ("dtype", "layout", "device", "pin_memory")
+
+
+def _factory_allocs(schema: TorchSchema, functional: TorchSchema | None,
+                    fresh: list[FwParam]) -> dict | None:
+    """The output of a factory op (no tensor input; torch's TensorOptions arguments
+    `dtype, layout, device, pin_memory`): sizes and dtype from the op's own meta function
+    run with `device` Meta (and no generator: the meta function draws nothing), allocated
+    with the caller's options, as op-plugin 517f2e7d NormalKernelNpuOpApi.cpp
+    normal(mean, std, size, ...) and RandpermKernelNpuOpApi.cpp do
+    (`TensorOptions().dtype(dtype).device(device).layout(layout).pinned_memory(pin_memory)`;
+    the meta function also gives the dtype an unset `dtype` means). None when the op is
+    no such factory op or has more than one fresh tensor."""
+    if functional is None or len(fresh) != 1 \
+            or fresh[0].kind != "tensor" or functional.name.startswith("npu::"):
+        return None
+    names = [a.name for a in functional.args]
+    if not set(_TENSOR_OPTIONS) <= set(names) \
+            or any(a.kind in ("tensor", "tensor_list") for a in functional.args):
+        return None
+    args = ", ".join("at::Device(at::kMeta)" if a.name == "device"
+                     else "c10::nullopt" if a.type.startswith("Generator") else a.name
+                     for a in functional.args)
+    call = f"at::{functional.base}({args})"
+    name = fresh[0].name
+    opts = ("c10::TensorOptions().dtype(meta.scalar_type()).device(device).layout(layout)"
+            ".pinned_memory(pin_memory)")
+    return {"lines": [f"auto meta = {call};",
+                      f"at::Tensor {name} = npu_preparation::apply_tensor_without_format("
+                      f"meta.sizes(), {opts});"],
+            "binding_lines": [f"auto meta = {call};",
+                              f"at::Tensor {name} = at::empty(meta.sizes(), "
+                              "at::TensorOptions().dtype(meta.scalar_type()));"],
+            "todo": "", "reads": tuple(n for n in names if n not in
+                                       {a.name for a in functional.args
+                                        if a.type.startswith("Generator")}),
+            "note": f"a factory op: sizes and dtype from {schema.name}"
+                    f"{'.' + schema.overload if schema.overload else ''}'s own meta function "
+                    "(device Meta), allocated with the caller's dtype/layout/device/pin_memory"}
 
 
 def _all_dim_lists(schema: TorchSchema, functional: TorchSchema | None) -> set[str]:
@@ -1139,16 +1185,19 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     if capture is not None:
         checked.add(capture.name)  # a CANN without it still runs the base API uncaptured
     apis = [n for n in dict.fromkeys(b.api.name for b in reversed(branches)) if n not in checked]
+    allocs = _allocs(schema, fwp, functional, meta_ok, role,
+                     {m.fw.name for m in amap.params if m.fw is not None
+                      and m.aclnn.role == "inout" and m.rule is None},
+                     _wrapped_number_inputs(amap) if any(
+                         b.prelude and b.prelude[0].startswith("c10::Scalar ")
+                         for b in branches) else number_copies or None,
+                     meta_checked)
+    # values the allocation reads (a factory op's size and TensorOptions) are used
+    consumed |= {n for a in allocs for n in a.get("reads", ())}
     return TorchFunction(
         role=role, op=op, schema=schema, name=fn, return_type=ret_cpp,
         params=[{"type": torch_cpp_type(a, ilistref), "name": a.name} for a in schema.args],
-        allocs=_allocs(schema, fwp, functional, meta_ok, role,
-                       {m.fw.name for m in amap.params if m.fw is not None
-                        and m.aclnn.role == "inout" and m.rule is None},
-                       _wrapped_number_inputs(amap) if any(
-                           b.prelude and b.prelude[0].startswith("c10::Scalar ")
-                           for b in branches) else number_copies or None,
-                       meta_checked),
+        allocs=allocs,
         branches=branches, return_stmt=return_stmt(schema),
         unused=[{"name": u.name, "todo": unused_todo(chosen, u)} for u in amap.unused
                 if u.name not in consumed and not (into_out and u.name in outs)
@@ -1164,13 +1213,14 @@ def _lossy_int_cpu_route(amap: ArgMap, schema: TorchSchema, functional: TorchSch
     """A torch Scalar the API takes as an int64 (aclnnStd's `correction`): a value that
     is not a whole number in int64's range would be truncated, so the op runs on the CPU
     instead, as op-plugin 517f2e7d StdKernelNpuOpApi.cpp / VarKernelNpuOpApi.cpp do
-    (`correction_fits_aclnn_int64`). Only for an aten functional / .out member with one
-    Tensor result and plain tensor inputs."""
+    (`correction_fits_aclnn_int64`). Only for an aten functional / .out member whose
+    results are all Tensors (one, or a tuple: StdMeanKernelNpuOpApi.cpp returns both
+    CPU results of std_mean moved back) and whose inputs are plain tensors."""
     lossy = [p.fw.name for p in amap.params if p.fw is not None and p.fw.kind == "scalar"
              and p.kind == "int" and p.rule is None]
     if not lossy or functional is None or role not in ("functional", "out") \
             or not schema.name.startswith("aten::") \
-            or [r.type for r in functional.returns] != ["Tensor"] \
+            or not functional.returns or any(r.type != "Tensor" for r in functional.returns) \
             or any(a.kind == "tensor_list" or (a.kind == "tensor" and a.optional)
                    for a in functional.args):
         return []
@@ -1189,14 +1239,23 @@ def _lossy_int_cpu_route(amap: ArgMap, schema: TorchSchema, functional: TorchSch
         conds.append(f"({n}.has_value() && !{fits})" if opt else f"!{fits}")
     lines = [f"if ({' || '.join(c.removeprefix('(').removesuffix(')') if len(conds) == 1 else c for c in conds)}) {{  // not a whole int64: aclnn would truncate "
              f"`{'`, `'.join(lossy)}` (op-plugin StdKernelNpuOpApi.cpp computes it on the CPU)"]
-    if role == "functional":
+    n = len(functional.returns)
+    if role == "functional" and n == 1:
         lines.append(f"    return {call}.to({tensors[0]}.options());")
+    elif role == "functional":
+        moved = ", ".join(f"std::get<{i}>(opgen_cpu_result).to({tensors[0]}.options())"
+                          for i in range(n))
+        lines += [f"    auto opgen_cpu_result = {call};",
+                  f"    return std::make_tuple({moved});"]
     else:
-        out = next(a.name for a in schema.args if a.mutable and a.kwarg_only)
-        lines += [f"    at::Tensor opgen_cpu_result = {call};",
-                  f"    {out}.resize_(opgen_cpu_result.sizes());",
-                  f"    {out}.copy_(opgen_cpu_result);",
-                  f"    return {out};"]
+        outs = [a.name for a in schema.args if a.mutable and a.kwarg_only]
+        lines.append(f"    {'at::Tensor' if n == 1 else 'auto'} opgen_cpu_result = {call};")
+        for i, out in enumerate(outs):
+            res = "opgen_cpu_result" if n == 1 else f"std::get<{i}>(opgen_cpu_result)"
+            lines += [f"    {out}.resize_({res}.sizes());",
+                      f"    {out}.copy_({res});"]
+        lines.append(f"    return {outs[0]};" if n == 1
+                     else f"    return std::forward_as_tuple({', '.join(outs)});")
     return lines + ["}"]
 
 

@@ -27,7 +27,8 @@ class AliasGroup:
 @dataclass(frozen=True)
 class ArgRule:
     """`aclnn`: the normalized aclnn param name (`cube_math_type`); `kind` its
-    argmap kind; `needs`: framework values the statements use; `code`: per target,
+    argmap kind; `needs`: framework values the statements use (`a|b`: `a`, else `b`,
+    spelled `{a}` in the statements); `code`: per target,
     the statements defining `{var}`."""
 
     aclnn: str
@@ -39,6 +40,7 @@ class ArgRule:
     first: bool = False  # applies before name/alias matching (a value that needs converting)
     after: tuple[tuple[str, tuple[str, ...]], ...] = ()  # per target: statements after the call
     includes: tuple[str, ...] = ()  # headers the statements need (paddle kernels)
+    with_params: tuple[str, ...] = ()  # other aclnn params (normalized) the API must have
 
     def lines(self, target: str) -> tuple[str, ...]:
         return dict(self.code).get(target, ())
@@ -283,7 +285,7 @@ def parse(data: dict) -> ArgRules:
         where = f"rules[{i}] ({r.get('aclnn')})"
         after_keys = {f"{t}_after" for t in TARGETS}
         extra = set(r) - {"aclnn", "kind", "needs", "evidence", "apis", "first", "includes",
-                          *TARGETS, *after_keys}
+                          "with", *TARGETS, *after_keys}
         if extra:
             _fail(where, f"unexpected keys {sorted(extra)}")
         if not r.get("aclnn") or not r.get("kind") or not r.get("evidence"):
@@ -297,7 +299,8 @@ def parse(data: dict) -> ArgRules:
         after = tuple((t, tuple(r[f"{t}_after"])) for t in TARGETS if r.get(f"{t}_after"))
         rules.append(ArgRule(str(r["aclnn"]), str(r["kind"]), tuple(r.get("needs") or ()),
                              code, str(r["evidence"]), str(r.get("apis") or ""),
-                             bool(r.get("first")), after, tuple(r.get("includes") or ())))
+                             bool(r.get("first")), after, tuple(r.get("includes") or ()),
+                             tuple(str(w) for w in r.get("with") or ())))
     tests = []
     for i, t in enumerate(data.get("test_values") or []):
         where = f"test_values[{i}] ({t.get('arg')})"
