@@ -109,7 +109,41 @@ class PaddleDialect(Dialect):
                             *[f"  {line}" for line in fill],
                             f"  {var} = {var}_unset;",
                             "}"], p.todo, p.decision)
-        return None
+        return self.absent_affine(p)
+
+    def absent_affine(self, p: MappedParam) -> CallArg | None:
+        """Without an API-scoped rule: a per-channel multiplier / offset (arg_rules.yaml
+        `absent_affine`, by the aclnn parameter's role) left out is ones / zeros over the
+        first input's channels, as PaddleCustomDevice's batch_norm and group_norm kernels
+        fill an absent scale / bias; None for any other parameter."""
+        from codegen.argmap import norm_param
+        from opdb.arg_rules import load as load_rules
+
+        aa = load_rules().absent_affine
+        value = aa.value(norm_param(p.aclnn.name)) if aa is not None else None
+        lead = next((f for f in self.fwp if f.kind == "tensor" and not f.is_output
+                     and not f.optional), None)
+        if value is None or lead is None:
+            return None
+        var, name, x = local_name(p), p.fw.name, lead.name
+        layout = next((f for f in self.fwp if f.name in aa.layout and f.kind == "string"), None)
+        last = f"{x}.dims()[{x}.dims().size() - 1]"
+        if layout is not None:
+            extent = (f"!{layout.name}.empty() && {layout.name}.back() == 'C' && "
+                      f"{x}.dims().size() > 2 ? {last} : {x}.dims()[1]")
+            where = f"the channels of `{x}` by `{layout.name}`"
+        else:
+            extent, where = f"{x}.dims()[1]", f"the channels of `{x}` (dim 1)"
+        what = "ones" if value else "zeros"
+        return CallArg(p.aclnn.name, p.aclnn.ctype, var,
+                       [f"phi::DenseTensor {var};",
+                        f"if ({name}) {{",
+                        f"  {var} = *{name}.get_ptr();",
+                        f"}} else {{  // absent: {what} over {where} (arg_rules.yaml "
+                        "absent_affine)",
+                        f"  {var}.Resize(phi::make_ddim({{{extent}}}));",
+                        f"  FillNpuTensorWithConstant<T>(&{var}, dev_ctx, static_cast<T>({value}));",
+                        "}"], p.todo, p.decision)
 
     def convert(self, p: MappedParam, ref: str) -> CallArg:
         fw = p.fw

@@ -128,6 +128,25 @@ class ZeroDimViews:
 
 
 @dataclass(frozen=True)
+class AbsentAffine:
+    """(paddle) A required aclnn tensor whose role is a per-channel multiplier (`ones`:
+    the normalized aclnn names weight, gamma, scale) or offset (`zeros`: bias, beta), fed
+    by an optional phi tensor the caller left out, is the identity of that operation:
+    ones / zeros in the kernel's T over the channels of the first input, the last dim
+    when a `layout` attribute names a channel-last layout (and the input has more than
+    2 dims), else dim 1 (Paddle's channel-first default)."""
+
+    ones: tuple[str, ...]
+    zeros: tuple[str, ...]
+    layout: tuple[str, ...]
+    evidence: str
+
+    def value(self, aclnn_norm: str) -> int | None:
+        """1 or 0 by the parameter's role; None for any other parameter."""
+        return 1 if aclnn_norm in self.ones else 0 if aclnn_norm in self.zeros else None
+
+
+@dataclass(frozen=True)
 class ComputeAs:
     """(paddle) A floating dtype (`dtypes`) the phi kernel has on other backends but the
     aclnn API lacks on the chip, while it has `compute`: the kernel is registered for it
@@ -205,6 +224,7 @@ class ArgRules:
     rank_variants: tuple[RankVariant, ...] = ()
     data_dependent: tuple[DataDependent, ...] = ()
     torch_skips: tuple[TorchSkip, ...] = ()
+    absent_affine: AbsentAffine | None = None
 
     def data_dependent_for(self, api: str) -> DataDependent | None:
         import re
@@ -268,7 +288,7 @@ def _fail(where: str, msg: str):
 
 _TOP_KEYS = ("aliases", "rules", "test_values", "expansions", "channel_first", "kernel_rules",
              "zero_dim_views", "compute_as", "master_weights", "flatten", "rank_variants",
-             "data_dependent", "torch_skips")
+             "data_dependent", "torch_skips", "absent_affine")
 
 
 def parse(data: dict) -> ArgRules:
@@ -349,7 +369,8 @@ def parse(data: dict) -> ArgRules:
                     _flatten(data.get("flatten")),
                     _rank_variants(data.get("rank_variants")),
                     _data_dependent(data.get("data_dependent")),
-                    _torch_skips(data.get("torch_skips")))
+                    _torch_skips(data.get("torch_skips")),
+                    _absent_affine(data.get("absent_affine")))
 
 
 def _data_dependent(entries) -> tuple[DataDependent, ...]:
@@ -414,6 +435,18 @@ def _zero_dim_views(z) -> ZeroDimViews | None:
         _fail("zero_dim_views", "needs exactly `params` (non-empty), `keepdim` and `evidence`")
     return ZeroDimViews(tuple(str(n) for n in z["params"]),
                         tuple(str(n) for n in z["keepdim"] or ()), str(z["evidence"]))
+
+
+def _absent_affine(a) -> AbsentAffine | None:
+    if a is None:
+        return None
+    if not isinstance(a, dict) or set(a) != {"ones", "zeros", "layout", "evidence"} \
+            or not a["ones"] or not a["zeros"] or not a["evidence"] \
+            or set(a["ones"]) & set(a["zeros"]):
+        _fail("absent_affine", "needs exactly `ones` and `zeros` (non-empty, disjoint), "
+                               "`layout` and `evidence`")
+    return AbsentAffine(tuple(str(n) for n in a["ones"]), tuple(str(n) for n in a["zeros"]),
+                        tuple(str(n) for n in a["layout"] or ()), str(a["evidence"]))
 
 
 def _compute_as(c) -> ComputeAs | None:
