@@ -8,28 +8,13 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 from codegen import torch_facts
 from codegen.api import prepare
 from codegen.torch_target import function_name, schema_family, schema_of
 from codegen.variants import family, scalar_variant
+from tests.codegen.torch_adapter_parts import ADAPTER, function_body as _fn, shipped_db_fixture
 
-ADAPTER = "in-tree/op_plugin/ops/opapi/{}KernelNpuOpApi.cpp"
-
-
-@pytest.fixture(scope="module")
-def db():
-    """The shipped snapshot (in the repository): the held-out APIs are not in the
-    codegen fixture subset."""
-    from opdb.query import OpDB
-    return OpDB.open(overlay=False)
-
-
-def _fn(text: str, signature_start: str) -> str:
-    """The body of the generated function whose signature starts so."""
-    i = text.index(signature_start)
-    return text[i:text.index("\n}\n", i)]
+db = shipped_db_fixture()
 
 
 def test_out_overloads_not_named_out_join_the_family(db):

@@ -11,24 +11,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from codegen import torch_facts
 from codegen.api import prepare
+from tests.codegen.torch_adapter_parts import ADAPTER, function_body as _fn, shipped_db_fixture
 
-ADAPTER = "in-tree/op_plugin/ops/opapi/{}KernelNpuOpApi.cpp"
+db = shipped_db_fixture()
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def db():
-    from opdb.query import OpDB
-    return OpDB.open(overlay=False)
-
-
-def _fn(text: str, signature_start: str) -> str:
-    i = text.index(signature_start)
-    return text[i:text.index("\n}\n", i)]
 
 
 def _body(db, api, op, stem, sig):

@@ -11,19 +11,9 @@ import pytest
 
 from codegen import torch_facts
 from codegen.api import prepare
+from tests.codegen.torch_adapter_parts import ADAPTER, function_body as _fn, shipped_db_fixture
 
-ADAPTER = "in-tree/op_plugin/ops/opapi/{}KernelNpuOpApi.cpp"
-
-
-@pytest.fixture(scope="module")
-def db():
-    from opdb.query import OpDB
-    return OpDB.open(overlay=False)
-
-
-def _fn(text: str, signature_start: str) -> str:
-    i = text.index(signature_start)
-    return text[i:text.index("\n}\n", i)]
+db = shipped_db_fixture()
 
 
 def test_unset_int_dim_is_every_dim_for_an_aclnn_dim_list(db):

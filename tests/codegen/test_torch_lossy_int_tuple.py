@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from codegen.api import prepare
+from tests.codegen.torch_adapter_parts import function_body as _fn
 
 ADAPTER = "in-tree/op_plugin/ops/opapi/StdMeanKernelNpuOpApi.cpp"
 
@@ -19,11 +20,6 @@ def r():
     from opdb.query import OpDB
     return prepare(OpDB.open(overlay=False), "aclnnStdMeanCorrection", "torch",
                    op="aten::std_mean.correction")
-
-
-def _fn(text: str, signature_start: str) -> str:
-    i = text.index(signature_start)
-    return text[i:text.index("\n}\n", i)]
 
 
 def test_functional_with_two_results_runs_on_the_cpu(r):

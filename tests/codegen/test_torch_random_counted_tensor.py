@@ -10,19 +10,9 @@ from __future__ import annotations
 import pytest
 
 from codegen.api import prepare
+from tests.codegen.torch_adapter_parts import ADAPTER, function_body as _fn, shipped_db_fixture
 
-ADAPTER = "in-tree/op_plugin/ops/opapi/{}KernelNpuOpApi.cpp"
-
-
-@pytest.fixture(scope="module")
-def db():
-    from opdb.query import OpDB
-    return OpDB.open(overlay=False)
-
-
-def _fn(text: str, signature_start: str) -> str:
-    i = text.index(signature_start)
-    return text[i:text.index("\n}\n", i)]
+db = shipped_db_fixture()
 
 
 @pytest.mark.parametrize("api, op, out_sig, fn_sig, args", [
