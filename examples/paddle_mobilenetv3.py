@@ -12,12 +12,12 @@ import paddle.nn as nn
 BATCH, SIZE, CLASSES = 2, 64, 10
 
 
-def build():
+def build(batch: int = BATCH, size: int = SIZE, classes: int = CLASSES):
     paddle.seed(0)
-    model = paddle.vision.models.mobilenet_v3_small(num_classes=CLASSES)
+    model = paddle.vision.models.mobilenet_v3_small(num_classes=classes)
     model.train()
-    images = paddle.randn([BATCH, 3, SIZE, SIZE], dtype="float32")
-    labels = paddle.randint(0, CLASSES, [BATCH, 1], dtype="int64")
+    images = paddle.randn([batch, 3, size, size], dtype="float32")
+    labels = paddle.randint(0, classes, [batch, 1], dtype="int64")
     loss_fn = nn.CrossEntropyLoss()
     opt = paddle.optimizer.Adam(learning_rate=1e-3, parameters=model.parameters())
 
