@@ -397,7 +397,7 @@ class TorchRecorder:
             if not targets:
                 return None
             with disabled():  # (_QUIET)
-                place_grad(self.data, targets, None if g is None else self._stats(g))
+                place_grad(self.data, targets, self._grad_stats(g))
             return None
         return hook
 
