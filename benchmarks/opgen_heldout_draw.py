@@ -1,7 +1,7 @@
 """Draw a held-out sample of torch aclnn APIs to score opgen against op-plugin
 (docs/opgen.md, "Held-out torch APIs"), reproducibly and without picking by hand.
 
-    python benchmarks/opgen_heldout_draw.py [--seed 8] [-n 12]
+    python benchmarks/opgen_heldout_draw.py [--seed 8] [-n 12] [--before N]
 
 Population: the ATen ops (section `official`) of the shipped op-plugin facts
 (`opdb/sources/torch/op_plugin_aclnn_map.jsonl`, op-plugin `517f2e7d`) that op-plugin
@@ -9,7 +9,9 @@ builds for the target torch and whose op_api adapter calls at least one aclnn AP
 (`aclnn_target`). One unit per aclnn API (the first API an op calls), taken with the
 first op, in YAML order, that calls it first. Excluded: every API and every upstream
 source file already in a table of docs/opgen.md (the 12 and `HELD_OUT_TORCH`), and the
-ops the docs name as skimmed or picked for a gap. The units are sorted by name and
+ops the docs name as skimmed or picked for a gap. `--before N` counts only the first N
+rows of `HELD_OUT_TORCH` as scored, to redraw an earlier sample (the eighth: `--seed 8
+--before 70`). The units are sorted by name and
 shuffled with `random.Random(seed)`; the first n are the sample. Prints `API op file`.
 """
 from __future__ import annotations
@@ -33,11 +35,13 @@ NAMED_IN_DOCS = {
 }
 
 
-def scored() -> tuple[set[str], set[str]]:
-    """The aclnn APIs and the upstream source files already scored."""
+def scored(before: int | None = None) -> tuple[set[str], set[str]]:
+    """The aclnn APIs and the upstream source files already scored (the first `before`
+    held-out rows, all by default)."""
     import sys
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from opgen_twelve import HELD_OUT_TORCH, TWELVE
+    HELD_OUT_TORCH = HELD_OUT_TORCH[:before]
     apis = {a for a, *_ in TWELVE} | {a for a, _ in HELD_OUT_TORCH}
     ops = {t for _, t, _ in TWELVE} | {t for _, t in HELD_OUT_TORCH} | NAMED_IN_DOCS
     files = set()
@@ -54,11 +58,11 @@ def _functional(op: str) -> bool:
     return not (overload.startswith("out") or overload.endswith("out") or name.endswith("_"))
 
 
-def population() -> list[tuple[str, str, str]]:
+def population(before: int | None = None) -> list[tuple[str, str, str]]:
     """(API, op, file) units: one per upstream source file (per API for yaml-generated
     adapters, which have no file), the file's first aclnn API, the functional op if the
     unit has one, else its first op in YAML order."""
-    apis, files = scored()
+    apis, files = scored(before)
     units: dict[str, list[tuple[str, str, str]]] = {}
     for line in MAP.open():
         r = json.loads(line)
@@ -85,8 +89,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seed", type=int, default=8)
     ap.add_argument("-n", type=int, default=12)
+    ap.add_argument("--before", type=int, default=None,
+                    help="count only the first N rows of HELD_OUT_TORCH as scored")
     args = ap.parse_args(argv)
-    units = population()
+    units = population(args.before)
     random.Random(args.seed).shuffle(units)
     print(f"# population {len(units)} units, seed {args.seed}")
     for api, op, src in units[:args.n]:

@@ -108,6 +108,19 @@ HELD_OUT_TORCH = [
     ("aclnnInplaceUniform", "aten::uniform_"),
     ("aclnnMultinomial", "aten::multinomial"),
     ("aclnnInplaceBernoulli", "aten::bernoulli_.float"),
+    # eighth sample: drawn by benchmarks/opgen_heldout_draw.py --seed 8 (docs/opgen.md)
+    ("aclnnMaxPool3dWithArgmaxBackward", "aten::max_pool3d_with_indices_backward"),
+    ("aclnnMatmul", "aten::matmul_backward"),
+    ("aclnnSlogdet", "aten::slogdet"),
+    ("aclnnAvgPool3dBackward", "aten::avg_pool3d_backward"),
+    ("aclnnGRU", "aten::gru.input"),
+    ("aclnnLtScalar", "aten::lt.Scalar"),
+    ("aclnnUpsampleBicubic2dAAGrad", "aten::_upsample_bicubic2d_aa_backward"),
+    ("aclnnForeachLog2", "aten::_foreach_log2"),
+    ("aclnnInplaceZero", "aten::zero_"),
+    ("aclnnMaskedSelect", "aten::masked_select"),
+    ("aclnnMv", "aten::mv"),
+    ("aclnnForeachSqrt", "aten::_foreach_sqrt"),
 ]
 
 # the held-out paddle sample of docs/opgen.md (not among the 12): (aclnn API, phi kernel)
