@@ -79,22 +79,68 @@ def meta_kernel(op: str) -> bool | None:
 
 def _core_composite_explicit(op: str) -> bool:
     """A CompositeExplicitAutograd kernel is the Meta kernel too (that key covers every
-    backend). It runs on Meta tensors when the op is in the Core ATen opset (tag `core`,
-    which export and inductor trace on fake tensors) and reads no data (no
-    `data_dependent_output` / `dynamic_output_shape` tag): `aten::constant_pad_nd`.
-    Ops outside the core set (`_pack_padded_sequence` reads its lengths) do not count."""
+    backend). It runs on Meta tensors when the op reads no data (no
+    `data_dependent_output` / `dynamic_output_shape` tag) and is in the Core ATen opset
+    (tag `core`, which export and inductor trace on fake tensors: `aten::constant_pad_nd`)
+    or a probe on Meta tensors succeeds (`_explicit_runs_on_meta`: `_foreach_log2`).
+    Other ops (`_pack_padded_sequence` reads its lengths) do not count."""
     if not _has_kernel(op, "CompositeExplicitAutograd"):
         return False
     ov = _aten_overload(op)
     if ov is None:
         return False
     tags = {str(t).rsplit(".", 1)[-1] for t in getattr(ov, "tags", ())}
-    if "core" not in tags or tags & {"data_dependent_output", "dynamic_output_shape"}:
+    if tags & {"data_dependent_output", "dynamic_output_shape"}:
+        return False
+    if "core" not in tags and not _explicit_runs_on_meta(op):
         return False
     # the adapter calls `at::<op>(...)`: a method-only op (`expand`) has no such function
     entry = (_native_functions() or {}).get(op.split("::", 1)[1].replace(".default", ""))
     m = re.search(r"variants:\s*([\w, ]+)", entry or "")
     return m is None or "function" in m.group(1)
+
+
+# sample values of a Meta probe, by schema type: every tensor (2, 3), lists of two
+_PROBE_SAMPLES = {"int": 1, "float": 2.0, "bool": False, "Scalar": 2.0, "number": 2.0,
+                  "List[int]": [1, 1], "List[float]": [2.0, 2.0], "List[Scalar]": [2.0, 2.0],
+                  "List[number]": [2.0, 2.0]}
+
+
+@functools.lru_cache(maxsize=None)
+def _explicit_runs_on_meta(op: str) -> bool:
+    """Whether `op`'s CompositeExplicitAutograd kernel computes its result on Meta
+    tensors, probed: every required argument gets a sample by its schema type (float
+    tensors of shape (2, 3), lists of two) and the call must return Meta tensors.
+    `_foreach_log2` (a loop over `at::log2`, no Meta kernel and no `core` tag) passes;
+    a kernel that reads data (`.item()`) or rejects the samples fails, which counts as
+    "no" (the adapter then keeps its TODO)."""
+    ov = _aten_overload(op)
+    torch = _torch()
+    if ov is None or torch is None:
+        return False
+    args = []
+    for a in ov._schema.arguments:
+        if a.has_default_value() or a.kwarg_only:
+            break
+        t = str(a.type)
+        if t == "Tensor":
+            args.append(torch.empty(2, 3, device="meta"))
+        elif t == "List[Tensor]":
+            args.append([torch.empty(2, 3, device="meta") for _ in range(2)])
+        elif t in _PROBE_SAMPLES:
+            args.append(_PROBE_SAMPLES[t])
+        else:
+            return False
+    if any(not (a.has_default_value() or a.kwarg_only) for a in ov._schema.arguments[len(args):]):
+        return False
+    try:
+        res = ov(*args)
+    except Exception:
+        return False
+    flat = list(res) if isinstance(res, (tuple, list)) else [res]
+    flat = [y for x in flat for y in (x if isinstance(x, (tuple, list)) else [x])]
+    return bool(flat) and all(isinstance(x, torch.Tensor) and x.device.type == "meta"
+                              for x in flat)
 
 
 def cpu_kernel(op: str) -> bool | None:

@@ -192,6 +192,12 @@ class TorchDialect(Dialect):
             return CallArg(p.aclnn.name, p.aclnn.ctype, var,
                            [f"std::vector<at::Tensor> {var}_vec({name}.begin(), {name}.end());",
                             f"at::TensorList {var}({var}_vec);"], p.todo, p.decision)
+        if k == fk == "tensor_list" and fw.origin == "return":
+            # the returned std::vector<at::Tensor>: op-plugin's ConvertType takes
+            # at::TensorList (a vector would hit its pass-through template), as
+            # ForeachLog2KernelNpuOpApi.cpp's `at::TensorList result_ = at::TensorList(result)`
+            return CallArg(p.aclnn.name, p.aclnn.ctype, var,
+                           [f"at::TensorList {var}({name});"], p.todo, p.decision)
         if k == fk == "int_array" and not fw.optional:
             widened = self.expanded_list(p)
             if widened is not None:
@@ -901,6 +907,10 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
             return []  # op-plugin ApplyAdamWKernelNpuOpApi.cpp: var/m/v are updated in place
         tensors_in = [f.name for f in fwp if f.kind == "tensor" and not f.optional
                       and not f.is_output and not f.mutable]
+        list_outs = [a.name for a in schema.args if a.mutable and a.kwarg_only
+                     and a.kind == "tensor_list"]
+        if list_outs and functional is not None and meta_ok and outs == list_outs[:1]:
+            return [_list_out_checks(schema, fwp, functional, outs[0])]
         if functional is None or not meta_ok:
             return [{"lines": [], "binding_lines": [],
                      "todo": "TODO(opgen): no meta function known for the functional op; "
@@ -922,6 +932,9 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                          "promotion as torch computes them"}]
     fresh = [f for f in fwp if f.origin == "return"]
     tensors = [f for f in fresh if f.kind == "tensor"]
+    if len(fresh) == 1 and fresh[0].kind == "tensor_list" and meta_ok \
+            and functional is not None and opts:
+        return [_list_out_allocs(fwp, functional, fresh[0].name, opts, bopts)]
     if tensors and meta_ok and opts and functional is not None:
         call = meta_call(functional)
         masked = _output_mask(schema, len([r for r in schema.returns if not r.alias]))
@@ -993,6 +1006,52 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                             "todo": f"TODO(opgen): allocate output `{f.name}` (no tensor input "
                                     f"to take shape/dtype from)", "note": ""})
     return out
+
+
+def _list_elem_options(opts: str) -> str:
+    """`self.front().options()` -> `self[i].options()`: element i of the output list
+    takes the device and options of element i of the input list."""
+    return opts.replace(".front().options()", "[i].options()")
+
+
+def _list_out_allocs(fwp: list[FwParam], functional: TorchSchema, name: str, opts: str,
+                     bopts: str) -> dict:
+    """A returned `Tensor[]` (`_foreach_log2`), one tensor per tensor the op's meta
+    function returns, in its sizes and dtype (op-plugin ForeachLog2KernelNpuOpApi.cpp
+    allocates one output per input the same way)."""
+    head = [f"auto meta = {meta_call(functional)};", f"std::vector<at::Tensor> {name};",
+            f"{name}.reserve(meta.size());", "for (size_t i = 0; i < meta.size(); ++i) {"]
+    alloc = ("npu_preparation::apply_tensor_without_format(meta[i].sizes(), "
+             f"{_list_elem_options(opts)}.dtype(meta[i].scalar_type()))")
+    balloc = f"at::empty(meta[i].sizes(), {_list_elem_options(bopts)}.dtype(meta[i].scalar_type()))"
+    return {"lines": head + [f"    {name}.push_back({alloc});", "}"],
+            "binding_lines": head + [f"    {name}.push_back({balloc});", "}"], "todo": "",
+            "note": f"output sizes and dtypes from {functional.name}"
+                    f"{'.' + functional.overload if functional.overload else ''}'s own meta "
+                    "function (Meta dispatch key), one tensor per returned tensor"}
+
+
+def _list_out_checks(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema,
+                     out: str) -> dict:
+    """The `.out` member of a list op (`_foreach_log2.out`): the out list has the meta
+    function's length, and each member its sizes (resized if empty, as check_tensor
+    does for one tensor)."""
+    lists_in = [f.name for f in fwp if f.kind == "tensor_list" and f.origin == "param"
+                and not f.mutable and not f.is_output]
+    tensors_in = [f.name for f in fwp if f.kind == "tensor" and f.origin == "param"
+                  and not f.optional and not f.mutable and not f.is_output]
+    src = "{" + ", ".join([f"{n}[i]" for n in lists_in] + tensors_in or [f"{out}[i]"]) + "}"
+    lines = [f"auto meta = {meta_call(functional)};",
+             f'TORCH_CHECK({out}.size() == meta.size(), "{schema.name}: expected ", '
+             f'meta.size(), " tensors in `{out}`, got ", {out}.size());',
+             "for (size_t i = 0; i < meta.size(); ++i) {",
+             f"    at::Tensor out_i = {out}[i];",
+             f"    npu_preparation::check_tensor({src}, out_i, out_i.scalar_type(), "
+             "meta[i].sizes());", "}"]
+    return {"lines": lines, "binding_lines": [], "todo": "",
+            "note": f"output sizes from {functional.name}"
+                    f"{'.' + functional.overload if functional.overload else ''}'s own meta "
+                    "function (Meta dispatch key), one per tensor of the out list"}
 
 
 _TENSOR_OPTIONS = ("dtype", "layout", "device", "pin_memory")
@@ -1081,11 +1140,17 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         out_cands = cands  # the out-of-place API and its newer versions
         cands = [v for v in (variants.get("inplace"), variants.get("inplace_scalar")) if v]
         m = next((f for f in fwp if f.mutable and f.kind == "tensor"), None)
+        if m is None and variants.get("inplace_out_evidence") and _writes_one_output(api):
+            # a list written in place only where upstream runs this API with out = self
+            m = next((f for f in fwp if f.mutable and f.kind == "tensor_list"), None)
         if not cands and not api.name.startswith("aclnnInplace") and m is not None:
             # no Inplace API: a pointwise op's out-of-place API writes into `self`
-            # (op-plugin's gen_opapi `structured_inherit: silu.out` for silu_/clamp_)
+            # (op-plugin's gen_opapi `structured_inherit: silu.out` for silu_/clamp_);
+            # a list too (`_foreach_log2_`: op-plugin ForeachLog2KernelNpuOpApi.cpp
+            # passes `self` as aclnnForeachLog2's `out`)
             local = "out" if "out" not in {f.name for f in fwp} else f"{m.name}_out"
-            fwp = fwp + [FwParam(local, "tensor", "at::Tensor&", is_output=True)]
+            ltype = "at::Tensor&" if m.kind == "tensor" else "at::TensorList"
+            fwp = fwp + [FwParam(local, m.kind, ltype, is_output=True)]
             from codegen import torch_facts
             fname = (f"{functional.name}.{functional.overload}" if functional is not None
                      and functional.overload else functional.name if functional else "")
@@ -1094,7 +1159,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                    if _updates_first_input(api) else
                    f"upstream runs it on this API with out = self "
                    f"({variants['inplace_out_evidence']}): the API writes")
-            via_out = [f"at::Tensor& {local} = {m.name};  // {why} "
+            via_out = [f"{ltype} {local} = {m.name};  // {why} "
                        f"`{m.name}` in place (no Inplace API; op-plugin's structured_inherit "
                        "of the .out kernel)"]
             cands = [c for c in out_cands if _writes_one_output(c)]
