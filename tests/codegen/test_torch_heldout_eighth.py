@@ -81,7 +81,7 @@ def test_list_out_of_a_tensor_op_is_checked_against_the_tensor_input(db):
 
 def test_api_that_updates_its_lists_in_place_gets_no_out_alias(db):
     """aclnnForeachZeroInplace writes its `x` list itself (no output parameter): the
-    in-place member passes the list alone, as op-plugin ForeachZeroKernelNpuOpApi.cpp,
+    in-place member passes the list alone, as op-plugin ForeachZeroInplaceKernelNpuOpApi.cpp,
     and no `out = self` alias is made up."""
     r = prepare(db, "aclnnForeachZeroInplace", "torch", op="aten::_foreach_zero_")
     body = _fn(r.files[ADAPTER.format("ForeachZero")], "void _foreach_zero_(")
