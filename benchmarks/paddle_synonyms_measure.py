@@ -1,0 +1,43 @@
+"""Measure argument-name synonyms learned from PaddleCustomDevice's aclnn call sites.
+
+    python benchmarks/paddle_synonyms_measure.py [--min-support N] [--list]
+
+Leave-one-file-out over upstream's registered NPU kernels at `77090b64`
+(`codegen.paddle_synonyms.measure`): for every aclnn parameter that name and reviewed-alias
+matching cannot feed, is the synonym learned from the other files what upstream passes?
+Prints the counts by (kind, outcome); `--list` prints every right/wrong/missed site.
+docs/opgen.md "Batch G" has the figures and why the rule was not adopted.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--min-support", type=int, default=1)
+    ap.add_argument("--list", action="store_true")
+    args = ap.parse_args(argv)
+    from codegen.paddle_synonyms import fed_params, measure, propose  # noqa: F401
+    res = measure(args.min_support)
+    direct = sum(1 for f in fed_params() if f.direct)
+    print(f"call-site parameters: {len(fed_params())} ({direct} fed by a function parameter "
+          f"as it is); min support {args.min_support}")
+    for (kind, outcome), rows in res.items():
+        print(f"{kind:6} {outcome:6} {len(rows)}")
+    if args.list:
+        for (kind, outcome), rows in res.items():
+            if outcome == "none":
+                continue
+            for f in rows:
+                print(f"  {kind} {outcome}: {f.api} {f.param} <- {f.arg}  "
+                      f"({f.path.rsplit('/', 1)[-1]}:{f.line} {f.function})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
