@@ -62,3 +62,58 @@ def test_call_site_synonyms_measured_and_not_adopted():
     assert res[("value", "right")] == 3 and res[("value", "wrong")] == 5
     assert res[("value", "none")] == 166
     assert res[("tensor", "right")] == 24 and res[("tensor", "wrong")] == 58
+
+
+def _sampler(name: str, *extra: Param):
+    return _api(name, _t("input"), _t("grid"), Param("interpolationMode", "int64_t", "input"),
+                Param("paddingMode", "int64_t", "input"), Param("alignCorners", "bool", "input"),
+                *extra, _t("out", "output"))
+
+
+SAMPLER2D = _sampler("aclnnGridSampler2D")
+SAMPLER3D = _sampler("aclnnGridSampler3D")
+GRID_OP = _op("grid_sample", "void GridSampleKernel(const Context& dev_ctx, "
+                             "const DenseTensor& x, const DenseTensor& grid, "
+                             "const std::string& mode, const std::string& padding_mode, "
+                             "bool align_corners, DenseTensor* out)")
+
+
+def test_grid_sampler_modes_are_the_strings_as_aclnn_enums():
+    # grid_sample_kernel.cc: interpolationModeMap {bilinear 0, nearest 1}, paddlingModeMap
+    # {zeros 0, border 1, reflection 2}. Before, both were placeholders 0 with TODOs
+    a = _args(build_paddle_kernel(SAMPLER2D, GRID_OP, framework_dtypes=("float32",)))
+    assert a["interpolationMode"].decision == "rule"
+    assert ('int64_t acl_interpolation_mode = mode == "nearest" ? 1 : '
+            '(mode == "bicubic" ? 2 : 0);') in a["interpolationMode"].prelude[0]
+    assert ('int64_t acl_padding_mode = padding_mode == "border" ? 1 : '
+            '(padding_mode == "reflection" ? 2 : 0);') in a["paddingMode"].prelude[0]
+
+
+class _DB:
+    def __init__(self, *apis):
+        self.apis = {a.name: a for a in apis}
+
+    def aclnn_api(self, name):
+        return self.apis.get(name)
+
+
+def test_a_2d_api_with_a_same_signature_3d_sibling_takes_rank_5_inputs():
+    # grid_sample_kernel.cc: a 5-d x goes to aclnnGridSampler3D(Backward). Derived from the
+    # catalog's names and signatures: no reviewed entry names GridSampler
+    from codegen.api import _rank_variant, render_adapter
+    rv = _rank_variant(_DB(SAMPLER2D, SAMPLER3D), SAMPLER2D)
+    assert rv[0] is SAMPLER3D and rv[1] == 5
+    text = render_adapter(SAMPLER2D, GRID_OP, "paddle", "in-tree",
+                          variants={"rank": rv}).files[
+        "in-tree/backends/npu/kernels/grid_sample_kernel.cc"]
+    i = text.index("  if (x.dims().size() == 5) {  // rank-5 inputs go to aclnnGridSampler3D")
+    assert i < text.index("    EXEC_NPU_CMD(aclnnGridSampler3D, dev_ctx,") \
+        < text.index("  EXEC_NPU_CMD(aclnnGridSampler2D, dev_ctx,")
+
+
+def test_a_3d_sibling_with_other_parameters_is_no_rank_variant():
+    # aclnnAvgPool3d takes what AvgPool2d does not: no branch, rather than a wrong mapping
+    from codegen.api import _rank_variant
+    other3d = _sampler("aclnnGridSampler3D", Param("scalesD", "double", "input"))
+    assert _rank_variant(_DB(SAMPLER2D, other3d), SAMPLER2D) is None
+    assert _rank_variant(_DB(SAMPLER2D), SAMPLER2D) is None
