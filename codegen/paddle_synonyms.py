@@ -45,6 +45,7 @@ class Fed:
     function: str
     line: int
     registered: bool
+    derived: str = ""   # the one function parameter a local argument is computed from
 
 
 @lru_cache(maxsize=1)
@@ -67,11 +68,11 @@ def fed_params() -> tuple[Fed, ...]:
         if names is None or len(names) != len(r["args"]):
             continue
         params = tuple(p for p in r["params"] if p != "dev_ctx")
-        for name, arg in zip(names, r["args"]):
+        for name, arg, src in zip(names, r["args"], r.get("derived") or [[]] * len(names)):
             m = _DIRECT.match(arg)
             direct = m.group(1) if m and m.group(1) in params else ""
             out.append(Fed(r["api"], name, arg, direct, params, r["path"], r["function"],
-                           r["line"], r["registered"]))
+                           r["line"], r["registered"], src[0] if len(src) == 1 else ""))
     return tuple(out)
 
 
@@ -80,14 +81,17 @@ def _differs(aclnn_param: str, phi: str) -> bool:
     return not (name_keys(aclnn_param) & name_keys(phi))
 
 
-def learn(exclude_path: str = "") -> dict[str, dict[str, set[tuple[str, str]]]]:
+def learn(exclude_path: str = "", derived: bool = False
+          ) -> dict[str, dict[str, set[tuple[str, str]]]]:
     """{normalized aclnn name: {phi name: {(path, function), ...}}} for pairs whose names
-    differ, from every call site outside `exclude_path`."""
+    differ, from every call site outside `exclude_path`; with `derived`, also a local
+    computed from one parameter (`phi::Scalar p = porder;`) counts as that parameter."""
     from codegen.argmap import norm_param
     table: dict[str, dict[str, set]] = defaultdict(lambda: defaultdict(set))
     for f in fed_params():
-        if f.direct and f.path != exclude_path and _differs(f.param, f.direct):
-            table[norm_param(f.param)][f.direct].add((f.path, f.function))
+        src = f.direct or (f.derived if derived else "")
+        if src and f.path != exclude_path and _differs(f.param, src):
+            table[norm_param(f.param)][src].add((f.path, f.function))
     return table
 
 
@@ -122,7 +126,8 @@ def _types() -> dict[tuple[str, str], str]:
     return out
 
 
-def measure(min_support: int = MIN_SUPPORT) -> dict[tuple[str, str], list[Fed]]:
+def measure(min_support: int = MIN_SUPPORT, derived: bool = False
+            ) -> dict[tuple[str, str], list[Fed]]:
     """Leave-one-file-out over upstream's registered kernels. Each aclnn parameter at a
     call site that name or reviewed-alias matching cannot feed (no parameter of the
     enclosing function answers to its name or an alias of it: the class-1 question) gets
@@ -130,7 +135,9 @@ def measure(min_support: int = MIN_SUPPORT) -> dict[tuple[str, str], list[Fed]]:
     `tensor` or `value`; outcome `right` (upstream passes the proposed parameter),
     `wrong` (upstream passes something else: another parameter, a local, a constant),
     `missed` (upstream passes a parameter, no synonym proposed one), `none` (upstream
-    passes a local or a constant and no synonym proposed anything)."""
+    passes a local or a constant and no synonym proposed anything). With `derived`, a
+    local computed from one parameter counts as that parameter, when learning and when
+    judging."""
     from codegen.argmap import _ALIASES, name_keys
 
     def covered(param: str, params: tuple[str, ...]) -> bool:
@@ -151,10 +158,11 @@ def measure(min_support: int = MIN_SUPPORT) -> dict[tuple[str, str], list[Fed]]:
             tables[f.path] = {k: tuple(sorted(((n, len(s)) for n, s in v.items()
                                                if len(s) >= min_support),
                                               key=lambda x: (-x[1], x[0])))
-                              for k, v in learn(exclude_path=f.path).items()}
+                              for k, v in learn(f.path, derived).items()}
         got = propose(f.param, list(f.params), tables[f.path])
         kind = "tensor" if "Tensor" in types.get((f.api, f.param), "") else "value"
-        outcome = ("right" if got == f.direct else "wrong") if got else (
-            "missed" if f.direct else "none")
+        truth = f.direct or (f.derived if derived else "")
+        outcome = ("right" if got == truth else "wrong") if got else (
+            "missed" if truth else "none")
         res.setdefault((kind, outcome), []).append(f)
     return dict(sorted(res.items()))

@@ -35,6 +35,39 @@ def _git(repo: Path, *args: str) -> str:
     return proc.stdout.decode("utf-8", "replace")
 
 
+_LOCAL = re.compile(r"^[*&]?\s*([A-Za-z_]\w*)$")
+
+
+def _derived(arg: str, body: str, params: list[str]) -> list[str]:
+    """The enclosing function's parameters a local argument is computed from: the ones named
+    in the statements that define or assign it before the call (`phi::Scalar f = factor;`,
+    `mode_to_int = find_it->second` after `find_it = map.find(mode)`, one level of locals
+    followed). [] for a parameter passed as it is, a literal or an expression."""
+    m = _LOCAL.match(arg)
+    if not m or m.group(1) in params:
+        return []
+    seen, found, todo = set(), set(), [m.group(1)]
+    for _ in range(2):  # the local, then the locals its definition reads
+        nxt = []
+        for var in todo:
+            if var in seen:
+                continue
+            seen.add(var)
+            for st in re.finditer(r"(?:^|[;{}])([^;{}]*\b" + re.escape(var) +
+                                  r"\s*(?:=(?!=)|\(|\{)[^;]*);", body):
+                text = st.group(1)
+                lhs = text.split("=", 1)[0] if "=" in text else text
+                if not re.search(r"\b" + re.escape(var) + r"\b", lhs):
+                    continue
+                for ident in re.findall(r"\b[A-Za-z_]\w*\b", text):
+                    if ident in params and ident != "dev_ctx":
+                        found.add(ident)
+                    elif ident != var:
+                        nxt.append(ident)
+        todo = nxt
+    return sorted(found)
+
+
 def rows_for_text(text: str, rel: str, commit: str) -> list[dict]:
     """The EXEC_NPU_CMD call rows of one source file."""
     from opdb.ingest.paddle_custom_device import (line_of, match_close, parse_cpp_params,
@@ -57,9 +90,11 @@ def rows_for_text(text: str, rel: str, commit: str) -> list[dict]:
                         for _, a in split_top_level(fs.masked[m.end():close])]
                 if not args or not args[0].startswith("aclnn"):
                     continue
+                body = fs.masked[lo:m.start()]
                 rows.append({"path": rel, "line": line_of(fs.masked, m.start()),
                              "function": name, "registered": name in registered,
                              "api": args[0], "args": args[2:], "params": params,
+                             "derived": [_derived(a, body, params) for a in args[2:]],
                              "commit": commit})
     return rows
 
