@@ -21,11 +21,13 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--min-support", type=int, default=1)
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--affix", action="store_true",
+                    help="measure the shared prefix/suffix rule instead of learned synonyms")
     ap.add_argument("--derived", action="store_true",
                     help="a local computed from one parameter counts as that parameter")
     args = ap.parse_args(argv)
-    from codegen.paddle_synonyms import fed_params, measure, propose  # noqa: F401
-    res = measure(args.min_support, args.derived)
+    from codegen.paddle_synonyms import fed_params, measure, measure_affix
+    res = measure_affix() if args.affix else measure(args.min_support, args.derived)
     direct = sum(1 for f in fed_params() if f.direct)
     print(f"call-site parameters: {len(fed_params())} ({direct} fed by a function parameter "
           f"as it is); min support {args.min_support}")

@@ -166,3 +166,29 @@ def measure(min_support: int = MIN_SUPPORT, derived: bool = False
             "missed" if truth else "none")
         res.setdefault((kind, outcome), []).append(f)
     return dict(sorted(res.items()))
+
+
+def measure_affix() -> dict[tuple[str, str], list[Fed]]:
+    """The same question for a rule without learning: the aclnn name and one function
+    parameter name share a `_`-separated prefix or suffix (`fillValue` / `value`,
+    `k` / `k_scalar`, `starts` / `starts_array`). Judged against the parameter upstream
+    passes as it is or computes the argument from (`Fed.derived`); outcome `none` when
+    not exactly one parameter fits."""
+    from codegen.argmap import _ALIASES, name_keys, norm_param
+
+    types = _types()
+    res: dict[tuple[str, str], list[Fed]] = {}
+    for f in fed_params():
+        wants = name_keys(f.param)
+        if not f.registered or any(
+                wants & name_keys(p) or any(h in _ALIASES.get(w, ()) for w in wants
+                                            for h in name_keys(p)) for p in f.params):
+            continue
+        a = norm_param(f.param)
+        fits = [p for p in f.params if len(p) > 1 and (
+            a.endswith("_" + p) or p.startswith(a + "_") or a.startswith(p + "_"))]
+        kind = "tensor" if "Tensor" in types.get((f.api, f.param), "") else "value"
+        outcome = "none" if len(fits) != 1 else (
+            "right" if fits[0] == (f.direct or f.derived) else "wrong")
+        res.setdefault((kind, outcome), []).append(f)
+    return dict(sorted(res.items()))

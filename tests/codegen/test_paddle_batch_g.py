@@ -68,6 +68,16 @@ def test_call_site_synonyms_measured_and_not_adopted():
     assert (der[("value", "right")], der[("value", "wrong")], der[("value", "missed")]) == (16, 31, 39)
 
 
+def test_shared_prefix_or_suffix_names_measured_and_not_adopted():
+    # `fillValue` / `value`, `k` / `k_scalar` are right; `padding` / `padding_algorithm`,
+    # `interpolationMode` / `mode` (an enum of it, not the string) and `out` / `out_grad`
+    # are not
+    from codegen.paddle_synonyms import measure_affix
+    res = {k: len(v) for k, v in measure_affix().items()}
+    assert (res[("value", "right")], res[("value", "wrong")], res[("tensor", "wrong")]) == (6, 10, 10)
+    assert ("tensor", "right") not in res
+
+
 def _sampler(name: str, *extra: Param):
     return _api(name, _t("input"), _t("grid"), Param("interpolationMode", "int64_t", "input"),
                 Param("paddingMode", "int64_t", "input"), Param("alignCorners", "bool", "input"),
