@@ -131,3 +131,59 @@ def test_a_3d_sibling_with_other_parameters_is_no_rank_variant():
     other3d = _sampler("aclnnGridSampler3D", Param("scalesD", "double", "input"))
     assert _rank_variant(_DB(SAMPLER2D, other3d), SAMPLER2D) is None
     assert _rank_variant(_DB(SAMPLER2D), SAMPLER2D) is None
+
+
+EYE = _api("aclnnEye", Param("n", "int64_t", "input"), Param("m", "int64_t", "input"),
+           _t("out", "output"))
+EYE_OP = _op("eye", "void EyeKernel(const Context& dev_ctx, const Scalar& num_rows, "
+                    "const Scalar& num_columns, DataType dtype, DenseTensor* out)")
+
+
+def test_paconvert_renamings_feed_what_names_and_aliases_leave_unfed():
+    # PaConvert api_mapping.json (e51b74cf): torch.eye n -> num_rows, m -> num_columns.
+    # Before, both were placeholders 0 with TODOs
+    from codegen.argmap import map_args
+    from codegen.paddle_target import fw_params
+    am = {m.aclnn.name: m for m in map_args(EYE, fw_params(EYE_OP), "paddle").params}
+    assert (am["n"].decision, am["n"].fw.name) == ("synonym", "num_rows")
+    assert (am["m"].decision, am["m"].fw.name) == ("synonym", "num_columns")
+    assert "PaConvert's torch -> paddle renaming `m` -> `num_columns`" in am["m"].todo
+    # torch only: aclnn names are ATen's there
+    tm = {m.aclnn.name: m for m in map_args(EYE, fw_params(EYE_OP), "torch").params}
+    assert tm["n"].decision == "unmapped"
+
+
+def test_a_bool_unbiased_is_the_int_correction():
+    std = _api("aclnnStd", _t("self"), Param("dim", "const aclIntArray*", "input"),
+               Param("correction", "const int64_t", "input"), Param("keepdim", "bool", "input"),
+               _t("out", "output"))
+    op = _op("std", "void StdKernel(const Context& dev_ctx, const DenseTensor& x, "
+                    "const IntArray& axis, bool unbiased, bool keepdim, DenseTensor* out)")
+    from codegen.argmap import map_args
+    from codegen.paddle_target import fw_params
+    am = {m.aclnn.name: m for m in map_args(std, fw_params(op), "paddle").params}
+    assert (am["correction"].decision, am["correction"].fw.name) == ("synonym", "unbiased")
+
+
+def test_a_reviewed_rule_wins_over_a_renaming():
+    # torch `size` -> paddle `shape` (16 APIs), but aclnnExpand's size is the out shape with
+    # the -1 entries resolved (expand_kernel.cc), a reviewed rule
+    expand = _api("aclnnExpand", _t("self"), Param("size", "const aclIntArray*", "input"),
+                  _t("out", "output"))
+    op = _op("expand", "void ExpandKernel(const Context& dev_ctx, const DenseTensor& x, "
+                       "const IntArray& shape, DenseTensor* out)")
+    from codegen.argmap import map_args
+    from codegen.paddle_target import fw_params
+    am = {m.aclnn.name: m for m in map_args(expand, fw_params(op), "paddle").params}
+    assert am["size"].decision == "rule"
+
+
+def test_renamings_with_equal_support_are_no_answer():
+    from codegen.argmap import _synonym
+    from codegen.argmap import FwParam
+    p = Param("dim", "int64_t", "input")
+    # torch dim -> paddle axis (151 APIs) beats dim -> axes (18)
+    left = [FwParam("axes", "int", "int"), FwParam("axis", "int", "int")]
+    assert _synonym(p, "int", left).name == "axis"
+    tie = [FwParam("axis", "int", "int"), FwParam("axis", "int", "int")]
+    assert _synonym(p, "int", tie) is None
