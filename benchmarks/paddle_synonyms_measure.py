@@ -23,11 +23,14 @@ def main(argv=None) -> int:
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--affix", action="store_true",
                     help="measure the shared prefix/suffix rule instead of learned synonyms")
+    ap.add_argument("--paconvert", action="store_true",
+                    help="measure PaConvert's renamings (the adopted source) instead")
     ap.add_argument("--derived", action="store_true",
                     help="a local computed from one parameter counts as that parameter")
     args = ap.parse_args(argv)
-    from codegen.paddle_synonyms import fed_params, measure, measure_affix
-    res = measure_affix() if args.affix else measure(args.min_support, args.derived)
+    from codegen.paddle_synonyms import fed_params, measure, measure_affix, measure_paconvert
+    res = (measure_affix() if args.affix else measure_paconvert() if args.paconvert
+           else measure(args.min_support, args.derived))
     direct = sum(1 for f in fed_params() if f.direct)
     print(f"call-site parameters: {len(fed_params())} ({direct} fed by a function parameter "
           f"as it is); min support {args.min_support}")

@@ -12,7 +12,9 @@ Measured, not applied: `measure()` is the leave-one-file-out check over upstream
 registered kernels, and the figures (docs/opgen.md "Batch G") are too poor for a rule
 `argmap.map_args` would apply: upstream converts most values before the call (a local
 `phi::Scalar`, an enum map, a cast copy), so a same-value synonym is rare, and among the
-tensors it proposes helper scratch values. `propose()` gives the best-supported learned
+tensors it proposes helper scratch values. `measure_affix()` and `measure_paconvert()` ask the same
+question of a shared prefix/suffix rule and of PaConvert's renamings (the source
+`argmap` adopted, `opdb.arg_synonyms`). `propose()` gives the best-supported learned
 name among candidates (none on a tie); `min_support` distinct upstream functions must
 show a pair.
 """
@@ -190,5 +192,33 @@ def measure_affix() -> dict[tuple[str, str], list[Fed]]:
         kind = "tensor" if "Tensor" in types.get((f.api, f.param), "") else "value"
         outcome = "none" if len(fits) != 1 else (
             "right" if fits[0] == (f.direct or f.derived) else "wrong")
+        res.setdefault((kind, outcome), []).append(f)
+    return dict(sorted(res.items()))
+
+
+def measure_paconvert() -> dict[tuple[str, str], list[Fed]]:
+    """The same question for PaConvert's torch -> paddle keyword renamings
+    (`opdb.arg_synonyms`, adopted as `argmap`'s `synonym` step): the renaming of the aclnn
+    name (ATen's) shown by the most APIs among the function's parameters, judged against the
+    parameter upstream passes as it is or computes the argument from."""
+    from opdb.arg_synonyms import load
+
+    from codegen.argmap import _ALIASES, name_keys, norm_param
+
+    table = load()
+    types = _types()
+    res: dict[tuple[str, str], list[Fed]] = {}
+    for f in fed_params():
+        wants = name_keys(f.param)
+        if not f.registered or any(
+                wants & name_keys(p) or any(h in _ALIASES.get(w, ()) for w in wants
+                                            for h in name_keys(p)) for p in f.params):
+            continue
+        names = table.get(norm_param(f.param), {})
+        fits = sorted((p for p in f.params if p in names), key=lambda p: -names[p])
+        kind = "tensor" if "Tensor" in types.get((f.api, f.param), "") else "value"
+        truth = f.direct or f.derived
+        outcome = ("right" if fits[0] == truth else "wrong") if fits else (
+            "missed" if truth else "none")
         res.setdefault((kind, outcome), []).append(f)
     return dict(sorted(res.items()))
