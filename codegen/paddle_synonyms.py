@@ -5,16 +5,17 @@ Upstream's `EXEC_NPU_CMD(aclnnXxx, dev_ctx, a1, a2, ...)` calls
 aligned with the API's parameter list (`opdb/sources/cann/aclnn_apis.jsonl`). Where an
 argument is one of the enclosing function's parameters passed as it is (`x`, `*out`,
 `w.get()`), upstream says: aclnn's `<param>` is Paddle's `<name>`. The pairs whose names
-differ (after `argmap.norm_param`) are the synonyms: aclnnNLLLoss `target` <- `label`,
-aclnnSmoothL1Loss `beta` <- `delta`, ...
+differ (after `argmap.norm_param`) are the synonyms: aclnnNLLLoss `target` <- `labels`
+(nll_loss_kernel.cc's name; Paddle 3.3.1's phi kernel says `label`), aclnnSmoothL1Loss
+`beta` <- `delta`, ...
 
 Measured, not applied: `measure()` is the leave-one-file-out check over upstream's own
 registered kernels, and the figures (docs/opgen.md "Batch G") are too poor for a rule
 `argmap.map_args` would apply: upstream converts most values before the call (a local
 `phi::Scalar`, an enum map, a cast copy), so a same-value synonym is rare, and among the
-tensors it proposes helper scratch values. `measure_affix()` and `measure_paconvert()` ask the same
-question of a shared prefix/suffix rule and of PaConvert's renamings (the source
-`argmap` adopted, `opdb.arg_synonyms`). `propose()` gives the best-supported learned
+tensors it proposes helper scratch values. `measure_affix()` and `measure_paconvert()`
+ask the same question of a shared prefix/suffix rule and of PaConvert's renamings (the
+source `argmap` adopted, `opdb.arg_synonyms`). `propose()` gives the best-supported learned
 name among candidates (none on a tie); `min_support` distinct upstream functions must
 show a pair.
 """
