@@ -158,6 +158,18 @@ HELD_OUT_PADDLE = [
     ("aclnnLogSigmoidBackward", "logsigmoid_grad"), ("aclnnPreluBackward", "prelu_grad"),
 ]
 
+# batch G (docs/opgen.md): drawn by benchmarks/opgen_draw_paddle.py (seed 20261124), scored
+# first with the code of its branch's start, then fixed
+BATCH_G_PADDLE = [
+    ("aclnnGridSampler2D", "grid_sample"), ("aclnnLogicalAnd", "logical_and"),
+    ("aclnnLog1p", "log"), ("aclnnMatmul", "matmul"), ("aclnnSubs", "elementwise_pow_grad"),
+    ("aclnnSort", "argsort"), ("aclnnBitwiseNot", "bitwise_not"),
+    ("aclnnSiluBackward", "swish_grad"), ("aclnnUpsampleNearest2d", "nearest_interp"),
+    ("aclnnHardswish", "hardswish"), ("aclnnInplaceZero", "histogram"),
+    ("aclnnReduceSum", "fused_linear_param_grad_add"),
+]
+HELD_OUT_PADDLE += BATCH_G_PADDLE
+
 
 def _paddle_tree(root: Path) -> Path:
     import shutil

@@ -257,7 +257,34 @@ def _rank_variant(db, api: AclnnApi):
 
     rv = load().rank_variant_for(api.name)
     other = db.aclnn_api(rv.variant) if rv is not None else None
-    return (other, rv.rank) if other is not None else None
+    if other is not None:
+        return other, rv.rank
+    return _volumetric_sibling(db, api)
+
+
+_PLANAR = re.compile(r"^(aclnn\w*?)2([dD])(\w*)$")
+
+
+def _volumetric_sibling(db, api: AclnnApi):
+    """(the API's 3-d sibling, 5) for a `...2d`/`...2D` API when opdb has `...3d`/`...3D`
+    with the same parameters (names, types, roles): an NC(D)HW input of rank 5 goes to it.
+    PaddleCustomDevice grid_sample_kernel.cc (77090b64) sends a 5-d x to
+    aclnnGridSampler3D(Backward) and a 4-d one to aclnnGridSampler2D(Backward). Pairs that
+    qualify (hicann catalog): AdaptiveAvgPool, AdaptiveMaxPool, CircularPad, GridSampler,
+    ReflectionPad, ReplicationPad, each with its Backward; AvgPool, MaxUnpool and
+    UpsampleNearest(Exact) take other parameters in 3-d (a `divisorOverride`, a
+    `scalesD`) and do not."""
+    m = _PLANAR.match(api.name)
+    if m is None:
+        return None
+    other = db.aclnn_api(f"{m.group(1)}3{m.group(2)}{m.group(3)}")
+    if other is None:
+        return None
+    sig = [(p.name, p.ctype, p.role) for p in api.params]
+    if sig != [(p.name, p.ctype, p.role) for p in other.params]:
+        return None
+    return other, 5, (f"rank-5 inputs go to {other.name}, the 3-d sibling with the same "
+                      f"parameters (as grid_sample_kernel.cc)")
 
 
 def render_context(db, api: AclnnApi, op: FrameworkOp, target: str) -> dict:

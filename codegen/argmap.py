@@ -22,7 +22,7 @@ from opdb.model import AclnnApi, Param
 from codegen.kinds import aclnn_kind, aclnn_optional
 
 DECISIONS = ("name", "alias", "role", "inplace", "position", "kind", "rule", "default",
-             "unmapped")
+             "unmapped", "synonym")
 
 # Names that mean the same thing on the two sides, and the values upstream passes for
 # aclnn params with no counterpart: the reviewed table in opdb (with evidence).
@@ -304,6 +304,18 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
                 how = "name" if pass_kind == "squashed" else pass_kind
                 mapped[i] = _decide(api, p, kind, take(fw), how, by_name, used, target=target)
                 break
+    # pass 1b (paddle): the torch -> paddle argument renamings PaConvert lists (aclnn
+    # params carry ATen's names), for the inputs names, aliases and reviewed rules leave
+    # unfed
+    if target == "paddle":
+        for i, p in enumerate(api.params):
+            if (mapped[i] is None and p.role == "input"
+                    and _rule_for(p, aclnn_kind(p.ctype), fw_params, target, api.name,
+                                  api_params=names) is None):  # a reviewed rule wins
+                fw = _synonym(p, aclnn_kind(p.ctype), free(p))
+                if fw is not None:
+                    mapped[i] = _decide(api, p, aclnn_kind(p.ctype), take(fw), "synonym",
+                                        by_name, used, target=target)
     # pass 2: outputs by role and order (the one output on each side is no guess, nor
     # the one left on each side when the others matched by name: aclnnMaxDim `out` once
     # `indices` took max.dim's indices)
@@ -374,6 +386,38 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
     return ArgMap(api, [m for m in mapped if m is not None], unused)
 
 
+def _synonym_pairs(p: Param, fw: FwParam) -> tuple[str, int]:
+    """(torch name, APIs) of the PaConvert renaming that turns aclnn `p`'s name into
+    `fw`'s, or ("", 0)."""
+    from opdb.arg_synonyms import load
+    table = load()
+    best = ("", 0)
+    for key in sorted(name_keys(p.name)):
+        n = table.get(key, {}).get(fw.name, 0)
+        if n > best[1]:
+            best = (key, n)
+    return best
+
+
+def _synonym(p: Param, kind: str, left: list[FwParam]) -> FwParam | None:
+    """The one unused phi value whose name PaConvert's torch -> paddle renamings give for
+    aclnn `p` (torch.nn.functional.nll_loss `target` -> `label`, torch.eye `n` ->
+    `num_rows`, torch.std `correction` -> `unbiased`), with a kind that converts; the
+    renaming shown by the most APIs wins, a tie is no answer. Measured over the mapped
+    paddle kernels before adoption (docs/opgen.md "Batch G")."""
+    fits = []
+    for fw in left:
+        if fw.is_output or not _kind_ok_for(kind, fw, "paddle") or not _role_ok(p, fw):
+            continue
+        key, n = _synonym_pairs(p, fw)
+        if n:
+            fits.append((n, fw))
+    fits.sort(key=lambda t: -t[0])
+    if not fits or (len(fits) > 1 and fits[0][0] == fits[1][0]):
+        return None
+    return fits[0][1]
+
+
 # floating numbers on both sides: the coefficients of a formula. Integers (axes, counts,
 # seeds, offsets, stream modes), bools, arrays and strings are never paired by kind: over
 # the 414 mapped paddle kernels, int pairs were wrong more often than right (random's
@@ -417,6 +461,10 @@ def _decide(api: AclnnApi, p: Param, kind: str, fw: FwParam, how: str,
     notes = []
     if how == "position" or (how == "role" and not sole_output):
         notes.append(f"matched by {how}, not by name")
+    if how == "synonym":
+        key, n = _synonym_pairs(p, fw)
+        notes.append(f"matched by PaConvert's torch -> paddle renaming `{key}` -> `{fw.name}` "
+                     f"({n} API{'s' if n != 1 else ''}), not by name: check the meaning")
     if how == "kind":
         notes.append("matched by kind and order among the unmatched numbers, not by name: "
                      "check the meaning")

@@ -287,6 +287,51 @@ def flatten_view(fwp, amap, args: list[CallArg]) -> list[CallArg]:
     return out
 
 
+# a bool attribute that says "this input is transposed": `transpose_x`, `trans_y`
+_TRANSPOSE_ATTR = re.compile(r"^trans(?:pose)?_(\w+)$")
+
+
+def transpose_views(amap, args: list[CallArg]) -> list[CallArg]:
+    """A bool attribute `transpose_<t>` / `trans_<t>` the API has no parameter for, where
+    `<t>` is a tensor input the call reads: when set, `<t>` goes as a view with its last two
+    dims and their strides swapped, so aclnn reads the transposed matrix without a copy
+    (PaddleCustomDevice matmul_kernel.cc AclnnMatmulForward builds the same view in
+    `Create_Acltensor(x, transpose_x)`). Only for inputs of 2 or more dims (a 1-d operand
+    has nothing to swap; phi's matmul ignores the flag for it). Applied by the attribute's
+    and the input's names in the phi signature, no API name; the attribute leaves
+    `amap.unused`."""
+    flags = {}
+    for u in amap.unused:
+        m = _TRANSPOSE_ATTR.match(u.name)
+        if m and u.kind == "bool":
+            flags[m.group(1)] = u.name
+    if not flags:
+        return args
+    out, done = [], set()
+    for p, a in zip(amap.params, args):
+        flag = flags.get(p.fw.name) if p.fw is not None else None
+        if flag is None or p.aclnn.role != "input" or not _viewable(p, a):
+            out.append(a)
+            continue
+        v = _var(a, "_t")
+        pre = list(a.prelude) + [
+            f"phi::DenseTensor {v}({a.expr});",
+            f"if ({flag} && {v}.dims().size() >= 2) {{  // {flag}: a transposed view of "
+            f"`{p.fw.name}`",
+            f"  auto {v}_d = phi::vectorize({v}.dims());",
+            f"  auto {v}_s = phi::vectorize({v}.strides());",
+            f"  std::swap({v}_d[{v}_d.size() - 1], {v}_d[{v}_d.size() - 2]);",
+            f"  std::swap({v}_s[{v}_s.size() - 1], {v}_s[{v}_s.size() - 2]);",
+            f"  {v}.Resize(phi::make_ddim({v}_d));",
+            f"  {v}.set_strides(phi::make_ddim({v}_s));",
+            "}"]
+        out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, pre, a.todo, a.decision, a.after))
+        done.add(flag)
+    if done:
+        amap.unused = [u for u in amap.unused if u.name not in done]
+    return out
+
+
 def data_dependent_outputs(api: AclnnApi, amap, args: list[CallArg]
                            ) -> tuple[list[CallArg], set[str]]:
     """arg_rules.yaml `data_dependent`: an output whose size depends on the data

@@ -364,13 +364,16 @@ def _rank_branch(k: dict, rank_variant: tuple[AclnnApi, int], op: FrameworkOp,
     """The call of the API upstream uses for inputs of another rank (nll_loss_kernel.cc:
     rank 4 -> aclnnNLLLoss2d), decided by the phi kernel's first tensor input (x, also in
     the grad kernel); the branch returns after its call and after-call statements."""
-    var_api, rank = rank_variant
+    var_api, rank = rank_variant[:2]
+    why = rank_variant[2] if len(rank_variant) > 2 else (
+        f"upstream calls {var_api.name} for rank-{rank} inputs")
     lead = next((f for f in fw_params(op) if f.kind == "tensor" and not f.is_output
                  and not f.optional), None)
     if lead is None:
         return None
     b = _build_paddle_kernel(var_api, op, framework_dtypes, None, soc)
     return {"api": b["api"], "cond": f"{lead.name}.dims().size() == {rank}", "rank": rank,
+            "why": why,
             "args": b["args"], "asserts": b["asserts"], "after": b["after"],
             "fn_alias": b["fn_alias"], "fn_type": b["fn_type"], "includes": b["includes"],
             "compute_as": b["compute_as"], "todos": [a.todo for a in b["args"] if a.todo]}
@@ -422,9 +425,12 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     args = _device_copies(args, _any_backend_inputs(op) - optional)
     from codegen.paddle_callsite import (compute_as, compute_as_dtypes,
                                          data_dependent_outputs, flatten_view,
-                                         master_weights, tied_mixed_dtypes, zero_dim_views)
+                                         master_weights, tied_mixed_dtypes, transpose_views,
+                                         zero_dim_views)
     args, sized_after = data_dependent_outputs(api, amap, args)
     args = flatten_view(fwp, amap, args)
+    if not backward:  # a grad of a transposed matmul is no transposed call
+        args = transpose_views(amap, args)
     args = zero_dim_views(api, amap, args)
     args = master_weights(fwp, amap, args)
     fw_dtypes = framework_dtypes or framework_dtypes_of(op)
