@@ -12,13 +12,13 @@ reduces a tensor as the tensor comes by (Max, Min, Sum, Norm) and hands the valu
 scalars until then (no host sync per tensor; one conversion per step). On the CPU there is
 nothing to sync: the values are read at once as Python floats (`HOST`), which costs less
 than keeping four small tensors alive per tensor until the end of the step.
-Small float32/float64 host tensors (up to CHUNKED_MIN elements) are not reduced one by
-one: `add_array` copies their numbers into a staging buffer per dtype as they come by (a
-copy, so a later in-place change of the tensor cannot reach the dump), and `flush()`
-reduces the whole step's staged tensors at once (`StagedReductions`: numpy's
-`maximum/minimum/add.reduceat` over segments, Sum and sum of squares accumulated in
-float64), where one numpy call per statistic per tensor cost more in call overhead than in
-arithmetic on tensors this small.
+Small float32/float64 host tensors (up to STAGED_MAX elements) are not reduced one by
+one: `add_array` copies their numbers into a 32K-element staging buffer per dtype as they
+come by (a copy, so a later in-place change of the tensor cannot reach the dump), and each
+full buffer, and the rest at `flush()`, is reduced at once (`StagedReductions`: numpy's
+`maximum/minimum/add.reduceat` over the tensors' segments, Sum and sum of squares
+accumulated in float64), where four numpy calls per tensor cost more in call overhead
+than in arithmetic on tensors this small.
 """
 from __future__ import annotations
 
@@ -216,7 +216,8 @@ _PENDING = (None, None, None, None)
 # numbers are still in the core's cache (its float64 copy 256 KB)
 _STAGE = 1 << 15
 # arrays up to this many elements are staged; larger ones cost less reduced one by one
-# (per tensor, this machine: 6.3 -> 3.3 us at 16 elements, 7.2 -> 5.9 us at 2048, 8.0 -> 8.4 at 4096)
+# (per float32 tensor, reductions and flush, this machine: 6.4 -> 3.4 us at 16 elements,
+# 7.4 -> 6.4 us at 2048, 8.2 -> 9.6 us at 4096)
 STAGED_MAX = 1 << 11
 
 
@@ -249,8 +250,9 @@ class StagedReductions:
     copied into a staging buffer of its dtype as it is queued; a full buffer (and each at
     flush) is reduced at once while it is still in the core's cache: numpy's
     maximum/minimum.reduceat over the arrays' segments (exactly each array's own Max and
-    Min), Sum and sum of squares by add.reduceat in float64 (float32 data converted once:
-    no overflow, closer to float64 than a float32 sum), one `tolist()`. A segment whose
+    Min), Sum and sum of squares by add.reduceat accumulated in float64 (like the chunked
+    path's row sums: a float32 tensor's Mean and Norm come out as float64's rounded to
+    float32, whatever the order of the elements), one `tolist()`. A segment whose
     Max/Min is NaN/Inf, or whose squares could overflow its dtype (`_SAFE_SQ`, as
     host_reductions judges it), takes `fallback` on its copy; its NaN/Inf counts go into
     every record of its slot."""
@@ -290,8 +292,9 @@ class StagedReductions:
             out = np.empty((4, len(starts)), f64)
             out[0] = np.maximum.reduceat(x, idx)
             out[1] = np.minimum.reduceat(x, idx)
-            out[2] = np.add.reduceat(x, idx)
-            out[3] = np.add.reduceat(x * x, idx)
+            wide = x.astype(f64)  # (float64 data: a copy, squared in place below)
+            out[2] = np.add.reduceat(wide, idx)
+            out[3] = np.add.reduceat(np.multiply(wide, wide, out=wide), idx)
             counts = np.diff(idx, append=used)
             m = np.maximum(out[0], -out[1])
             ok = m * m * counts < _SAFE_SQ[single]  # False for NaN/Inf too
