@@ -100,8 +100,10 @@ def _accuracy(seen, staged, per_tensor, framework, limit) -> dict:
     same_mean = same_norm = total = 0
     err = {"staged": [0.0, 0.0], "per_tensor": [0.0, 0.0]}  # worst mean, norm error
     for t, a, b in zip(seen, staged, per_tensor):
-        x = (t.detach().cpu().double().numpy() if framework == "torch" else np.asarray(t.astype("float64").numpy())).ravel()
-        if not (0 < x.size <= limit) or not np.isfinite(x).all() or a["dtype"] not in ("torch.float32", "torch.float64"):
+        x = t.detach().cpu().double().numpy() if framework == "torch" else t.astype("float64").numpy()
+        x = np.asarray(x).ravel()
+        if not (0 < x.size <= limit) or not np.isfinite(x).all() \
+                or a["dtype"] not in ("torch.float32", "torch.float64"):
             continue
         total += 1
         same_mean += a["Mean"] == b["Mean"]

@@ -78,7 +78,7 @@ def test_paddle_staged_records_match_the_per_tensor_path(monkeypatch):
     got = {}
     for staged in (True, False):
         monkeypatch.setattr(hp, "STAGED_MAX", stats.STAGED_MAX if staged else 0)
-        batch = StepStatsFor(hp)
+        batch = stats.StepStats(hp._to_floats)  # Paddle's careful path: stats.numpy_fallback
         with paddle.no_grad():
             recs = [hp.queue_stats(t, batch)[0] for t in cases]
         batch.flush()
@@ -86,10 +86,6 @@ def test_paddle_staged_records_match_the_per_tensor_path(monkeypatch):
     for t, a, b in zip(cases, got[True], got[False]):
         _same(a, b, (str(t.dtype), tuple(t.shape)))
     assert (got[True][6]["NanCount"], got[True][6]["InfCount"]) == (1, 1)
-
-
-def StepStatsFor(hooks):
-    return stats.StepStats(hooks._to_floats)
 
 
 def test_many_staged_tensors_fill_the_buffer_several_times(monkeypatch):
