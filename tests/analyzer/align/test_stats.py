@@ -56,9 +56,10 @@ def test_alias_shares_the_queued_numbers():
 
 
 def test_torch_cpu_numpy_path_matches_torch_reductions(monkeypatch):
-    """Small CPU tensors reduce through numpy; the numbers are torch's own within float
-    rounding (max/min exactly), whatever the dtype or layout; NaN/Inf and values whose
-    squares would overflow float32 take torch's path and keep their counts."""
+    """Small CPU tensors are staged and reduce through numpy; the numbers are torch's own
+    within float rounding (max/min exactly), whatever the dtype or layout; NaN/Inf and
+    values whose squares would overflow float32 take torch's path (on the staged copy) and
+    keep their counts."""
     import torch
 
     from analyzer.align import hooks_torch as ht
