@@ -5,13 +5,16 @@ list (best of --repeat passes, CPU time of this process, torch on one thread) an
 step's undumped time is given for scale. Run it in two trees to compare two versions of
 the statistics on the same tensors (the hook costs are in align_overhead.py).
 
-    python benchmarks/align_stats_cost.py [--models fw:path,...] [--repeat N] [--staged]
+    python benchmarks/align_stats_cost.py [--models fw:path,...] [--repeat N] [--staged] [--per-size]
 
 --staged: also the same tensors with the small-tensor staging off (`STAGED_MAX = 0`: each
 tensor reduced by its own numpy calls, the code before staging), timed alternately in the
 same process, and each record's Mean and Norm from both paths against float64: how many
 staged records differ from the per-tensor path's, and each path's largest error (relative
 to the tensor's RMS for the mean, to the float64 norm for the norm).
+--per-size: instead, per array size, 200 float32 numpy arrays through the per-tensor
+reductions (`host_reductions` + `add_host`) and through staging (`add_array`), flush
+included, best of 20: the cost per tensor that sets `stats.STAGED_MAX`.
 """
 from __future__ import annotations
 
@@ -116,13 +119,45 @@ def _accuracy(seen, staged, per_tensor, framework, limit) -> dict:
     return {"staged_records": total, "same_mean": same_mean, "same_norm": same_norm, "max_error": err}
 
 
+def per_size(sizes=(16, 256, 1024, 2048, 4096, 8192, 16384), count: int = 200, repeat: int = 20) -> None:
+    import time
+
+    import numpy as np
+
+    from analyzer.align.stats import StepStats, host_reductions
+
+    rng = np.random.default_rng(0)
+    for n in sizes:
+        arrays = [rng.standard_normal(n).astype(np.float32) for _ in range(count)]
+        best = {"per-tensor": float("inf"), "staged": float("inf")}
+        for _ in range(repeat):
+            for kind in best:
+                batch = StepStats(None)
+                c = time.process_time()
+                if kind == "staged":
+                    for a in arrays:
+                        batch.add_array(a, {}, n, True)
+                else:
+                    for a in arrays:
+                        batch.add_host(host_reductions(a), {}, n, True)
+                batch.flush()
+                best[kind] = min(best[kind], time.process_time() - c)
+        print(f"{n:6d} elements: per-tensor {best['per-tensor'] / count * 1e6:6.2f} us, "
+              f"staged {best['staged'] / count * 1e6:6.2f} us per tensor", flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=None, help="fw:path,... (default: the three real-size rows, two toys)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--staged", action="store_true",
                     help="also time the same tensors with staging off and compare the numbers (see above)")
+    ap.add_argument("--per-size", action="store_true",
+                    help="instead: per-tensor cost of both statistics paths per array size (see above)")
     args = ap.parse_args()
+    if args.per_size:
+        per_size()
+        return 0
     import torch
     torch.set_num_threads(1)
     models = MODELS if not args.models else [tuple(m.split(":", 1)) for m in args.models.split(",")]
