@@ -19,8 +19,8 @@ from analyzer.align.fault import Fault
 from analyzer.align.gc_pause import GcPause
 from analyzer.align.layout import StepDump
 from analyzer.align.stacks import StackSites
-from analyzer.align.stats import (PADDLE_TO_TORCH_DTYPE, StepStats, host_reductions, place_grad,
-                                  record_template, scalar_record)
+from analyzer.align.stats import (PADDLE_TO_TORCH_DTYPE, STAGED_MAX, StepStats, host_reductions,
+                                  place_grad, record_template, scalar_record)
 
 # ops whose output is their input's numbers (views, metadata, allocation)
 _SKIP_OPS = {"reshape", "reshape_", "squeeze", "unsqueeze", "squeeze_", "unsqueeze_", "transpose",
@@ -88,7 +88,9 @@ def queue_stats(t, batch: StepStats, on_device: bool | None = None) -> tuple[dic
     # the tensor (no detached tensor made and freed: the same bytes as detach().numpy())
     if on_device is not True and n <= _VIEW_MIN and (dt is _FLOAT[0] or dt is _FLOAT[1]) \
             and (on_device is False or t.place.is_cpu_place()):
-        a = t.numpy().reshape(-1)
+        a = t.numpy().reshape(-1)  # (a copy: staged as it is, reduced at flush)
+        if n <= STAGED_MAX:
+            return rec, batch.add_array(a, rec, n, dt is _FLOAT[0])
         vals = host_reductions(a)
         if vals[3] is not None:  # else NaN/Inf or overflow: the careful path below
             return rec, batch.add_host(vals, rec, n, dt is _FLOAT[0])
@@ -115,6 +117,8 @@ def queue_stats(t, batch: StepStats, on_device: bool | None = None) -> tuple[dic
     if a.dtype != np.float64 and a.dtype != np.float32:
         a = a.astype(np.float32)
     single = a.dtype != np.float64
+    if n <= STAGED_MAX:
+        return rec, batch.add_array(a, rec, n, single)
     mx, mn, total, norm = host_reductions(a)
     if norm is None:  # NaN/Inf, or squares that overflow: numpy's warnings off, NaN/Inf counted
         with np.errstate(all="ignore"):

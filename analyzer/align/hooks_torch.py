@@ -20,7 +20,7 @@ from analyzer.align.fault import Fault
 from analyzer.align.gc_pause import GcPause
 from analyzer.align.layout import StepDump
 from analyzer.align.stacks import StackSites
-from analyzer.align.stats import (CHUNKED_MIN, StepStats, host_reductions, place_grad,
+from analyzer.align.stats import (CHUNKED_MIN, STAGED_MAX, StepStats, host_reductions, place_grad,
                                   record_template, scalar_record)
 
 # ops that return a view or metadata of their input: same numbers as their input
@@ -74,6 +74,8 @@ def queue_stats(t: torch.Tensor, batch: StepStats, on_device: bool | None = None
             except (RuntimeError, TypeError):  # a tensor numpy cannot see (conj/neg view, ...)
                 a = None
             if a is not None:
+                if n <= STAGED_MAX:  # copied now, reduced with the step's others at flush
+                    return rec, batch.add_array(a, rec, n, dt is _F32)
                 vals = host_reductions(a)
                 if vals[3] is not None:  # else NaN/Inf or overflow: torch's path below
                     return rec, batch.add_host(vals, rec, n, dt is _F32)
@@ -94,14 +96,13 @@ def queue_stats(t: torch.Tensor, batch: StepStats, on_device: bool | None = None
             except (RuntimeError, TypeError):
                 a = None
             if a is not None:
+                if n <= STAGED_MAX:
+                    return rec, batch.add_array(a, rec, n, single)
                 vals = host_reductions(a)
                 if vals[3] is not None:
                     return rec, batch.add_host(vals, rec, n, single)
-        mn, mx = torch.aminmax(x)
-        nv = torch.linalg.vector_norm(x).item()
-        if not math.isfinite(nv):
-            rec["NanCount"], rec["InfCount"] = int(torch.isnan(x).sum()), int(torch.isinf(x).sum())
-        slot = batch.add_host((mx.item(), mn.item(), x.sum().item(), nv), rec, n, single)
+        mx, mn, total, nv, rec["NanCount"], rec["InfCount"] = _torch_reductions(x)
+        slot = batch.add_host((mx, mn, total, nv), rec, n, single)
     else:
         mn, mx = torch.aminmax(x)
         norm = torch.linalg.vector_norm(x)
@@ -110,9 +111,31 @@ def queue_stats(t: torch.Tensor, batch: StepStats, on_device: bool | None = None
     return rec, slot
 
 
+def _torch_reductions(x: torch.Tensor) -> tuple:
+    """(Max, Min, Sum, Norm, NanCount, InfCount) of a float32/float64 CPU tensor by torch's
+    reductions in its dtype (the careful path: NaN/Inf, squares that overflow, a tensor
+    numpy cannot see); NaN/Inf counted only when the norm is not finite."""
+    mn, mx = torch.aminmax(x)
+    nv = torch.linalg.vector_norm(x).item()
+    nan = inf = 0
+    if not math.isfinite(nv):
+        nan, inf = int(torch.isnan(x).sum()), int(torch.isinf(x).sum())
+    return mx.item(), mn.item(), x.sum().item(), nv, nan, inf
+
+
+def _staged_fallback(a) -> tuple:
+    """StepStats' fallback for a staged array (a copy of a small tensor's numbers) that
+    holds NaN/Inf or could overflow: torch's careful path on it, as before staging."""
+    return _torch_reductions(torch.from_numpy(a))
+
+
+def new_step_stats() -> StepStats:
+    return StepStats(_to_floats, _staged_fallback)
+
+
 def tensor_stats(t: torch.Tensor) -> dict:
     """One tensor's record, filled now (tests, one-off use; the recorder batches per step)."""
-    batch = StepStats(_to_floats)
+    batch = new_step_stats()
     rec, _ = queue_stats(t, batch)
     batch.flush()
     rec["requires_grad"] = bool(t.requires_grad)
@@ -224,7 +247,7 @@ class TorchRecorder:
         self.data: dict = {}
         self.construct: dict = {}
         self._calls: dict = {}
-        self._batch = StepStats(_to_floats)
+        self._batch = new_step_stats()
         self._op_calls: dict = {}
         self._op_in_parent: dict = {}
         self._fault_seen = 0

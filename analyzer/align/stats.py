@@ -12,6 +12,13 @@ reduces a tensor as the tensor comes by (Max, Min, Sum, Norm) and hands the valu
 scalars until then (no host sync per tensor; one conversion per step). On the CPU there is
 nothing to sync: the values are read at once as Python floats (`HOST`), which costs less
 than keeping four small tensors alive per tensor until the end of the step.
+Small float32/float64 host tensors (up to STAGED_MAX elements) are not reduced one by
+one: `add_array` copies their numbers into a 32K-element staging buffer per dtype as they
+come by (a copy, so a later in-place change of the tensor cannot reach the dump), and each
+full buffer, and the rest at `flush()`, is reduced at once (`StagedReductions`: numpy's
+`maximum/minimum/add.reduceat` over the tensors' segments, Sum and sum of squares
+accumulated in float64), where four numpy calls per tensor cost more in call overhead
+than in arithmetic on tensors this small.
 """
 from __future__ import annotations
 
@@ -103,11 +110,15 @@ class StepStats:
     `flush()` converts each device group with `to_floats(values) -> list[float]` and fills
     Max/Min/Mean/Norm (Mean = Sum / numel) and, when they were queued, the NaN/Inf counts."""
 
-    def __init__(self, to_floats):
+    def __init__(self, to_floats, fallback=None):
         self._to_floats = to_floats
         self._groups: dict = {}  # key -> [[values], [slots], count of numbers]
         self._host: list = []  # Max, Min, Sum, Norm of each host slot, one flat list
         self._host_slots: list = []  # [numel, single, rec, *aliases]
+        # small host arrays queued by add_array, reduced together at flush; fallback(array)
+        # -> (Max, Min, Sum, Norm, NanCount, InfCount) for an array with NaN/Inf or squares
+        # that could overflow its dtype (the framework's own careful path)
+        self._staged = StagedReductions(fallback or numpy_fallback)
         # id(record) -> (Max, Min, Mean, Norm, and their JSON texts): the 9-digit text each
         # float32 statistic was rounded through, kept for the dump's encoder (layout.py),
         # which then writes it as it is instead of finding the float's shortest repr again
@@ -132,6 +143,18 @@ class StepStats:
         g[2] += width
         return slot
 
+    def add_array(self, a, rec: dict, numel: int, single: bool) -> list:
+        """Queue a flat float32 (`single`) or float64 numpy array of 1..STAGED_MAX elements:
+        its numbers are copied now (a later in-place change of the tensor cannot reach the
+        record), reduced with the other staged arrays when a buffer fills or at flush."""
+        host = self._host
+        slot = [numel, single, rec]
+        pos = len(host)
+        host += _PENDING
+        self._staged.add(a, numel, single, pos, slot, host)
+        self._host_slots.append(slot)
+        return slot
+
     @staticmethod
     def alias(slot: list, rec: dict) -> None:
         slot.append(rec)
@@ -143,6 +166,7 @@ class StepStats:
         groups, self._groups = self._groups, {}
         host, slots = self._host, self._host_slots
         self._host, self._host_slots = [], []
+        self._staged.reduce_into(host)
         if slots:  # one flat list: means in one pass, digits in one format, 4 stores per record
             host[2::4] = [s / slot[0] for s, slot in zip(host[2::4], slots)]
             single = [slot[1] for slot in slots]
@@ -186,6 +210,109 @@ class StepStats:
                     stats["NanCount"], stats["InfCount"] = int(nums[off + 4]), int(nums[off + 5])
                 for rec in recs:
                     rec.update(stats)
+
+
+_PENDING = (None, None, None, None)
+# elements per staging buffer (128 KB of float32): reduced as soon as it is full, while its
+# numbers are still in the core's cache (its float64 copy 256 KB)
+_STAGE = 1 << 15
+# arrays up to this many elements (at most _STAGE) are staged; larger ones cost less reduced
+# one by one
+# (per float32 tensor, reductions and flush, this machine: 6.4 -> 3.4 us at 16 elements,
+# 7.4 -> 6.4 us at 2048, 8.2 -> 9.6 us at 4096)
+STAGED_MAX = 1 << 11
+
+
+def numpy_fallback(a) -> tuple:
+    """(Max, Min, Sum, Norm, NanCount, InfCount) of a flat float32/float64 array holding
+    NaN/Inf or values whose squares could overflow its dtype: numpy in the array's dtype,
+    warnings off; NaN/Inf counted only when the norm is not finite (a finite L2 norm means
+    neither). Paddle's CPU path (hooks_paddle.queue_stats) computes the same."""
+    np = _numpy()
+    mx, mn = float(np.maximum.reduce(a)), float(np.minimum.reduce(a))
+    with np.errstate(all="ignore"):
+        norm = float(np.sqrt(a.dot(a)))
+        total = float(np.add.reduce(a))
+    nan = inf = 0
+    if not math.isfinite(norm):
+        nan, inf = int(np.isnan(a).sum()), int(np.isinf(a).sum())
+    return mx, mn, total, norm, nan, inf
+
+
+def _numpy():
+    global _np
+    if _np is None:
+        import numpy
+        _np = numpy
+    return _np
+
+
+class StagedReductions:
+    """Small host arrays reduced a buffer at a time instead of one by one: each array is
+    copied into a staging buffer of its dtype as it is queued; a full buffer (and each at
+    flush) is reduced at once while it is still in the core's cache: numpy's
+    maximum/minimum.reduceat over the arrays' segments (exactly each array's own Max and
+    Min), Sum and sum of squares by add.reduceat accumulated in float64 (like the chunked
+    path's row sums: a float32 tensor's Mean and Norm come out as float64's rounded to
+    float32, whatever the order of the elements), one `tolist()`. A segment whose
+    Max/Min is NaN/Inf, or whose squares could overflow its dtype (`_SAFE_SQ`, as
+    host_reductions judges it), takes `fallback` on its copy; its NaN/Inf counts go into
+    every record of its slot."""
+
+    def __init__(self, fallback):
+        self.fallback = fallback
+        self._open: dict = {}  # single -> [buffer, used, [starts], [host positions], [slots]]
+
+    def add(self, a, n: int, single: bool, pos: int, slot: list, host: list) -> None:
+        st = self._open.get(single)
+        if st is None:
+            np = _numpy()
+            st = self._open[single] = [np.empty(_STAGE, np.float32 if single else np.float64), 0, [], [], []]
+        elif st[1] + n > _STAGE:
+            self._reduce(st, single, host)
+        used = st[1]
+        end = st[1] = used + n
+        st[0][used:end] = a
+        st[2].append(used)
+        st[3].append(pos)
+        st[4].append(slot)
+
+    def reduce_into(self, host: list) -> None:
+        """Fill the staged slots' (Max, Min, Sum, Norm) into `host` (StepStats' flat list)."""
+        for single, st in self._open.items():
+            if st[1]:
+                self._reduce(st, single, host)
+
+    def _reduce(self, st: list, single: bool, host: list) -> None:
+        np = _numpy()
+        buf, used, starts, positions, slots = st
+        st[1:] = 0, [], [], []
+        x = buf[:used]
+        idx = np.array(starts, dtype=np.intp)
+        f64 = np.float64
+        with np.errstate(all="ignore"):  # NaN/Inf segments are redone by the fallback
+            out = np.empty((4, len(starts)), f64)
+            out[0] = np.maximum.reduceat(x, idx)
+            out[1] = np.minimum.reduceat(x, idx)
+            wide = x.astype(f64)  # (float64 data: a copy, squared in place below)
+            out[2] = np.add.reduceat(wide, idx)
+            out[3] = np.add.reduceat(np.multiply(wide, wide, out=wide), idx)
+            counts = np.diff(idx, append=used)
+            m = np.maximum(out[0], -out[1])
+            ok = m * m * counts < _SAFE_SQ[single]  # False for NaN/Inf too
+            np.sqrt(out[3], out=out[3])
+            out = out.T.tolist()
+        for pos, vals in zip(positions, out):
+            host[pos:pos + 4] = vals
+        if not ok.all():
+            for k in np.flatnonzero(~ok).tolist():
+                a = x[starts[k]:starts[k] + int(counts[k])]
+                mxk, mnk, tot, norm, nan, inf = self.fallback(a)
+                pos = positions[k]
+                host[pos:pos + 4] = (mxk, mnk, tot, norm)
+                if nan or inf:
+                    for rec in slots[k][2:]:
+                        rec["NanCount"], rec["InfCount"] = nan, inf
 
 
 def _all_single_digits(quads: list) -> tuple[list, list | None]:
