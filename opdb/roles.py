@@ -11,7 +11,9 @@ relates to the op (rules in order, first match wins):
 1. related by name to the op (`add.Tensor`/`aclnnAdds`, `sum`/`aclnnReduceSum`,
    `nll_loss_forward`/`aclnnNLLLoss`, `addmm`/`aclnnAddmmWeightNz`, `bmm`/
    `aclnnBatchMatMul` by initials, `x_grad`/`aclnnXBackward`), or a run-time variant
-   of such an API (`aclnnBatchMatMulWeightNz`): **primary**;
+   of such an API (`aclnnBatchMatMulWeightNz`): **primary**; a name inside another
+   only when no number follows it there (`log` is not `aclnnLog1p`; `2d`/`3d` are
+   ranks, not other functions);
 2. a utility API (`UTILITY_KINDS`: zero/one/fill, cast, copy/contiguous,
    expand/broadcast, dropout masks and triangle masks, permute/transpose):
    **helper:<kind>**;
@@ -103,9 +105,18 @@ def related(op: str, api: str) -> bool:
         return True
     if len(o) >= 2 and o == "".join(t[0] for t in toks if t not in _NOISE_TOKENS):
         return True  # `bmm` = Batch-Mat-Mul, `mm` = ... initials of the API's words
-    if len(o) >= 3 and len(a) >= 3 and (o in a or a in o):
+    if len(o) >= 3 and len(a) >= 3 and (_contains(a, o) or _contains(o, a)):
         return True
     return False
+
+
+def _contains(longer: str, shorter: str) -> bool:
+    """`shorter` occurs in `longer` other than as the stem of another function: a name
+    followed by a number that is not a dimension (`log` in `log1p`, `log2`, `log10`;
+    `exp` in `exp2`; `atan` in `atan2`) names a different computation, while `2d`/`3d`
+    (`max_pool` in `maxpool2d`) is the same one at another rank."""
+    return any(not re.match(r"\d+(?!d)", longer[m.end():])
+               for m in re.finditer(re.escape(shorter), longer))
 
 
 def family(api: str) -> str:

@@ -40,6 +40,21 @@ def test_related_names():
     assert not related("batch_norm", "aclnnInplaceAdd")
 
 
+def test_a_name_followed_by_a_number_is_another_function():
+    """`log` inside `Log1p` is not log (PaddleCustomDevice computes log(x) as
+    Log1p(x - 1), and the mapping said log is aclnnLog1p); a rank suffix is the same op."""
+    assert not related("log", "aclnnLog1p")
+    assert not related("aten::exp", "aclnnExp2")
+    assert not related("aten::atan", "aclnnAtan2")
+    assert related("aten::log1p", "aclnnLog1p")
+    assert related("aten::log2", "aclnnLog2")
+    assert related("aten::max_pool2d", "aclnnMaxPool2dWithIndices")
+    assert related("grid_sample_grad", "aclnnGridSampler2DBackward")
+    roles = assign_roles("log", ["aclnnInplaceOne", "aclnnSub", "aclnnLog1p"])
+    assert roles == {"aclnnInplaceOne": "helper:fill", "aclnnSub": "composite",
+                     "aclnnLog1p": "composite"}
+
+
 def test_versions_are_pep440():
     assert sorted(["2.13.0", "2.6.0.post5", "2.1.0.post17", "develop"], key=version_key) == [
         "2.1.0.post17", "2.6.0.post5", "2.13.0", "develop"]
