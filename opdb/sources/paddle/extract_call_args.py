@@ -11,7 +11,8 @@ to `npu_aclnn_call_args.<ref>.jsonl` (sorted, one JSON object a line) next to th
 the commit is in every row. No upstream code is copied beyond argument spellings (mostly
 single identifiers), names, paths and lines.
 
-`opdb.paddle_synonyms` reads it to learn which phi value feeds each aclnn parameter name.
+`codegen.paddle_synonyms` reads it to measure whether upstream's call sites could teach
+which phi value feeds each aclnn parameter name (docs/opgen.md "Batch G": not adopted).
 `--check` re-extracts and fails unless the committed file is byte-identical.
 """
 from __future__ import annotations
