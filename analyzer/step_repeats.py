@@ -83,20 +83,29 @@ def find_repeats(trace) -> StepRepeats | None:
     sigs: dict[int, list] = {}  # step -> its signature, flat (no tensor ids)
     origins: dict[int, list] = {}  # step -> (producer step, index, tensor id) per earlier read
     starts: dict[int, int] = {}  # step -> position of its first call in `calls`
-    prev_reads: dict[int, dict] = {}  # step -> {producer index: [(tid, bytes)]} from step-1
+    prev_reads: dict[int, dict] = {}  # step -> {producer index: [TensorMeta]} from step-1
     writer: dict[int, tuple] = {}  # tensor id -> (step, index, position in step, content key)
+    ops: dict[int, list] = {}  # step -> its ops in order: only steps with last's are signed
+    step = None
+    for c in calls:
+        if c.step != step:
+            if step is not None and c.step < step:
+                return None  # steps out of order: nothing is collapsed
+            step = c.step
+            op_list = ops[step] = []
+        op_list.append(c.op)
     step = None
     pos = 0
     occurrences: dict = {}
     local: dict = {}
     app = orig = None
+    signed = False
     for i, c in enumerate(calls):
         s = c.step
         if s != step:
-            if step is not None and s < step:
-                return None  # steps out of order: nothing is collapsed
             step = s
             starts[s] = i
+            signed = s >= 1 and ops[s] == ops[last]
             sig = sigs[s] = []
             app = sig.append
             orig = origins[s] = []
@@ -104,6 +113,12 @@ def find_repeats(trace) -> StepRepeats | None:
         base = (c.op, c.overload, c.phase, c.module, c.source, c.dtypes)
         n = occurrences.get(base, 0)
         occurrences[base] = n + 1
+        if not signed:  # only its writers count (a later step may read them)
+            key = (*base, n)
+            for t in c.outputs:
+                writer[t.id] = (s, c.index, pos, key)
+            pos += 1
+            continue
         app(base)
         app(n)
         app(c.aliases)
@@ -128,8 +143,7 @@ def find_repeats(trace) -> StepRepeats | None:
                 app(w[3])
                 orig.append((w[0], w[1], tid))
                 if w[0] == s - 1:
-                    prev_reads.setdefault(s, {}).setdefault(w[1], []).append(
-                        (tid, t.nbytes()))
+                    prev_reads.setdefault(s, {}).setdefault(w[1], []).append(t)
         for t in c.outputs:
             lt = local.get(t.id)
             if lt is None:
@@ -146,7 +160,8 @@ def find_repeats(trace) -> StepRepeats | None:
         return None
     template = last
     want = sigs[last]
-    while template - 1 >= 1 and sigs.get(template - 1) == want:
+    while template - 1 >= 1 and ops.get(template - 1) == ops[last] \
+            and sigs.get(template - 1) == want:
         template -= 1
     # a read from an earlier step: both from their previous step, or the same value
     while template < last and not all(_same_origins(origins[template], template, origins[k], k)
@@ -158,7 +173,8 @@ def find_repeats(trace) -> StepRepeats | None:
     count = (starts.get(template + 1, len(calls))) - a
     last_index = {calls[a + p].index: calls[b + p].index for p in range(count)}
     reads = prev_reads.get(template + 1, {})
-    next_reads = {n: tuple(dict.fromkeys(v)) for n, v in reads.items()}
+    next_reads = {n: tuple(dict.fromkeys((t.id, t.nbytes()) for t in v))
+                  for n, v in reads.items()}
     return StepRepeats(template=template, last=last, last_index=last_index,
                        next_reads=next_reads)
 
