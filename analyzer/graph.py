@@ -57,7 +57,7 @@ def build_call_graph(trace: Trace, repeats=None) -> MultiDiGraph:
     if repeats is not None:
         from dataclasses import replace
 
-        g.graph["repeated_steps"] = repeats.describe() + " call for call: not listed"
+        g.graph["repeated_steps"] = repeats.listing()
         g.repeats = replace(repeats, full_graph=lambda: build_call_graph(trace))
     last_writer: dict[int, int] = {}  # tensor id -> index of the latest call that output it
     read_after_write: set[tuple[int, int]] = set()  # (tensor id, writer index) consumed later

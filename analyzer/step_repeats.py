@@ -56,6 +56,8 @@ class StepRepeats:
     # step reads (a repeated step's values go the same way to the step after it)
     next_reads: dict = field(repr=False, compare=False)
     full_graph: Callable | None = field(default=None, repr=False, compare=False)
+    # step -> (its first call index, its last call index), template and repeated steps
+    spans: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def weight(self) -> int:
@@ -70,6 +72,14 @@ class StepRepeats:
         steps = f"step {first}" if first == self.last else f"steps {first}-{self.last}"
         verb = "repeats" if first == self.last else "repeat"
         return f"{steps} {verb} step {self.template}"
+
+    def listing(self) -> str:
+        """The call graph's `repeated_steps` attribute: which calls are not listed and
+        which listed node stands for each (the one at the same position in its step)."""
+        a, b = self.spans[self.template]
+        each = "; ".join(f"step {k}: c{f}..c{e} as c{a}..c{b}"
+                         for k, (f, e) in sorted(self.spans.items()) if k != self.template)
+        return f"{self.describe()} call for call, not listed ({each})"
 
 
 def find_repeats(trace) -> StepRepeats | None:
@@ -172,11 +182,13 @@ def find_repeats(trace) -> StepRepeats | None:
     a, b = starts[template], starts[last]
     count = (starts.get(template + 1, len(calls))) - a
     last_index = {calls[a + p].index: calls[b + p].index for p in range(count)}
+    spans = {k: (calls[starts[k]].index, calls[starts[k] + count - 1].index)
+             for k in range(template, last + 1)}
     reads = prev_reads.get(template + 1, {})
     next_reads = {n: tuple(dict.fromkeys((t.id, t.nbytes()) for t in v))
                   for n, v in reads.items()}
     return StepRepeats(template=template, last=last, last_index=last_index,
-                       next_reads=next_reads)
+                       next_reads=next_reads, spans=spans)
 
 
 def _same_origins(tmpl: list, j: int, rep: list, k: int) -> bool:

@@ -97,7 +97,11 @@ def test_the_collapsed_graph_lists_the_template_once_and_says_so():
     rep = find_repeats(trace)
     g = build_call_graph(trace, repeats=rep)
     assert sorted({g.nodes[n]["step"] for n in g.nodes}) == [0, 1, 2]
-    assert g.graph["repeated_steps"] == "steps 3-4 repeat step 2 call for call: not listed"
+    assert g.graph["repeated_steps"] == (
+        "steps 3-4 repeat step 2 call for call, not listed "
+        "(step 3: c19..c26 as c11..c18; step 4: c27..c34 as c11..c18)")
+    assert [(trace.calls[i].step, trace.calls[i].op) for i in (11, 18, 19, 26, 27, 34)] == [
+        (2, "mm"), (2, "norm"), (3, "mm"), (3, "norm"), (4, "mm"), (4, "norm")]
     text = graphml_text(g)
     assert "steps 3-4 repeat step 2" in text
     assert '<data key="step">3</data>' not in text
