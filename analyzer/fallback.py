@@ -27,6 +27,11 @@ Definitions (docs/report-schema.md repeats them for report readers):
     initialisation), each with its exact numbers.
   - Setup calls (phase "setup": before the first step) are not per-step work: they never
     join an island, and a value they produce counts as living on the device.
+  - Repeated steps (analyzer.step_repeats): on a call graph that lists a repeating tail
+    of steps once (`g.repeats`), an island of the template step counts for every step it
+    stands for (the last one as listed, the others also copying back what the next step
+    reads), and the listed islands carry the last step's call indices; the totals are the
+    full graph's (tests/analyzer/test_step_repeats.py).
   - A *group* is the islands of the last step with the same op sequence (the op of every
     call in call order): PaddleCustomDevice's per-parameter `adam` makes one island per
     parameter, which a reader acts on once. `FallbackCost.groups`, most bytes first.

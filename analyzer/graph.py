@@ -20,6 +20,12 @@ importing networkx):
 (producer op, consumer op) with the number of tensors and bytes that flowed. `graphml_text()` exports either graph deterministically
 (sorted nodes and edges, GraphML-safe attribute types): the same trace gives the same bytes.
 `graph_summary()` is the JSON-safe dict `ScanReport.graph` holds (the HTML report draws it).
+
+Repeated steps (`build_call_graph(trace, repeats=analyzer.step_repeats.find_repeats(trace))`):
+the steps that repeat an earlier step call for call are not listed; the graph attribute
+`repeated_steps` maps their calls onto the listed ones, and `collapse_by_op` and
+`graph_summary` count every traced step (the template's calls and the edges into them
+weighted by the steps they stand for).
 """
 from __future__ import annotations
 
