@@ -61,10 +61,12 @@ def build_call_graph(trace: Trace, repeats=None) -> MultiDiGraph:
                      steps=trace.steps)
     g.repeats = None
     if repeats is not None:
+        import functools
         from dataclasses import replace
 
         g.graph["repeated_steps"] = repeats.listing()
-        g.repeats = replace(repeats, full_graph=lambda: build_call_graph(trace))
+        full = functools.lru_cache(maxsize=1)(lambda: build_call_graph(trace))  # built once
+        g.repeats = replace(repeats, full_graph=full)
     last_writer: dict[int, int] = {}  # tensor id -> index of the latest call that output it
     read_after_write: set[tuple[int, int]] = set()  # (tensor id, writer index) consumed later
     calls = sorted(trace.calls, key=lambda c: c.index)
