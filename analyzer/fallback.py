@@ -27,6 +27,11 @@ Definitions (docs/report-schema.md repeats them for report readers):
     initialisation), each with its exact numbers.
   - Setup calls (phase "setup": before the first step) are not per-step work: they never
     join an island, and a value they produce counts as living on the device.
+  - Repeated steps (analyzer.step_repeats): on a call graph that lists a repeating tail
+    of steps once (`g.repeats`), an island of the template step counts for every step it
+    stands for (the last one as listed, the others also copying back what the next step
+    reads), and the listed islands carry the last step's call indices; the totals are the
+    full graph's (tests/analyzer/test_step_repeats.py).
   - A *group* is the islands of the last step with the same op sequence (the op of every
     call in call order): PaddleCustomDevice's per-parameter `adam` makes one island per
     parameter, which a reader acts on once. `FallbackCost.groups`, most bytes first.
@@ -127,11 +132,20 @@ def compute_fallback(g: MultiDiGraph, unsupported: Iterable, passthrough: Iterab
     steps = int(steps or g.graph.get("steps") or 1)
     if steps < 1:
         raise ValueError(f"steps must be >= 1, got {steps}")
+    rep = getattr(g, "repeats", None)
+    unsupported = set(unsupported)
+    passthrough = set(passthrough)
+    if rep is not None and passthrough and _passthrough_across(g, rep.template, passthrough):
+        g, rep = rep.full_graph(), None  # the weights cannot decide: the full graph does
     host = host_calls(g, unsupported, passthrough)
     if not host:
         return FallbackCost()
     nodes = g.nodes
     last_step = max(nodes[n]["step"] for n in host)
+    # a collapsed graph (analyzer.step_repeats): the template step's islands stand for
+    # every repeated step too, and the last traced step's islands are listed
+    template = rep.template if rep is not None else None
+    listed = (lambda n: rep.last_index[n]) if template == last_step else (lambda n: n)
     total_transfers = total_bytes = 0
     islands: list[tuple[int, FallbackIsland, tuple[str, ...]]] = []
     same_step = DiGraph()  # host calls, linked where one hands a tensor to the other
@@ -147,18 +161,44 @@ def compute_fallback(g: MultiDiGraph, unsupported: Iterable, passthrough: Iterab
         nbytes = sum(d2h.values()) + sum(h2d.values())
         total_transfers += transfers
         total_bytes += nbytes
-        if nodes[members[0]]["step"] != last_step:
+        step = nodes[members[0]]["step"]
+        if step == template:
+            # steps template..last-1 also hand values to the next step: those reads are
+            # boundaries too (the collapsed template, like the last step, has no reader)
+            extra = {(tid, n): b for n in members for tid, b in rep.next_reads.get(n, ())
+                     if (tid, n) not in h2d}
+            more = rep.weight - 1
+            total_transfers += more * (transfers + len(extra))
+            total_bytes += more * (nbytes + sum(extra.values()))
+        if step != last_step:
             continue
         sequence = tuple(nodes[n]["op"] for n in members)
         first = nodes[members[0]]
-        islands.append((members[0], FallbackIsland(
+        islands.append((listed(members[0]), FallbackIsland(
             ops=list(dict.fromkeys(sequence)), calls=len(members), transfers=transfers,
-            bytes=nbytes, first_call=members[0], module=first.get("module", "")), sequence))
+            bytes=nbytes, first_call=listed(members[0]), module=first.get("module", "")),
+            sequence))
     islands.sort(key=lambda x: x[0])
     return FallbackCost(islands=[i for _, i, _ in islands],
                         transfers=_round_div(total_transfers, steps),
                         bytes=_round_div(total_bytes, steps),
                         groups=group_islands([(i, s) for _, i, s in islands]))
+
+
+def _passthrough_across(g: MultiDiGraph, template: int, passthrough: set) -> bool:
+    """A passthrough call of the template step reads a value a passthrough call of an
+    earlier step wrote: whether it runs on the host may differ between the template and
+    its repeats (their previous steps differ), so the weights cannot be used."""
+    nodes = g.nodes
+    for n in nodes:
+        a = nodes[n]
+        if a["step"] != template or not _matches(a, passthrough):
+            continue
+        for p in g.predecessors(n):
+            b = nodes[p]
+            if b["step"] != template and b.get("phase") != SETUP and _matches(b, passthrough):
+                return True
+    return False
 
 
 def group_islands(islands: list[tuple[FallbackIsland, tuple[str, ...]]]) -> list[FallbackGroup]:

@@ -20,6 +20,12 @@ importing networkx):
 (producer op, consumer op) with the number of tensors and bytes that flowed. `graphml_text()` exports either graph deterministically
 (sorted nodes and edges, GraphML-safe attribute types): the same trace gives the same bytes.
 `graph_summary()` is the JSON-safe dict `ScanReport.graph` holds (the HTML report draws it).
+
+Repeated steps (`build_call_graph(trace, repeats=analyzer.step_repeats.find_repeats(trace))`):
+the steps that repeat an earlier step call for call are not listed; the graph attribute
+`repeated_steps` maps their calls onto the listed ones, and `collapse_by_op` and
+`graph_summary` count every traced step (the template's calls and the edges into them
+weighted by the steps they stand for).
 """
 from __future__ import annotations
 
@@ -44,13 +50,28 @@ def is_out_variant(call) -> bool:
     return False
 
 
-def build_call_graph(trace: Trace) -> MultiDiGraph:
-    """The call-level graph of `trace` (see the module docstring for attributes)."""
+def build_call_graph(trace: Trace, repeats=None) -> MultiDiGraph:
+    """The call-level graph of `trace` (see the module docstring for attributes).
+
+    repeats: an `analyzer.step_repeats.StepRepeats` of `trace`: the repeated steps' calls
+    are left out (the template step's calls stand for them), the graph attribute
+    `repeated_steps` says so, and `g.repeats` carries the weights that `collapse_by_op`,
+    `graph_summary` and `analyzer.fallback.compute_fallback` apply."""
     g = MultiDiGraph(kind=CALL_GRAPH, framework=trace.framework, model=trace.model,
                      steps=trace.steps)
+    g.repeats = None
+    if repeats is not None:
+        import functools
+        from dataclasses import replace
+
+        g.graph["repeated_steps"] = repeats.listing()
+        full = functools.lru_cache(maxsize=1)(lambda: build_call_graph(trace))  # built once
+        g.repeats = replace(repeats, full_graph=full)
     last_writer: dict[int, int] = {}  # tensor id -> index of the latest call that output it
     read_after_write: set[tuple[int, int]] = set()  # (tensor id, writer index) consumed later
     calls = sorted(trace.calls, key=lambda c: c.index)
+    if repeats is not None:
+        calls = [c for c in calls if c.step <= repeats.template]
     seen_index: set[int] = set()
     out_variants: dict[tuple[str, str], bool] = {}  # (overload, op) -> is_out_variant
     sizes: dict = {}  # (dtype, shape) -> bytes: every step reads the same few shapes
@@ -126,6 +147,7 @@ def collapse_by_op(g: MultiDiGraph, by_phase: bool = False) -> DiGraph:
         return (a["op"], a["phase"]) if by_phase else a["op"]
 
     nodes = g.nodes
+    weight = _weights(g)
     node_key: dict = {}  # call -> its op-graph node
     for n in sorted(nodes):
         a = nodes[n]
@@ -134,7 +156,7 @@ def collapse_by_op(g: MultiDiGraph, by_phase: bool = False) -> DiGraph:
         if na is None:
             op_graph.add_node(k, op=a["op"], calls=0, phases=set(), dtypes=set(), first=n)
             na = op_graph.nodes[k]
-        na["calls"] += 1
+        na["calls"] += weight(a)
         na["phases"].add(a["phase"])
         na["dtypes"].update(a["dtypes"])
     # Edge totals are sums, so the keys of one (producer, consumer) pair may come in any
@@ -148,8 +170,9 @@ def collapse_by_op(g: MultiDiGraph, by_phase: bool = False) -> DiGraph:
             got = sums.get((su, node_key[v]))
             if got is None:
                 got = sums[(su, node_key[v])] = [0, 0]
-            got[0] += 1
-            got[1] += a["bytes"]
+            wv = weight(nodes[v])  # an edge into a repeated call comes once per repeat
+            got[0] += wv
+            got[1] += a["bytes"] * wv
     for (su, sv), (tensors, nbytes) in sums.items():
         op_graph.add_edge(su, sv, tensors=tensors, bytes=nbytes)
     for k in op_graph.nodes:
@@ -158,6 +181,16 @@ def collapse_by_op(g: MultiDiGraph, by_phase: bool = False) -> DiGraph:
             sorted(p for p in na["phases"] if p not in PHASES))
         na["dtypes"] = tuple(sorted(na["dtypes"]))
     return op_graph
+
+
+def _weights(g):
+    """node attributes -> how many traced calls the node stands for (1, or the number of
+    steps a template call of `g.repeats` stands for)."""
+    rep = getattr(g, "repeats", None)
+    if rep is None:
+        return lambda _a: 1
+    template, w = rep.template, rep.weight
+    return lambda a: w if a["step"] == template else 1
 
 
 def _element_text(x) -> str:
@@ -273,5 +306,13 @@ def graph_summary(g: MultiDiGraph, graphml: str = "op_graph.graphml") -> dict:
     links = sorted(({"source": ids[u], "target": ids[v], "tensors": a["tensors"],
                      "bytes": a["bytes"]} for u, v, a in view.edges(data=True)),
                    key=lambda x: (x["source"], x["target"]))
-    return {"nodes": g.number_of_nodes(), "edges": g.number_of_edges(), "graphml": graphml,
+    nodes, edges = g.number_of_nodes(), g.number_of_edges()
+    rep = getattr(g, "repeats", None)
+    if rep is not None:  # the calls and tensor edges of every traced step
+        more = rep.weight - 1
+        template = [n for n in g.nodes if g.nodes[n]["step"] == rep.template]
+        nodes += more * len(template)
+        edges += more * sum(len(g.get_edge_data(u, n)) for n in template
+                            for u in g.predecessors(n))
+    return {"nodes": nodes, "edges": edges, "graphml": graphml,
             "ops": ops, "links": links}

@@ -88,13 +88,21 @@ def scan(opts: ScanOptions, db=None) -> ScanResult:
     say(f"classifying {len(trace.calls)} calls ({len(trace.unique_ops())} unique ops)")
     verdicts = classify_trace(ctx, trace)
     say("building the op graph and the fallback cost")
-    graph = build_call_graph(trace)
+    from analyzer.step_repeats import find_repeats
+
+    repeats = find_repeats(trace)  # a repeating tail of steps is listed once (weighted)
+    graph = build_call_graph(trace, repeats=repeats)
     fallback = compute_fallback(graph, gap_keys(verdicts), passthrough_keys(verdicts),
                                 steps=trace.steps)
     counts = ScanReport.count(verdicts)
     from analyzer.scan_checks import coverage_notes
 
     notes = pairing + list(trace.notes) + coverage_notes(trace, opts.script)
+    if repeats is not None:
+        notes.append(f"{repeats.describe()} call for call (ops, dtypes, shapes, tensor flow): "
+                     f"the GraphML lists step {repeats.template}'s calls once for them (graph "
+                     "attribute repeated_steps); every count and cost covers all "
+                     f"{trace.steps} steps")
     blacklist = None
     if opts.framework == "paddle":  # the one place a blacklist is computed (analyzer.blacklist)
         from analyzer.blacklist import suggest_blacklist

@@ -87,3 +87,36 @@ def test_cli_progress_on_stderr_summary_on_stdout(tmp_path):
     assert quiet.returncode == 0, quiet.stderr[-2000:]
     assert "opscan: [" not in quiet.stderr
     assert quiet.stdout.splitlines()[0] == proc.stdout.splitlines()[0]
+
+
+PADDLE_LOOP = '''
+import paddle
+
+
+def build():
+    w = paddle.create_parameter([4], "float32")
+    opt = paddle.optimizer.SGD(learning_rate=0.1, parameters=[w])
+
+    def step():
+        x = w
+        for _ in range(150):  # 300 API calls a step
+            x = paddle.tanh(x) * 0.5
+        x.sum().backward()
+        opt.step()
+        opt.clear_grad()
+
+    return w, (), step
+'''
+
+
+def test_paddle_ops_so_far_lines_name_the_step_running(tmp_path):
+    # the 500th API call runs in step 2 of 3: its line said "step 1/3" before
+    import paddle  # noqa: F401 - installed by scripts/setup.sh
+    from analyzer.trace.paddle.tracer import trace_paddle
+
+    model = tmp_path / "loop.py"
+    model.write_text(PADDLE_LOOP, encoding="utf-8")
+    seen: list[str] = []
+    trace_paddle(model, mode="real", steps=3, progress=seen.append)
+    assert [x for x in seen if re.match(r"step \d/3: 500 ops so far", x)] == [
+        "step 2/3: 500 ops so far"], seen

@@ -157,7 +157,8 @@ def _trace_real_entry(entry: Entry, steps: int, progress) -> Trace:
     if entry.step_fn is None:
         trace.notes.append("build() returned no step_fn: forward pass only")
     rec = Recorder(entry.model)
-    rec.on_calls = _calls_reporter(progress, steps)
+    done = [0]  # steps finished: the "ops so far" lines inside a step name that step
+    rec.on_calls = _calls_reporter(progress, steps, done)
     prof = _profiler()
     error: ModelError | None = None
     with rec.installed(), heap.frozen_heap():
@@ -166,6 +167,7 @@ def _trace_real_entry(entry: Entry, steps: int, progress) -> Trace:
             rec.enabled = True
             rec.instant("begin")
             for k in range(1, steps + 1):
+                done[0] = k - 1
                 report_step(progress, k - 1, steps, len(rec.calls))
                 try:
                     entry.run_step()
