@@ -20,6 +20,7 @@ import json
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -314,3 +315,18 @@ def _write_tree(rels: dict, out: Path, tool: str, scratch: tuple[str, ...],
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
     return out
+
+
+def write_or_check(path, text: str, check: bool, tool: str, what: str) -> int:
+    """An extractor's last step: with `check`, 1 (and a one-line message) unless `path`
+    holds `text` byte for byte; else write it atomically and say how many `what` lines."""
+    path = Path(path)
+    if check:
+        if not path.exists() or path.read_text() != text:
+            print(f"{tool}: {path.name} differs from a fresh extraction; rerun without --check "
+                  "to rewrite it", file=sys.stderr)
+            return 1
+        return 0
+    atomic_write_bytes(path, text.encode())
+    print(f"{path.name}: {text.count(chr(10))} {what}")
+    return 0

@@ -21,8 +21,9 @@ import argparse
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
+
+from opdb.fsio import write_or_check
 
 HERE = Path(__file__).resolve().parent
 _EXEC = re.compile(r"\bEXEC_NPU_CMD\s*\(")
@@ -119,16 +120,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     out = HERE / f"npu_aclnn_call_args.{args.ref.replace('/', '-')}.jsonl"
     text = extract(args.repo, args.ref)
-    if args.check:
-        if not out.exists() or out.read_text() != text:
-            print(f"extract_call_args: {out.name} differs from a fresh extraction", file=sys.stderr)
-            return 1
-        return 0
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(text)
-    tmp.replace(out)
-    print(f"{out.name}: {text.count(chr(10))} calls")
-    return 0
+    return write_or_check(out, text, args.check, "extract_call_args", "calls")
 
 
 if __name__ == "__main__":

@@ -23,8 +23,9 @@ import argparse
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
+
+from opdb.fsio import write_or_check
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "paconvert_kwargs.jsonl"
@@ -58,17 +59,7 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args(argv)
     text = extract(args.repo, args.commit)
-    if args.check:
-        if not OUT.exists() or OUT.read_text() != text:
-            print(f"extract_paconvert_kwargs: {OUT.name} differs from a fresh extraction",
-                  file=sys.stderr)
-            return 1
-        return 0
-    tmp = OUT.with_suffix(".tmp")
-    tmp.write_text(text)
-    tmp.replace(OUT)
-    print(f"{OUT.name}: {text.count(chr(10))} renamings")
-    return 0
+    return write_or_check(OUT, text, args.check, "extract_paconvert_kwargs", "renamings")
 
 
 if __name__ == "__main__":
