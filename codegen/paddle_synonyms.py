@@ -177,15 +177,12 @@ def measure_affix() -> dict[tuple[str, str], list[Fed]]:
     `k` / `k_scalar`, `starts` / `starts_array`). Judged against the parameter upstream
     passes as it is or computes the argument from (`Fed.derived`); outcome `none` when
     not exactly one parameter fits."""
-    from codegen.argmap import _ALIASES, name_keys, norm_param
+    from codegen.argmap import norm_param
 
     types = _types()
     res: dict[tuple[str, str], list[Fed]] = {}
     for f in fed_params():
-        wants = name_keys(f.param)
-        if not f.registered or any(
-                wants & name_keys(p) or any(h in _ALIASES.get(w, ()) for w in wants
-                                            for h in name_keys(p)) for p in f.params):
+        if not _unfed_by_name(f):
             continue
         a = norm_param(f.param)
         fits = [p for p in f.params if len(p) > 1 and (
@@ -197,6 +194,17 @@ def measure_affix() -> dict[tuple[str, str], list[Fed]]:
     return dict(sorted(res.items()))
 
 
+def _unfed_by_name(f: Fed) -> bool:
+    """A registered kernel's aclnn parameter that no function parameter feeds by name or
+    reviewed alias: the ones a synonym source is asked about."""
+    from codegen.argmap import _ALIASES, name_keys
+
+    wants = name_keys(f.param)
+    return f.registered and not any(
+        wants & name_keys(p) or any(h in _ALIASES.get(w, ()) for w in wants
+                                    for h in name_keys(p)) for p in f.params)
+
+
 def measure_paconvert() -> dict[tuple[str, str], list[Fed]]:
     """The same question for PaConvert's torch -> paddle keyword renamings
     (`opdb.arg_synonyms`, adopted as `argmap`'s `synonym` step): the renaming of the aclnn
@@ -204,16 +212,13 @@ def measure_paconvert() -> dict[tuple[str, str], list[Fed]]:
     parameter upstream passes as it is or computes the argument from."""
     from opdb.arg_synonyms import load
 
-    from codegen.argmap import _ALIASES, name_keys, norm_param
+    from codegen.argmap import norm_param
 
     table = load()
     types = _types()
     res: dict[tuple[str, str], list[Fed]] = {}
     for f in fed_params():
-        wants = name_keys(f.param)
-        if not f.registered or any(
-                wants & name_keys(p) or any(h in _ALIASES.get(w, ()) for w in wants
-                                            for h in name_keys(p)) for p in f.params):
+        if not _unfed_by_name(f):
             continue
         names = table.get(norm_param(f.param), {})
         fits = sorted((p for p in f.params if p in names), key=lambda p: -names[p])
