@@ -30,6 +30,16 @@ def _var(a: CallArg, suffix: str) -> str:
     return "acl_" + snake(a.aclnn_name) + suffix
 
 
+def _view(a: CallArg, suffix: str, lines, prelude=None) -> CallArg:
+    """`a` passed as a `phi::DenseTensor` view `acl_<name><suffix>` of its expression,
+    reshaped by the C++ `lines(v)` after its declaration (after `prelude`, default
+    `a.prelude`)."""
+    v = _var(a, suffix)
+    pre = list(a.prelude if prelude is None else prelude) + [
+        f"phi::DenseTensor {v}({a.expr});", *lines(v)]
+    return CallArg(a.aclnn_name, a.aclnn_ctype, v, pre, a.todo, a.decision, a.after)
+
+
 def _viewable(p, a: CallArg) -> bool:
     """A tensor argument backed by a framework tensor that is always there."""
     return (aclnn_kind(a.aclnn_ctype) == "tensor" and p.fw is not None and p.rule is None
@@ -101,10 +111,9 @@ def zero_dim_views(api: AclnnApi, amap, args: list[CallArg]) -> list[CallArg]:
             pre.append(f"const bool {flag} = {a.expr}.dims().size() == 0{outs};  // {api.name} "
                        "takes a dimension: a 0-d tensor goes as a [1] view")
         if _viewable(p, a):
-            v = _var(a, "_1d")
-            pre += [f"phi::DenseTensor {v}({a.expr});",
-                    f"if ({flag} && {v}.dims().size() == 0) {v}.Resize(phi::make_ddim({{1}}));"]
-            out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, pre, a.todo, a.decision, a.after))
+            out.append(_view(a, "_1d", lambda v: [
+                f"if ({flag} && {v}.dims().size() == 0) {v}.Resize(phi::make_ddim({{1}}));"],
+                prelude=pre))
         elif norm_param(a.aclnn_name) in zdv.keepdim and aclnn_kind(a.aclnn_ctype) == "bool":
             v = _var(a, "_or_0d")
             pre.append(f"bool {v} = {a.expr} || {flag};  // the [1] view keeps its dimension")
@@ -265,22 +274,16 @@ def flatten_view(fwp, amap, args: list[CallArg]) -> list[CallArg]:
             # the 1-D input gives a 1-D (or, reduced, 0-d) result: an output InferMeta shaped
             # with more dims (argmax with keepdims: [1, ..., 1]) goes as its [numel] view
             # (PaddleCustomDevice arg_min_max_kernel.cc resizes `out` when flatten)
-            v = _var(a, "_flat")
-            pre = list(a.prelude) + [
-                f"phi::DenseTensor {v}({a.expr});",
+            out.append(_view(a, "_flat", lambda v: [
                 f"if ({attr.name} && {v}.dims().size() > 1) "
-                f"{v}.Resize(phi::make_ddim({{{v}.numel()}}));  // {attr.name}: a 1-D result"]
-            out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, pre, a.todo, a.decision, a.after))
+                f"{v}.Resize(phi::make_ddim({{{v}.numel()}}));  // {attr.name}: a 1-D result"]))
             continue
         if done or p.aclnn.role != "input" or not _viewable(p, a):
             out.append(a)
             continue
-        v = _var(a, "_flat")
-        pre = list(a.prelude) + [
-            f"phi::DenseTensor {v}({a.expr});",
+        out.append(_view(a, "_flat", lambda v: [
             f"if ({attr.name}) {v}.Resize(phi::make_ddim({{{v}.numel()}}));  "
-            f"// {attr.name}: the input as 1-D"]
-        out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, pre, a.todo, a.decision, a.after))
+            f"// {attr.name}: the input as 1-D"]))
         done = True
     if done:
         amap.unused = [u for u in amap.unused if u.name != attr.name]
@@ -313,9 +316,7 @@ def transpose_views(amap, args: list[CallArg]) -> list[CallArg]:
         if flag is None or p.aclnn.role != "input" or not _viewable(p, a):
             out.append(a)
             continue
-        v = _var(a, "_t")
-        pre = list(a.prelude) + [
-            f"phi::DenseTensor {v}({a.expr});",
+        out.append(_view(a, "_t", lambda v: [
             f"if ({flag} && {v}.dims().size() >= 2) {{  // {flag}: a transposed view of "
             f"`{p.fw.name}`",
             f"  auto {v}_d = phi::vectorize({v}.dims());",
@@ -324,8 +325,7 @@ def transpose_views(amap, args: list[CallArg]) -> list[CallArg]:
             f"  std::swap({v}_s[{v}_s.size() - 1], {v}_s[{v}_s.size() - 2]);",
             f"  {v}.Resize(phi::make_ddim({v}_d));",
             f"  {v}.set_strides(phi::make_ddim({v}_s));",
-            "}"]
-        out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, pre, a.todo, a.decision, a.after))
+            "}"]))
         done.add(flag)
     if done:
         amap.unused = [u for u in amap.unused if u.name not in done]
