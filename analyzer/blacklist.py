@@ -30,7 +30,6 @@ What signature drift does at run time (severity):
 """
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import asdict, dataclass, field
 
@@ -183,13 +182,10 @@ def parse_runtime_list(value: str) -> list[str]:
 _KEY = re.compile(r"^\((\w+),\s*[^,]*(?:\([^)]*\))?[^,]*,\s*(\w+)\)$")
 
 
-@functools.lru_cache(maxsize=1)
 def _registry() -> dict[str, tuple[str, ...]] | None:
-    try:
-        from paddle.base import core
-    except ImportError:
-        return None
-    return {k: tuple(v) for k, v in core._get_registered_phi_kernels("all").items()}
+    from analyzer.trace.paddle.names import kernel_registry
+
+    return kernel_registry()
 
 
 def cpu_kernel_dtypes(kernel: str, registry: dict | None = None) -> set[str] | None:

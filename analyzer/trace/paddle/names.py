@@ -34,13 +34,22 @@ NON_KERNEL_PROGRAM_OPS = frozenset({
 
 
 @functools.lru_cache(maxsize=1)
-def registered_kernels() -> frozenset[str]:
-    """phi kernel names registered in the installed Paddle (empty if Paddle is missing)."""
+def kernel_registry() -> dict[str, tuple[str, ...]] | None:
+    """The installed Paddle's kernel registry: phi kernel name -> its kernel keys
+    (`(CPU, Undefined(AnyLayout), float32)`), function and structure kernels alike (None
+    if Paddle is missing). Read once per process (10-20 ms): the tracer's kernel names and
+    the blacklist's dtype checks share it."""
     try:
         from paddle.base import core
     except ImportError:
-        return frozenset()
-    return frozenset(core._get_registered_phi_kernels("function"))
+        return None
+    return {k: tuple(v) for k, v in core._get_registered_phi_kernels("all").items()}
+
+
+@functools.lru_cache(maxsize=1)
+def registered_kernels() -> frozenset[str]:
+    """phi kernel names registered in the installed Paddle (empty if Paddle is missing)."""
+    return frozenset(kernel_registry() or ())
 
 
 def _fluid_to_phi(name: str) -> str:
