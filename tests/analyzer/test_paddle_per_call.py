@@ -78,3 +78,22 @@ def test_walk_tensors_skips_scalars_and_keeps_order():
             [[[[deep]]]])  # deeper than 3 levels: not walked, as before
     found = real._walk_tensors(args, paddle.Tensor, [])
     assert [id(t) for t in found] == [id(a), id(b), id(c), id(d)]
+
+
+def test_meta_reuses_a_record_until_the_tensor_changes_in_place():
+    """A tensor read again keeps its id and record; an in-place write that changes its
+    shape (version bumped) or a new tensor at a reused address gets a new record."""
+    rec = real.Recorder(None)
+    x = paddle.ones([2, 3])
+    first = rec.meta(x)
+    assert rec.meta(x) is first  # unchanged: the same record
+    x.reshape_([3, 2])  # in place: same object, new version, new shape
+    again = rec.meta(x)
+    assert again.id == first.id and again.shape == (3, 2) and again.dtype == "float32"
+    assert rec.meta(x) is again
+    x.add_(paddle.ones([3, 2]))  # in place, same shape: a new record, same content
+    assert rec.meta(x) == again
+    fresh = rec.meta(x, fresh=True)  # an output: a new id
+    assert fresh.id != first.id and rec.meta(x) is fresh
+    y = paddle.zeros([4], dtype="int64")
+    assert rec.meta(y).id not in (first.id, fresh.id) and rec.meta(y).dtype == "int64"

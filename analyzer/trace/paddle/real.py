@@ -151,27 +151,46 @@ class Recorder:
     # ------------------------------------------------------------ tensors
 
     def meta(self, t: Any, fresh: bool = False) -> TensorMeta:
+        """The tensor's record. A tensor seen before (same Python object, alive) keeps its
+        id; its record is reused while the tensor's in-place version and shape are those
+        it was recorded with (a traced step reads most tensors several times: ~1 us of
+        shape and dtype reads saved per repeat read)."""
         key = id(t)
         known = self._ids.get(key)
-        if fresh or known is None or known[1]() is not t:
-            tid = self._next_id
-            self._next_id += 1
-            if t is not None:
-                # a plain weak reference, no callback: a callback would run Python inside
-                # Paddle's tensor destruction (seen to crash long mixed processes); dead
-                # entries are pruned in batches instead
-                self._ids[key] = (tid, weakref.ref(t))
-                if len(self._ids) >= self._prune_at:
-                    self._prune()
-        else:
-            tid = known[0]
+        if not fresh and known is not None and known[1]() is t:
+            m = known[2]
+            try:
+                if t._inplace_version() == known[3] and t.shape == known[4]:
+                    return m
+                shape = t.shape
+            except Exception:  # noqa: BLE001 - uninitialised tensors
+                shape = []
+            m = TensorMeta(known[0], dtype_name(t.dtype), tuple(shape))
+            self._remember(key, t, m, shape)
+            return m
+        tid = self._next_id
+        self._next_id += 1
         if t is None:
             return TensorMeta(tid, "", ())
         try:
-            shape = tuple(t.shape)  # a list of Python ints (pybind's std::vector<int64_t>)
+            shape = t.shape  # a list of Python ints (pybind's std::vector<int64_t>)
         except Exception:  # noqa: BLE001 - uninitialised tensors
-            shape = ()
-        return TensorMeta(tid, dtype_name(t.dtype), shape)
+            shape = []
+        m = TensorMeta(tid, dtype_name(t.dtype), tuple(shape))
+        # a plain weak reference, no callback: a callback would run Python inside
+        # Paddle's tensor destruction (seen to crash long mixed processes); dead
+        # entries are pruned in batches instead
+        self._remember(key, t, m, shape)
+        if len(self._ids) >= self._prune_at:
+            self._prune()
+        return m
+
+    def _remember(self, key: int, t: Any, m: TensorMeta, shape: list) -> None:
+        try:
+            version = t._inplace_version()
+        except Exception:  # noqa: BLE001 - not a dense tensor: never reused
+            version = None
+        self._ids[key] = (m.id, weakref.ref(t), m, version, shape)
 
     def _prune(self) -> None:
         """Drop the id entries of dead tensors; ids are kept for live tensors only, and
@@ -406,9 +425,11 @@ def op_function_slots() -> list[tuple[Any, str, str, Callable]]:
             if callable(obj) and type(obj).__name__ == "builtin_function_or_method":
                 by_id[id(obj)] = (n, obj)
     slots = []
+    ids = by_id.keys()
     for mod in list(sys.modules.values()):
         d = getattr(mod, "__dict__", None)
-        if not isinstance(d, dict):
+        # most modules bind no op function: one C-level pass over their values says so
+        if not isinstance(d, dict) or ids.isdisjoint(map(id, list(d.values()))):
             continue
         for attr, val in list(d.items()):
             hit = by_id.get(id(val))
@@ -440,6 +461,10 @@ class Launch:
 
 
 API_SCOPE = " dygraph"  # the `Operator` event every dygraph API function opens
+# scopes a dygraph API opens inside its operator that never hold a kernel launch (shape
+# inference, grad-node creation): skipped by name, before the node's type is read
+_LEAF_SCOPES = (" infer_meta", " node_creation")
+_PENDING = -2  # a grad node's forward call, until the node's first marker is seen
 
 
 def _snake(camel: str) -> str:
@@ -471,18 +496,6 @@ def unrecorded_kernel(scope: str) -> str:
 def _is_grad_name(name: str) -> bool:
     return name.startswith("Global_") and name.endswith(
         ("GradNode", "GradNodeFinal", "GradNodeCompat"))
-
-
-def _grad_marker(node: Any) -> int:
-    """The forward call index of the first `opscan|grad|n` marker under a grad node."""
-    todo = [node]
-    while todo:
-        n = todo.pop(0)
-        name = n.name
-        if name.startswith(MARK + "grad|"):
-            return int(name.rsplit("|", 1)[1])
-        todo.extend(n.children_node)
-    return -1
 
 
 def _time_order(node: Any) -> tuple:
@@ -519,15 +532,23 @@ def collect_launches(result: Any, setup: bool = False) -> list[Launch]:
     step = [1]
     inside = [False]  # after the `opscan|begin` marker
     in_setup = [setup]
+    # the grad nodes being walked, innermost last: the forward call of each, from the
+    # first `opscan|grad|n` marker inside it (None until one is seen)
+    grad_of: list[int | None] = []
     roots = [root for _, root in sorted(result.get_data().items(), key=lambda kv: kv[0])]
 
     def walk(node: Any, ctx: _Ctx) -> None:
         name = node.name
         # the type is a pybind property, read once per node and only when needed: the
-        # markers (a quarter of the nodes) are told by name
-        typ = None if name.startswith(MARK) else node.type.value
-        if typ is None:
+        # markers (a quarter of the nodes) are told by name, and so are the leaf scopes
+        # every dygraph API opens inside its operator (another fifth)
+        if name.startswith(MARK):
             kind, _, val = name[len(MARK):].partition("|")
+            if kind == "grad":
+                for i, known in enumerate(grad_of):
+                    if known is None:
+                        grad_of[i] = int(val)
+                return
             if kind == "begin":
                 inside[0] = True
                 return
@@ -535,13 +556,22 @@ def collect_launches(result: Any, setup: bool = False) -> list[Launch]:
                 step[0] += 1
                 in_setup[0] = False
                 return
-            elif kind == "api":
-                ctx = ctx._replace(api=int(val))
+            typ = None
+            if kind == "api":
+                ctx = _Ctx(ctx.step, ctx.phase, int(val), ctx.grad_of, ctx.layer,
+                           ctx.in_grad_node)
             elif kind == "layer":
-                ctx = ctx._replace(layer=val)
+                ctx = _Ctx(ctx.step, ctx.phase, ctx.api, ctx.grad_of, val, ctx.in_grad_node)
                 in_setup[0] = False
             elif kind == "phase":
-                ctx = ctx._replace(phase=val)
+                ctx = _Ctx(ctx.step, val, ctx.api, ctx.grad_of, ctx.layer, ctx.in_grad_node)
+        elif name.endswith(_LEAF_SCOPES):
+            return
+        else:
+            typ = node.type.value
+        grad_node = False
+        if typ is None:
+            pass
         elif typ == BACKWARD:
             if ctx.phase != "backward":
                 ctx = ctx._replace(phase="backward")
@@ -549,8 +579,9 @@ def collect_launches(result: Any, setup: bool = False) -> list[Launch]:
             if ctx.phase != "optimizer":
                 ctx = ctx._replace(phase="optimizer")
         elif typ == OPERATOR and _is_grad_name(name):
-            ctx = ctx._replace(phase="backward", in_grad_node=True, api=-1,
-                               grad_of=_grad_marker(node))
+            ctx = _Ctx(ctx.step, "backward", -1, _PENDING, ctx.layer, True)
+            grad_node = True
+            grad_of.append(None)
         elif typ == LAUNCH_T and name.endswith(LAUNCH):
             if inside[0]:
                 if in_setup[0] and ctx.phase == "forward" and not ctx.in_grad_node:
@@ -558,7 +589,8 @@ def collect_launches(result: Any, setup: bool = False) -> list[Launch]:
                                            ctx._replace(step=0, phase=SETUP)))
                 else:
                     in_setup[0] = False
-                    launches.append(Launch(name[: -len(LAUNCH)], ctx._replace(step=step[0])))
+                    launches.append(Launch(name[: -len(LAUNCH)],
+                                           _Ctx(step[0], *ctx[1:])))
             return
         before = len(launches)
         children = node.children_node
@@ -567,13 +599,21 @@ def collect_launches(result: Any, setup: bool = False) -> list[Launch]:
         for child in children:
             walk(child, ctx)
         if len(launches) == before and inside[0] and typ == OPERATOR and (
-                name.endswith(API_SCOPE) or _is_grad_name(name)):
+                name.endswith(API_SCOPE) or grad_node):
             kernel = unrecorded_kernel(name)
             if kernel:
                 launch_ctx = ctx._replace(step=step[0])
                 if in_setup[0] and ctx.phase == "forward" and not ctx.in_grad_node:
                     launch_ctx = ctx._replace(step=0, phase=SETUP)
                 launches.append(Launch(kernel, launch_ctx, unrecorded=True))
+        if grad_node:
+            # the node's own launches learn their forward call now (nested grad nodes
+            # resolved theirs already)
+            found = grad_of.pop()
+            found = -1 if found is None else found
+            for la in launches[before:]:
+                if la.ctx.grad_of == _PENDING:
+                    la.ctx = la.ctx._replace(grad_of=found)
 
     for root in roots:
         walk(root, _Ctx())
