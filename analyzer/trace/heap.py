@@ -21,6 +21,9 @@ Who freezes:
 - a library caller (tests, `opscan zoo` in one process, notebooks): only inside a real-mode
   tracer's `frozen_heap()`, which hands everything back (`gc.unfreeze()`) when the trace
   ends, so a process that traces many models keeps nothing it would otherwise have freed.
+
+Inside `frozen_heap()` the young generation is also collected less often
+(`YOUNG_THRESHOLD`), handed back the same way.
 """
 from __future__ import annotations
 
@@ -29,6 +32,13 @@ import gc
 
 _program = False
 _depth = 0
+# Young-generation threshold while a real-mode trace runs (and, in the program, until it
+# exits): the recorder keeps every call record until the reports are written, and at
+# CPython's default of 700 allocations each record was traversed by several young
+# collections on its way to the old generation (paddle MobileNetV3, 4 steps: 126 young
+# collections in the trace and 100 after it, 34 ms, against 13 collections and 17 ms at
+# 10,000). A step's cyclic garbage still meets a collection every 10,000 allocations.
+YOUNG_THRESHOLD = 10_000
 
 
 def enable() -> None:
@@ -52,6 +62,9 @@ def frozen_heap(enabled: bool = True):
         yield
         return
     gc.freeze()
+    thresholds = gc.get_threshold()
+    if _depth == 0:
+        gc.set_threshold(max(thresholds[0], YOUNG_THRESHOLD), *thresholds[1:])
     _depth += 1
     try:
         yield
@@ -59,3 +72,4 @@ def frozen_heap(enabled: bool = True):
         _depth -= 1
         if not _program and _depth == 0:
             gc.unfreeze()
+            gc.set_threshold(*thresholds)

@@ -30,15 +30,30 @@ def test_frozen_heap_freezes_inside_and_unfreezes_after(monkeypatch):
         assert gc.get_freeze_count() == 0
 
 
+def test_frozen_heap_raises_the_young_threshold_and_restores_it(monkeypatch):
+    monkeypatch.setattr(heap, "_program", False)
+    before = gc.get_threshold()
+    with heap.frozen_heap():
+        inside = gc.get_threshold()
+        with heap.frozen_heap():  # nested: unchanged, and not restored early
+            assert gc.get_threshold() == inside
+        assert gc.get_threshold() == inside
+    assert inside[0] >= heap.YOUNG_THRESHOLD and inside[1:] == before[1:]
+    assert gc.get_threshold() == before
+
+
 def test_program_keeps_the_heap_frozen(monkeypatch):
     monkeypatch.setattr(heap, "_program", False)
     heap.enable()
     try:
+        thresholds = gc.get_threshold()
         with heap.frozen_heap():
             pass
         assert gc.get_freeze_count() > 0
+        assert gc.get_threshold()[0] >= heap.YOUNG_THRESHOLD  # kept until the program exits
     finally:
         gc.unfreeze()
+        gc.set_threshold(*thresholds)
 
 
 def test_torch_real_trace_hands_the_heap_back(monkeypatch):
