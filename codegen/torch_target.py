@@ -529,6 +529,7 @@ class TorchFunction:
     argmap: ArgMap
     guards: list[str] = field(default_factory=list)  # statements before the branches
     early: list[str] = field(default_factory=list)  # before everything (a CPU route)
+    split: dict | None = None  # one call per slice of the lists (opdb.call_limits)
 
     @property
     def apis(self) -> list[AclnnApi]:
@@ -1130,7 +1131,7 @@ def _legacy_empty_lists(schema: TorchSchema, functional: TorchSchema | None
 
 def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                    functional: TorchSchema | None, meta_ok: bool | None, ilistref: bool,
-                   acl_op_fallback: bool) -> TorchFunction:
+                   acl_op_fallback: bool, soc: str | None = None) -> TorchFunction:
     schema = schema_of(op)
     fwp = fw_params(schema, ilistref)
     cands = [api] + [v for v in variants.get("versions", []) if v.name != api.name] \
@@ -1270,7 +1271,9 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         fallback_calls=[f"DO_COMPATIBILITY({n}, acl_op::{fn}({', '.join(call_names)}));"
                         for n in apis] if acl_op_fallback else [],
         argmap=amap, guards=guards,
-        early=_lossy_int_cpu_route(amap, schema, functional, role))
+        early=_lossy_int_cpu_route(amap, schema, functional, role)
+        + _list_limit_route(chosen, amap, schema, functional, role, soc),
+        split=_list_split(chosen, branches, schema, role))
 
 
 def _lossy_int_cpu_route(amap: ArgMap, schema: TorchSchema, functional: TorchSchema | None,
@@ -1322,6 +1325,99 @@ def _lossy_int_cpu_route(amap: ArgMap, schema: TorchSchema, functional: TorchSch
         lines.append(f"    return {outs[0]};" if n == 1
                      else f"    return std::forward_as_tuple({', '.join(outs)});")
     return lines + ["}"]
+
+
+def _op_name(schema: TorchSchema | None) -> str:
+    if schema is None:
+        return ""
+    return f"{schema.name}.{schema.overload}" if schema.overload else schema.name
+
+
+def _list_limit_route(api: AclnnApi, amap: ArgMap, schema: TorchSchema,
+                      functional: TorchSchema | None, role: str, soc: str | None
+                      ) -> list[str]:
+    """A tensor-list call outside what the API takes goes to torch's own kernel of the op
+    (its CompositeExplicitAutograd kernel in native_functions.yaml, the one op-plugin's
+    `_foreach_` adapters call): lists torch's `can_use_fast_route` rejects (mixed dtypes
+    or devices, non-dense tensors, scalars the dtype cannot hold) and a dtype the API
+    lacks on `soc` (opdb.soc_dtypes). Only for APIs opdb.call_limits has upstream's
+    limits for, where upstream guards the API with `can_use_fast_route`. `.out` runs the
+    functional kernel and copies into the out list."""
+    from codegen import torch_facts
+    from opdb.call_limits import tensors_per_call
+    from opdb.soc_dtypes import soc_dtypes
+    limit = tensors_per_call(api.name)
+    if limit is None or not limit.fast_route or not schema.name.startswith("aten::"):
+        return []
+    source = functional if role == "out" else schema
+    kernel = torch_facts.explicit_kernel(_op_name(source)) if source is not None else None
+    if kernel is None:
+        return []
+    ins = [a for a in source.args if not (a.mutable and a.kwarg_only)]
+    lists = [a.name for a in ins if a.kind == "tensor_list"]
+    if not lists:
+        return []
+    scalars = [a for a in ins if a.kind in ("scalar", "scalar_list") and not a.optional]
+    route = [f"at::native::can_use_fast_route({{{', '.join(lists)}}}"
+             + (f", {scalars[0].name}" if scalars else "") + ")"]
+    first = next((m for m in amap.params if m.fw is not None and m.fw.name == lists[0]), None)
+    if first is not None and first.aclnn.dtypes:
+        ok, _ = soc_dtypes(api.name, soc, first.aclnn.dtypes, first.aclnn.name)
+        if ok and all(d in _AT_DTYPES for d in ok):
+            route.append("(" + " || ".join(f"{lists[0]}[0].scalar_type() == {_AT_DTYPES[d]}"
+                                           for d in ok) + ")")
+    lines = []
+    scalar_lists = [a.name for a in ins if a.kind == "scalar_list"]
+    if len(lists) <= 3 and len(scalar_lists) <= 1:
+        # torch's own checks (list lengths, non-empty) before can_use_fast_route reads them
+        lines.append(f"at::native::check_foreach_api_restrictions({', '.join(lists + scalar_lists)});")
+    call = f"at::native::{kernel}({', '.join(a.name for a in ins)})"
+    lines.append(f"if (!{route[0]}" + "".join(f" || !{c}" for c in route[1:]) + ") {"
+                 f"  // outside {api.name}'s limits (dtypes on {soc or 'the default SoC'}, "
+                 f"torch's fast-route checks): torch's own kernel, as op-plugin ({limit.where})")
+    if role == "out":
+        outs = [a.name for a in schema.args if a.mutable and a.kwarg_only and a.kind == "tensor_list"]
+        if len(outs) != 1:
+            return []
+        lines += [f"    std::vector<at::Tensor> opgen_slow = {call};",
+                  f"    TORCH_CHECK({outs[0]}.size() == opgen_slow.size(), \"{schema.name}: expected \", "
+                  f"opgen_slow.size(), \" tensors in `{outs[0]}`, got \", {outs[0]}.size());",
+                  "    for (size_t i = 0; i < opgen_slow.size(); ++i) {",
+                  f"        {outs[0]}[i].copy_(opgen_slow[i]);",
+                  "    }",
+                  "    return;"]
+    elif return_stmt(schema):
+        lines.append(f"    return {call};")
+    else:
+        lines += [f"    {call};", "    return;"]
+    return lines + ["}"]
+
+
+def _list_split(api: AclnnApi, branches: list[Branch], schema: TorchSchema, role: str
+                ) -> dict | None:
+    """Upstream's split of a long tensor list into calls of at most N tensors
+    (opdb.call_limits: N in place and out of place, from op-plugin's adapters). Every
+    list argument of the call (tensor lists, scalar lists) is cut into the same slices;
+    a call that also takes a plain tensor (a per-list tensor of scalars) is not split."""
+    from opdb.call_limits import tensors_per_call
+    limit = tensors_per_call(api.name)
+    if limit is None or len(branches) != 1:
+        return None
+    args = branches[0].args
+    kinds = [a.aclnn_ctype.replace("const", "").replace(" ", "") for a in args]
+    if any(k == "aclTensor*" for k in kinds):
+        return None
+    sliced = [k in ("aclTensorList*", "aclScalarList*") for k in kinds]
+    first = next((a.name for a in schema.args if a.kind == "tensor_list"), None)
+    if first is None or not any(sliced):
+        return None
+    n = limit.per_call(role == "inplace")
+    # named slices: op-plugin's EXEC_NPU_CMD binds its arguments as lvalues
+    decls = [f"auto opgen_{a.aclnn_name}_part = {a.expr}.slice(opgen_i, opgen_len);"
+             for a, s in zip(args, sliced) if s]
+    return {"max": n, "total": f"{first}.size()", "where": limit.where, "decls": decls,
+            "exprs": [f"opgen_{a.aclnn_name}_part" if s else a.expr
+                      for a, s in zip(args, sliced)]}
 
 
 def _capture_branch(capture: AclnnApi, main: Branch) -> Branch | None:
@@ -1392,7 +1488,7 @@ def _writes_one_output(api: AclnnApi) -> bool:
 def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool = False,
                       module_name: str = "", family: dict[str, FrameworkOp] | None = None,
                       variants: dict[str, AclnnApi] | None = None,
-                      fallbacks: set[str] | None = None) -> dict:
+                      fallbacks: set[str] | None = None, soc: str | None = None) -> dict:
     """The render model of one op_plugin file: one function per member of the op's
     schema family (`.out`, functional, in-place) that has an aclnn API, plus the
     pybind11 binding of the requested op."""
@@ -1439,7 +1535,8 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
             continue
         functions.append(build_function(
             member_api, member, role=role, variants=variants, functional=functional,
-            meta_ok=meta_ok, ilistref=ilistref, acl_op_fallback=member.name in fallbacks))
+            meta_ok=meta_ok, ilistref=ilistref, acl_op_fallback=member.name in fallbacks,
+            soc=soc))
     if any(f.role == "inplace" for f in functions) and func_op is not None \
             and torch_facts.generated_from_inplace(func_op.name):
         # the in-place op is the family's root: torch generated its functional and .out
@@ -1489,6 +1586,8 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
         "uses_philox_state": any(b.api.name != f.branches[-1].api.name and any(
             "opgen_philox_state(" in line for a in b.args for line in a.prelude)
             for f in functions for b in f.branches),
+        "uses_foreach_utils": any("at::native::can_use_fast_route(" in line
+                                  for f in functions for line in f.early),
         "uses_dispatcher": any("c10::Dispatcher::" in line for f in functions
                                for a in f.allocs for line in a.get("lines", [])),
         "function": primary.name,
