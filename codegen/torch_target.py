@@ -1176,10 +1176,17 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                            api_name=chosen.name, all_dims=_all_dim_lists(schema, functional))
     args = call_args(amap, dialect, ref_expr)
     _flatten_for_unset_dim(amap, args, functional, ref, fwp)
+    read_back = _read_back_result(amap, args, schema, ref)
     into_out = _inplace_api_into_out(chosen, amap, args, role, outs)
     alias, _ = fn_pointer_type(amap)
     main = Branch(chosen, args, static_asserts(chosen.name, alias, args, "ConvertType"),
                   static_asserts(chosen.name, alias, args, "::opgen::at_conv::ConvertType"))
+    if read_back is not None:  # the standalone binding has no npu_preparation allocator
+        i = read_back[2]
+        main.binding_args = args[:i] + [CallArg(
+            args[i].aclnn_name, args[i].aclnn_ctype, args[i].expr,
+            [args[i].prelude[0].replace("npu_preparation::apply_tensor_without_format(",
+                                        "at::empty(")], decision=args[i].decision)] + args[i + 1:]
     branches = [main]
     guards: list[str] = list(via_out) + into_out
     consumed: set[str] = set()
@@ -1260,11 +1267,14 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                      meta_checked)
     # values the allocation reads (a factory op's size and TensorOptions) are used
     consumed |= {n for a in allocs for n in a.get("reads", ())}
+    if read_back is not None:  # the returned number is read back, not a placeholder
+        allocs = [a for a in allocs if a.get("todo") != f"TODO(opgen): compute the returned "
+                  f"{schema.returns[0].type} `{read_back[1]}`"]
     return TorchFunction(
         role=role, op=op, schema=schema, name=fn, return_type=ret_cpp,
         params=[{"type": torch_cpp_type(a, ilistref), "name": a.name} for a in schema.args],
         allocs=allocs,
-        branches=branches, return_stmt=return_stmt(schema),
+        branches=branches, return_stmt=read_back[0] if read_back else return_stmt(schema),
         unused=[{"name": u.name, "todo": unused_todo(chosen, u)} for u in amap.unused
                 if u.name not in consumed and not (into_out and u.name in outs)
                 and u.name not in meta_checked],
@@ -1325,6 +1335,36 @@ def _lossy_int_cpu_route(amap: ArgMap, schema: TorchSchema, functional: TorchSch
         lines.append(f"    return {outs[0]};" if n == 1
                      else f"    return std::forward_as_tuple({', '.join(outs)});")
     return lines + ["}"]
+
+
+_READ_BACK = {"bool": ("bool", "at::kBool"), "int": ("int64_t", "at::kLong"),
+              "float": ("double", "at::kFloat")}
+
+
+def _read_back_result(amap: ArgMap, args: list[CallArg], schema: TorchSchema, ref: str
+                      ) -> tuple[str, str, int] | None:
+    """An op that returns one number (`equal(...) -> bool`) whose API writes it into its
+    one output tensor, which no framework value feeds: that output is a one-element
+    tensor on the inputs' device, read back after the call (op-plugin
+    EqualKernelNpuOpApi.cpp: `apply_tensor_without_format({1}, self.options().dtype(at::kBool))`,
+    `result.item().to<bool>()`). Replaces the placeholder argument in `args`; gives (the
+    return statement, the return's name, the argument's index) or None."""
+    rets = schema.returns
+    if len(rets) != 1 or rets[0].alias or rets[0].type not in _READ_BACK or not ref:
+        return None
+    outs = [i for i, m in enumerate(amap.params) if m.aclnn.role == "output"]
+    if len(outs) != 1 or amap.params[outs[0]].fw is not None or amap.params[outs[0]].rule \
+            or amap.params[outs[0]].aclnn.ctype.replace(" ", "") != "aclTensor*":
+        return None
+    ctype, dtype = _READ_BACK[rets[0].type]
+    i = outs[0]
+    p = amap.params[i].aclnn
+    args[i] = CallArg(p.name, p.ctype, "opgen_result", [
+        f"at::Tensor opgen_result = npu_preparation::apply_tensor_without_format("
+        f"{{1}}, {ref}.options().dtype({dtype}));  // the API writes the returned "
+        f"{rets[0].type} into a one-element tensor"], decision="read back")
+    name = _fresh_return_names(schema)[0]
+    return f"return opgen_result.item().to<{ctype}>();", name, i
 
 
 def _op_name(schema: TorchSchema | None) -> str:

@@ -79,34 +79,42 @@ def extract(repo: Path, commit: str = COMMIT) -> list[dict]:
     consts = {m.group(1): int(m.group(2))
               for m in CONST.finditer(_git(repo, "show", f"{commit}:{CONSTANTS}"))}
 
-    def value(tok: str) -> int | None:
-        return int(tok) if tok.isdigit() else consts.get(tok)
-
     rows: dict[str, dict] = {}
     paths = [p for p in _git(repo, "ls-tree", "-r", "--name-only", commit,
                              "op_plugin/ops/opapi/").splitlines() if p.endswith(".cpp")]
     for path in sorted(paths):
-        text = _git(repo, "show", f"{commit}:{path}")
-        if "max_tensor_count" not in text:
-            continue
-        fast = "can_use_fast_route" in text
-        for a, b in _functions(text):
-            body = text[a:b]
-            m = ASSIGN.search(body)
-            if m is None:
-                continue
-            inplace, out = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(3))
-            inplace, out = value(inplace), value(out)
-            if inplace is None or out is None or min(inplace, out) < 2:
-                continue  # an unknown constant, or one tensor per call (a norm's loop)
-            line = text.count("\n", 0, a + m.start()) + 1
-            for api in dict.fromkeys(EXEC.findall(body)):
-                rows.setdefault(api, {
-                    "api": api, "limit": "tensors_per_call", "inplace": inplace,
-                    "out_of_place": out, "fast_route": fast, "socs": "all",
-                    "source": {"repo": "Ascend/op-plugin", "commit": commit,
-                               "path": path, "line": line}})
+        for row in rows_of_file(_git(repo, "show", f"{commit}:{path}"), path, consts, commit):
+            rows.setdefault(row["api"], row)
     return [rows[k] for k in sorted(rows)]
+
+
+def rows_of_file(text: str, path: str, consts: dict[str, int], commit: str = COMMIT
+                 ) -> list[dict]:
+    """The limit rows of one adapter source (see the module docstring)."""
+    def value(tok: str) -> int | None:
+        return int(tok) if tok.isdigit() else consts.get(tok)
+
+    rows = []
+    if "max_tensor_count" not in text:
+        return rows
+    fast = "can_use_fast_route" in text
+    for a, b in _functions(text):
+        body = text[a:b]
+        m = ASSIGN.search(body)
+        if m is None:
+            continue
+        inplace, out = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(3))
+        inplace, out = value(inplace), value(out)
+        if inplace is None or out is None or min(inplace, out) < 2:
+            continue  # an unknown constant, or one tensor per call (a norm's loop)
+        line = text.count("\n", 0, a + m.start()) + 1
+        for api in dict.fromkeys(EXEC.findall(body)):
+            rows.append({
+                "api": api, "limit": "tensors_per_call", "inplace": inplace,
+                "out_of_place": out, "fast_route": fast, "socs": "all",
+                "source": {"repo": "Ascend/op-plugin", "commit": commit,
+                           "path": path, "line": line}})
+    return rows
 
 
 def main(argv=None) -> int:
