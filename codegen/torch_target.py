@@ -1267,6 +1267,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                      meta_checked)
     # values the allocation reads (a factory op's size and TensorOptions) are used
     consumed |= {n for a in allocs for n in a.get("reads", ())}
+    slow_route, slow_call = _list_limit_route(chosen, amap, schema, functional, role, soc)
     if read_back is not None:  # the returned number is read back, not a placeholder
         allocs = [a for a in allocs if a.get("todo") != f"TODO(opgen): compute the returned "
                   f"{schema.returns[0].type} `{read_back[1]}`"]
@@ -1279,10 +1280,12 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                 if u.name not in consumed and not (into_out and u.name in outs)
                 and u.name not in meta_checked],
         fallback_calls=[f"DO_COMPATIBILITY({n}, acl_op::{fn}({', '.join(call_names)}));"
-                        for n in apis] if acl_op_fallback else [],
+                        for n in apis] if acl_op_fallback else
+        # no acl_op: a CANN without the API runs torch's own kernel, as op-plugin's
+        # `DO_COMPATIBILITY(aclnnForeachSign, at::native::foreach_tensor_sign_slow(self))`
+        [f"DO_COMPATIBILITY({n}, {slow_call});" for n in apis] if slow_call else [],
         argmap=amap, guards=guards,
-        early=_lossy_int_cpu_route(amap, schema, functional, role)
-        + _list_limit_route(chosen, amap, schema, functional, role, soc),
+        early=_lossy_int_cpu_route(amap, schema, functional, role) + slow_route,
         split=_list_split(chosen, branches, schema, role))
 
 
@@ -1375,28 +1378,29 @@ def _op_name(schema: TorchSchema | None) -> str:
 
 def _list_limit_route(api: AclnnApi, amap: ArgMap, schema: TorchSchema,
                       functional: TorchSchema | None, role: str, soc: str | None
-                      ) -> list[str]:
+                      ) -> tuple[list[str], str]:
     """A tensor-list call outside what the API takes goes to torch's own kernel of the op
     (its CompositeExplicitAutograd kernel in native_functions.yaml, the one op-plugin's
     `_foreach_` adapters call): lists torch's `can_use_fast_route` rejects (mixed dtypes
     or devices, non-dense tensors, scalars the dtype cannot hold) and a dtype the API
     lacks on `soc` (opdb.soc_dtypes). Only for APIs opdb.call_limits has upstream's
     limits for, where upstream guards the API with `can_use_fast_route`. `.out` runs the
-    functional kernel and copies into the out list."""
+    functional kernel and copies into the out list. Gives (the lines, the kernel call
+    a functional or in-place member returns, else "")."""
     from codegen import torch_facts
     from opdb.call_limits import tensors_per_call
     from opdb.soc_dtypes import soc_dtypes
     limit = tensors_per_call(api.name)
     if limit is None or not limit.fast_route or not schema.name.startswith("aten::"):
-        return []
+        return [], ""
     source = functional if role == "out" else schema
     kernel = torch_facts.explicit_kernel(_op_name(source)) if source is not None else None
     if kernel is None:
-        return []
+        return [], ""
     ins = [a for a in source.args if not (a.mutable and a.kwarg_only)]
     lists = [a.name for a in ins if a.kind == "tensor_list"]
     if not lists:
-        return []
+        return [], ""
     scalars = [a for a in ins if a.kind in ("scalar", "scalar_list") and not a.optional]
     route = [f"at::native::can_use_fast_route({{{', '.join(lists)}}}"
              + (f", {scalars[0].name}" if scalars else "") + ")"]
@@ -1418,7 +1422,7 @@ def _list_limit_route(api: AclnnApi, amap: ArgMap, schema: TorchSchema,
     if role == "out":
         outs = [a.name for a in schema.args if a.mutable and a.kwarg_only and a.kind == "tensor_list"]
         if len(outs) != 1:
-            return []
+            return [], ""
         lines += [f"    std::vector<at::Tensor> opgen_slow = {call};",
                   f"    TORCH_CHECK({outs[0]}.size() == opgen_slow.size(), \"{schema.name}: expected \", "
                   f"opgen_slow.size(), \" tensors in `{outs[0]}`, got \", {outs[0]}.size());",
@@ -1430,7 +1434,7 @@ def _list_limit_route(api: AclnnApi, amap: ArgMap, schema: TorchSchema,
         lines.append(f"    return {call};")
     else:
         lines += [f"    {call};", "    return;"]
-    return lines + ["}"]
+    return lines + ["}"], "" if role == "out" else call
 
 
 def _list_split(api: AclnnApi, branches: list[Branch], schema: TorchSchema, role: str

@@ -30,6 +30,8 @@ def test_list_call_outside_the_api_goes_to_torchs_own_kernel(db):
     assert "if (!at::native::can_use_fast_route({self}) || !(self[0].scalar_type() == " in body
     assert "        return at::native::foreach_tensor_sign_slow(self);" in body
     assert body.index("foreach_tensor_sign_slow(") < body.index("EXEC_NPU_CMD(")
+    # no acl_op fallback: a CANN without the API runs torch's kernel (upstream's DO_COMPATIBILITY)
+    assert "DO_COMPATIBILITY(aclnnForeachSign, at::native::foreach_tensor_sign_slow(self));" in body
     inplace = _fn(text, "void _foreach_sign_(")
     assert "        at::native::foreach_tensor_sign_slow_(self);\n        return;" in inplace
     assert not r.todos
