@@ -18,7 +18,7 @@ ForeachConstants.h), every aclnn API it runs through `EXEC_NPU_CMD` gets one row
 line recorded is the assignment's. `fast_route` is true when the same file calls
 `can_use_fast_route`.
 
-    python opdb/sources/torch/extract_call_limits.py --repo /work/.mirror/Ascend+op-plugin/repo [--check]
+    python opdb/sources/torch/extract_call_limits.py --repo DIR [--check]   # DIR: a bare git clone of Ascend/op-plugin
 
 Standard library only.
 """
