@@ -156,3 +156,28 @@ def test_number_result_is_read_back_from_the_apis_one_element_output(db):
     assert not r.todos
     binding = r.files["standalone/src/binding.cpp"]
     assert "at::Tensor opgen_result = at::empty({1}, self.options().dtype(at::kBool));" in binding
+
+
+def test_route_dtypes_follow_the_chosen_soc(db, monkeypatch):
+    """The dtype clause is the API's dtypes on `--soc` (opdb.soc_dtypes). No foreach
+    API has a per-product cut in the shipped extract today, so a cut is injected: on
+    ascend910 without bfloat16, bfloat16 lists take torch's kernel there and not on the
+    default chip."""
+    import opdb.soc_dtypes as sd
+    real = sd.soc_dtypes
+
+    def cut(api, soc, dtypes, param=None):
+        if api == "aclnnForeachSigmoid" and soc == "ascend910":
+            return [d for d in dtypes if d != "bfloat16"], ["doc:1"]
+        return real(api, soc, dtypes, param)
+    monkeypatch.setattr(sd, "soc_dtypes", cut)
+
+    def route(soc):
+        text = prepare(db, "aclnnForeachSigmoid", "torch", op="aten::_foreach_sigmoid",
+                       soc=soc).files[ADAPTER.format("ForeachSigmoid")]
+        fn = _fn(text, "std::vector<at::Tensor> _foreach_sigmoid(")
+        return fn[fn.index("if (!at::native::can_use_fast_route"):].split("\n")[0]
+    assert "at::kBFloat16" in route(None)
+    on_910 = route("ascend910")
+    assert "at::kBFloat16" not in on_910 and "at::kFloat" in on_910
+    assert "dtypes on ascend910," in on_910
