@@ -121,6 +121,19 @@ HELD_OUT_TORCH = [
     ("aclnnMaskedSelect", "aten::masked_select"),
     ("aclnnMv", "aten::mv"),
     ("aclnnForeachSqrt", "aten::_foreach_sqrt"),
+    # ninth sample: drawn by benchmarks/opgen_heldout_draw.py --seed 9 --before 82 (docs/opgen.md)
+    ("aclnnLinalgCross", "aten::linalg_cross"),
+    ("aclnnForeachSign", "aten::_foreach_sign"),
+    ("aclnnUpsampleNearest2dBackward", "aten::upsample_nearest2d_backward"),
+    ("aclnnRReluWithNoise", "aten::rrelu_with_noise"),
+    ("aclnnForeachSigmoid", "aten::_foreach_sigmoid"),
+    ("aclnnInplaceFillScalar", "aten::fill_.Scalar"),
+    ("aclnnUpsampleBicubic2dBackward", "aten::upsample_bicubic2d_backward"),
+    ("aclnnEqual", "aten::equal"),
+    ("aclnnInplaceMaskedScatter", "aten::masked_scatter_"),
+    ("aclnnForeachSubList", "aten::_foreach_sub.List"),
+    ("aclnnForeachErfc", "aten::_foreach_erfc"),
+    ("aclnnForeachAddcmulScalarList", "aten::_foreach_addcmul.Tensor"),
 ]
 
 # the held-out paddle sample of docs/opgen.md (not among the 12): (aclnn API, phi kernel)

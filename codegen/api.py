@@ -121,7 +121,7 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
         from codegen.torch_target import build_torch_model
 
         m = build_torch_model(api, op, acl_op_fallback=acl_op_fallback, module_name=module_name,
-                              family=family, variants=variants, fallbacks=fallbacks)
+                              family=family, variants=variants, fallbacks=fallbacks, soc=soc)
         adapter_name = f"{m['file_stem']}KernelNpuOpApi.cpp"
         adapter = render("torch/KernelNpuOpApi.cpp.j2", **m)
         yaml_entry = render("torch/op_plugin_functions.yaml.j2", **m)

@@ -170,6 +170,24 @@ def _native_functions() -> dict[str, str] | None:
     return out
 
 
+def explicit_kernel(op: str) -> str | None:
+    """The C++ name of `op`'s CompositeExplicitAutograd kernel in namespace `at::native`
+    (`aten::_foreach_sign` -> `foreach_tensor_sign_slow`), from the `dispatch:` section
+    of torchgen's packaged native_functions.yaml; None when the op has none there (an
+    `autogen:` member such as `_foreach_sign.out` is generated code, not at::native)."""
+    nf = _native_functions()
+    if nf is None or not op.startswith("aten::"):
+        return None
+    entry = nf.get(op.split("::", 1)[1].replace(".default", ""))
+    m = re.search(r"^\s*dispatch:\s*\n((?:\s{4,}.*\n?)+)", entry or "", re.M)
+    for line in (m.group(1).splitlines() if m else []):
+        keys, _, name = line.partition(":")
+        if "CompositeExplicitAutograd" in [k.strip() for k in keys.split(",")] \
+                and re.fullmatch(r"\w+", name.strip()):
+            return name.strip()
+    return None
+
+
 def structured_group(op: str) -> bool | None:
     """Whether `aten::cat` belongs to a structured group (structured out variant or
     `structured_delegate`), per torchgen's packaged native_functions.yaml."""

@@ -529,6 +529,7 @@ class TorchFunction:
     argmap: ArgMap
     guards: list[str] = field(default_factory=list)  # statements before the branches
     early: list[str] = field(default_factory=list)  # before everything (a CPU route)
+    split: dict | None = None  # one call per slice of the lists (opdb.call_limits)
 
     @property
     def apis(self) -> list[AclnnApi]:
@@ -1130,7 +1131,7 @@ def _legacy_empty_lists(schema: TorchSchema, functional: TorchSchema | None
 
 def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                    functional: TorchSchema | None, meta_ok: bool | None, ilistref: bool,
-                   acl_op_fallback: bool) -> TorchFunction:
+                   acl_op_fallback: bool, soc: str | None = None) -> TorchFunction:
     schema = schema_of(op)
     fwp = fw_params(schema, ilistref)
     cands = [api] + [v for v in variants.get("versions", []) if v.name != api.name] \
@@ -1175,10 +1176,17 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                            api_name=chosen.name, all_dims=_all_dim_lists(schema, functional))
     args = call_args(amap, dialect, ref_expr)
     _flatten_for_unset_dim(amap, args, functional, ref, fwp)
+    read_back = _read_back_result(amap, args, schema, ref)
     into_out = _inplace_api_into_out(chosen, amap, args, role, outs)
     alias, _ = fn_pointer_type(amap)
     main = Branch(chosen, args, static_asserts(chosen.name, alias, args, "ConvertType"),
                   static_asserts(chosen.name, alias, args, "::opgen::at_conv::ConvertType"))
+    if read_back is not None:  # the standalone binding has no npu_preparation allocator
+        i = read_back[2]
+        main.binding_args = args[:i] + [CallArg(
+            args[i].aclnn_name, args[i].aclnn_ctype, args[i].expr,
+            [args[i].prelude[0].replace("npu_preparation::apply_tensor_without_format(",
+                                        "at::empty(")], decision=args[i].decision)] + args[i + 1:]
     branches = [main]
     guards: list[str] = list(via_out) + into_out
     consumed: set[str] = set()
@@ -1259,18 +1267,26 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                      meta_checked)
     # values the allocation reads (a factory op's size and TensorOptions) are used
     consumed |= {n for a in allocs for n in a.get("reads", ())}
+    slow_route, slow_call = _list_limit_route(chosen, amap, schema, functional, role, soc)
+    if read_back is not None:  # the returned number is read back, not a placeholder
+        allocs = [a for a in allocs if a.get("todo") != f"TODO(opgen): compute the returned "
+                  f"{schema.returns[0].type} `{read_back[1]}`"]
     return TorchFunction(
         role=role, op=op, schema=schema, name=fn, return_type=ret_cpp,
         params=[{"type": torch_cpp_type(a, ilistref), "name": a.name} for a in schema.args],
         allocs=allocs,
-        branches=branches, return_stmt=return_stmt(schema),
+        branches=branches, return_stmt=read_back[0] if read_back else return_stmt(schema),
         unused=[{"name": u.name, "todo": unused_todo(chosen, u)} for u in amap.unused
                 if u.name not in consumed and not (into_out and u.name in outs)
                 and u.name not in meta_checked],
         fallback_calls=[f"DO_COMPATIBILITY({n}, acl_op::{fn}({', '.join(call_names)}));"
-                        for n in apis] if acl_op_fallback else [],
+                        for n in apis] if acl_op_fallback else
+        # no acl_op: a CANN without the API runs torch's own kernel, as op-plugin's
+        # `DO_COMPATIBILITY(aclnnForeachSign, at::native::foreach_tensor_sign_slow(self))`
+        [f"DO_COMPATIBILITY({n}, {slow_call});" for n in apis] if slow_call else [],
         argmap=amap, guards=guards,
-        early=_lossy_int_cpu_route(amap, schema, functional, role))
+        early=_lossy_int_cpu_route(amap, schema, functional, role) + slow_route,
+        split=_list_split(chosen, branches, schema, role))
 
 
 def _lossy_int_cpu_route(amap: ArgMap, schema: TorchSchema, functional: TorchSchema | None,
@@ -1322,6 +1338,130 @@ def _lossy_int_cpu_route(amap: ArgMap, schema: TorchSchema, functional: TorchSch
         lines.append(f"    return {outs[0]};" if n == 1
                      else f"    return std::forward_as_tuple({', '.join(outs)});")
     return lines + ["}"]
+
+
+_READ_BACK = {"bool": ("bool", "at::kBool"), "int": ("int64_t", "at::kLong"),
+              "float": ("double", "at::kFloat")}
+
+
+def _read_back_result(amap: ArgMap, args: list[CallArg], schema: TorchSchema, ref: str
+                      ) -> tuple[str, str, int] | None:
+    """An op that returns one number (`equal(...) -> bool`) whose API writes it into its
+    one output tensor, which no framework value feeds: that output is a one-element
+    tensor on the inputs' device, read back after the call (op-plugin
+    EqualKernelNpuOpApi.cpp: `apply_tensor_without_format({1}, self.options().dtype(at::kBool))`,
+    `result.item().to<bool>()`). Replaces the placeholder argument in `args`; gives (the
+    return statement, the return's name, the argument's index) or None."""
+    rets = schema.returns
+    if len(rets) != 1 or rets[0].alias or rets[0].type not in _READ_BACK or not ref:
+        return None
+    outs = [i for i, m in enumerate(amap.params) if m.aclnn.role == "output"]
+    if len(outs) != 1 or amap.params[outs[0]].fw is not None or amap.params[outs[0]].rule \
+            or amap.params[outs[0]].aclnn.ctype.replace(" ", "") != "aclTensor*":
+        return None
+    ctype, dtype = _READ_BACK[rets[0].type]
+    i = outs[0]
+    p = amap.params[i].aclnn
+    args[i] = CallArg(p.name, p.ctype, "opgen_result", [
+        f"at::Tensor opgen_result = npu_preparation::apply_tensor_without_format("
+        f"{{1}}, {ref}.options().dtype({dtype}));  // the API writes the returned "
+        f"{rets[0].type} into a one-element tensor"], decision="read back")
+    name = _fresh_return_names(schema)[0]
+    return f"return opgen_result.item().to<{ctype}>();", name, i
+
+
+def _op_name(schema: TorchSchema | None) -> str:
+    if schema is None:
+        return ""
+    return f"{schema.name}.{schema.overload}" if schema.overload else schema.name
+
+
+def _list_limit_route(api: AclnnApi, amap: ArgMap, schema: TorchSchema,
+                      functional: TorchSchema | None, role: str, soc: str | None
+                      ) -> tuple[list[str], str]:
+    """A tensor-list call outside what the API takes goes to torch's own kernel of the op
+    (its CompositeExplicitAutograd kernel in native_functions.yaml, the one op-plugin's
+    `_foreach_` adapters call): lists torch's `can_use_fast_route` rejects (mixed dtypes
+    or devices, non-dense tensors, scalars the dtype cannot hold) and a dtype the API
+    lacks on `soc` (opdb.soc_dtypes). Only for APIs opdb.call_limits has upstream's
+    limits for, where upstream guards the API with `can_use_fast_route`. `.out` runs the
+    functional kernel and copies into the out list. Gives (the lines, the kernel call
+    a functional or in-place member returns, else "")."""
+    from codegen import torch_facts
+    from opdb.call_limits import tensors_per_call
+    from opdb.soc_dtypes import soc_dtypes
+    limit = tensors_per_call(api.name)
+    if limit is None or not limit.fast_route or not schema.name.startswith("aten::"):
+        return [], ""
+    source = functional if role == "out" else schema
+    kernel = torch_facts.explicit_kernel(_op_name(source)) if source is not None else None
+    if kernel is None:
+        return [], ""
+    ins = [a for a in source.args if not (a.mutable and a.kwarg_only)]
+    lists = [a.name for a in ins if a.kind == "tensor_list"]
+    if not lists:
+        return [], ""
+    scalars = [a for a in ins if a.kind in ("scalar", "scalar_list") and not a.optional]
+    route = [f"at::native::can_use_fast_route({{{', '.join(lists)}}}"
+             + (f", {scalars[0].name}" if scalars else "") + ")"]
+    first = next((m for m in amap.params if m.fw is not None and m.fw.name == lists[0]), None)
+    if first is not None and first.aclnn.dtypes:
+        ok, _ = soc_dtypes(api.name, soc, first.aclnn.dtypes, first.aclnn.name)
+        if ok and all(d in _AT_DTYPES for d in ok):
+            route.append("(" + " || ".join(f"{lists[0]}[0].scalar_type() == {_AT_DTYPES[d]}"
+                                           for d in ok) + ")")
+    lines = []
+    scalar_lists = [a.name for a in ins if a.kind == "scalar_list"]
+    if len(lists) <= 3 and len(scalar_lists) <= 1:
+        # torch's own checks (list lengths, non-empty) before can_use_fast_route reads them
+        lines.append(f"at::native::check_foreach_api_restrictions({', '.join(lists + scalar_lists)});")
+    call = f"at::native::{kernel}({', '.join(a.name for a in ins)})"
+    lines.append(f"if (!{route[0]}" + "".join(f" || !{c}" for c in route[1:]) + ") {"
+                 f"  // outside {api.name}'s limits (dtypes on {soc or 'the default SoC'}, "
+                 f"torch's fast-route checks): torch's own kernel, as op-plugin ({limit.where})")
+    if role == "out":
+        outs = [a.name for a in schema.args if a.mutable and a.kwarg_only and a.kind == "tensor_list"]
+        if len(outs) != 1:
+            return [], ""
+        lines += [f"    std::vector<at::Tensor> opgen_slow = {call};",
+                  f"    TORCH_CHECK({outs[0]}.size() == opgen_slow.size(), \"{schema.name}: expected \", "
+                  f"opgen_slow.size(), \" tensors in `{outs[0]}`, got \", {outs[0]}.size());",
+                  "    for (size_t i = 0; i < opgen_slow.size(); ++i) {",
+                  f"        {outs[0]}[i].copy_(opgen_slow[i]);",
+                  "    }",
+                  "    return;"]
+    elif return_stmt(schema):
+        lines.append(f"    return {call};")
+    else:
+        lines += [f"    {call};", "    return;"]
+    return lines + ["}"], "" if role == "out" else call
+
+
+def _list_split(api: AclnnApi, branches: list[Branch], schema: TorchSchema, role: str
+                ) -> dict | None:
+    """Upstream's split of a long tensor list into calls of at most N tensors
+    (opdb.call_limits: N in place and out of place, from op-plugin's adapters). Every
+    list argument of the call (tensor lists, scalar lists) is cut into the same slices;
+    a call that also takes a plain tensor (a per-list tensor of scalars) is not split."""
+    from opdb.call_limits import tensors_per_call
+    limit = tensors_per_call(api.name)
+    if limit is None or len(branches) != 1:
+        return None
+    args = branches[0].args
+    kinds = [a.aclnn_ctype.replace("const", "").replace(" ", "") for a in args]
+    if any(k == "aclTensor*" for k in kinds):
+        return None
+    sliced = [k in ("aclTensorList*", "aclScalarList*") for k in kinds]
+    first = next((a.name for a in schema.args if a.kind == "tensor_list"), None)
+    if first is None or not any(sliced):
+        return None
+    n = limit.per_call(role == "inplace")
+    # named slices: op-plugin's EXEC_NPU_CMD binds its arguments as lvalues
+    decls = [f"auto opgen_{a.aclnn_name}_part = {a.expr}.slice(opgen_i, opgen_len);"
+             for a, s in zip(args, sliced) if s]
+    return {"max": n, "total": f"{first}.size()", "where": limit.where, "decls": decls,
+            "exprs": [f"opgen_{a.aclnn_name}_part" if s else a.expr
+                      for a, s in zip(args, sliced)]}
 
 
 def _capture_branch(capture: AclnnApi, main: Branch) -> Branch | None:
@@ -1392,7 +1532,7 @@ def _writes_one_output(api: AclnnApi) -> bool:
 def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool = False,
                       module_name: str = "", family: dict[str, FrameworkOp] | None = None,
                       variants: dict[str, AclnnApi] | None = None,
-                      fallbacks: set[str] | None = None) -> dict:
+                      fallbacks: set[str] | None = None, soc: str | None = None) -> dict:
     """The render model of one op_plugin file: one function per member of the op's
     schema family (`.out`, functional, in-place) that has an aclnn API, plus the
     pybind11 binding of the requested op."""
@@ -1439,7 +1579,8 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
             continue
         functions.append(build_function(
             member_api, member, role=role, variants=variants, functional=functional,
-            meta_ok=meta_ok, ilistref=ilistref, acl_op_fallback=member.name in fallbacks))
+            meta_ok=meta_ok, ilistref=ilistref, acl_op_fallback=member.name in fallbacks,
+            soc=soc))
     if any(f.role == "inplace" for f in functions) and func_op is not None \
             and torch_facts.generated_from_inplace(func_op.name):
         # the in-place op is the family's root: torch generated its functional and .out
@@ -1489,6 +1630,8 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
         "uses_philox_state": any(b.api.name != f.branches[-1].api.name and any(
             "opgen_philox_state(" in line for a in b.args for line in a.prelude)
             for f in functions for b in f.branches),
+        "uses_foreach_utils": any("at::native::can_use_fast_route(" in line
+                                  for f in functions for line in f.early),
         "uses_dispatcher": any("c10::Dispatcher::" in line for f in functions
                                for a in f.allocs for line in a.get("lines", [])),
         "function": primary.name,

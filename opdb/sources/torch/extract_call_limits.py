@@ -1,0 +1,139 @@
+"""Extract op-plugin's per-API call limits on tensor lists into `op_plugin_call_limits.jsonl`
+(facts only: API, the most tensors one call takes in place and out of place, whether the
+adapter guards the API with torch's `can_use_fast_route`, source path and line; no
+source text).
+
+op-plugin's `_foreach_` adapters (`op_plugin/ops/opapi/Foreach*KernelNpuOpApi.cpp`) send
+a list to their aclnn API in calls of at most N tensors (`size_t max_tensor_count =
+is_inplace ? 48 : 24;`, N by the number of dynamic list arguments of the call,
+`op_plugin/utils/custom_functions/opapi/ForeachConstants.h`), and send a list that
+torch's `at::native::can_use_fast_route` rejects (mixed dtypes or devices, overlapping or
+non-dense tensors, scalars the dtype cannot hold) to torch's own slow kernel. The limits
+hold on every SoC the API runs on (the adapters take the same N on each chip); the
+per-SoC part of the route is the API's dtypes on the chip (`opdb/soc_dtypes.py`).
+
+For each top-level function of each opapi `.cpp` that assigns `max_tensor_count` (the
+ternary on `is_inplace`, or one value for both; constant names resolved from
+ForeachConstants.h), every aclnn API it runs through `EXEC_NPU_CMD` gets one row; the
+line recorded is the assignment's. `fast_route` is true when the same file calls
+`can_use_fast_route`.
+
+    python opdb/sources/torch/extract_call_limits.py --repo DIR [--check]   # DIR: a bare git clone of Ascend/op-plugin
+
+Standard library only.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "op_plugin_call_limits.jsonl"
+COMMIT = "517f2e7d0f202f38b76310706cb977ca2388ad21"
+CONSTANTS = "op_plugin/utils/custom_functions/opapi/ForeachConstants.h"
+ASSIGN = re.compile(r"size_t\s+max_tensor_count\s*=\s*(?:is_inplace\s*\?\s*(\w+)\s*:\s*(\w+)|(\w+))\s*;")
+EXEC = re.compile(r"EXEC_NPU_CMD\(\s*(aclnn\w+)\s*,")
+CONST = re.compile(r"constexpr\s+int\s+(\w+)\s*=\s*(\d+)\s*;")
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "--git-dir", str(repo), *args], check=True,
+                          capture_output=True, text=True).stdout
+
+
+def _functions(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each outermost brace block opened right after `)`: the bodies of
+    top-level functions (namespaces and classes open after a name, not a `)`)."""
+    spans, depth, start, i = [], 0, None, 0
+    while i < len(text):
+        c = text[i]
+        if text.startswith("//", i):
+            i = text.find("\n", i)
+            i = len(text) if i < 0 else i
+            continue
+        if c == '"':
+            j = i + 1
+            while j < len(text) and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            i = j + 1
+            continue
+        if c == "{":
+            if start is None and text[:i].rstrip().endswith(")"):
+                start, depth = i, 0
+            if start is not None:
+                depth += 1
+        elif c == "}" and start is not None:
+            depth -= 1
+            if depth == 0:
+                spans.append((start, i))
+                start = None
+        i += 1
+    return spans
+
+
+def extract(repo: Path, commit: str = COMMIT) -> list[dict]:
+    consts = {m.group(1): int(m.group(2))
+              for m in CONST.finditer(_git(repo, "show", f"{commit}:{CONSTANTS}"))}
+
+    rows: dict[str, dict] = {}
+    paths = [p for p in _git(repo, "ls-tree", "-r", "--name-only", commit,
+                             "op_plugin/ops/opapi/").splitlines() if p.endswith(".cpp")]
+    for path in sorted(paths):
+        for row in rows_of_file(_git(repo, "show", f"{commit}:{path}"), path, consts, commit):
+            rows.setdefault(row["api"], row)
+    return [rows[k] for k in sorted(rows)]
+
+
+def rows_of_file(text: str, path: str, consts: dict[str, int], commit: str = COMMIT
+                 ) -> list[dict]:
+    """The limit rows of one adapter source (see the module docstring)."""
+    def value(tok: str) -> int | None:
+        return int(tok) if tok.isdigit() else consts.get(tok)
+
+    rows = []
+    if "max_tensor_count" not in text:
+        return rows
+    fast = "can_use_fast_route" in text
+    for a, b in _functions(text):
+        body = text[a:b]
+        m = ASSIGN.search(body)
+        if m is None:
+            continue
+        inplace, out = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(3))
+        inplace, out = value(inplace), value(out)
+        if inplace is None or out is None or min(inplace, out) < 2:
+            continue  # an unknown constant, or one tensor per call (a norm's loop)
+        line = text.count("\n", 0, a + m.start()) + 1
+        for api in dict.fromkeys(EXEC.findall(body)):
+            rows.append({
+                "api": api, "limit": "tensors_per_call", "inplace": inplace,
+                "out_of_place": out, "fast_route": fast, "socs": "all",
+                "source": {"repo": "Ascend/op-plugin", "commit": commit,
+                           "path": path, "line": line}})
+    return rows
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repo", type=Path, required=True, help="bare git dir of Ascend/op-plugin")
+    ap.add_argument("--check", action="store_true", help="compare with the shipped file")
+    args = ap.parse_args(argv)
+    text = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n"
+                   for r in extract(args.repo))
+    if args.check:
+        same = OUT.is_file() and OUT.read_text() == text
+        print(f"{OUT.name}: {'up to date' if same else 'differs; rerun without --check'}")
+        return 0 if same else 1
+    tmp = OUT.with_suffix(".jsonl.part")
+    tmp.write_text(text)
+    tmp.replace(OUT)
+    print(f"{OUT.name}: {text.count(chr(10))} APIs")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
