@@ -329,7 +329,8 @@ class Recorder:
             if not rec.enabled:
                 return fn(layer, *args, **kwargs)
             path = rec._layer_path(layer)
-            rec._parent_layers.setdefault(path, list(layer.named_children()))
+            if path not in rec._parent_layers:  # once per path, not per call
+                rec._parent_layers[path] = list(layer.named_children())
             rec._layer_stack.append(path)
             try:
                 with rec.span(f"layer|{path}"):
