@@ -170,6 +170,20 @@ BATCH_G_PADDLE = [
 ]
 HELD_OUT_PADDLE += BATCH_G_PADDLE
 
+# batch H (docs/opgen.md): drawn by benchmarks/opgen_draw_paddle.py --next (seed 20261125),
+# scored first with the code of its branch's start (6702220), then fixed
+BATCH_H_PADDLE = [
+    ("aclnnConvolution", "depthwise_conv2d"), ("aclnnInplaceFillDiagonal", "fill_diagonal"),
+    ("aclnnUpsampleNearest2dBackward", "bilinear_interp_grad"),
+    ("aclnnIndexPutImpl", "index_put_grad"), ("aclnnCos", "cos"), ("aclnnRsqrt", "rsqrt"),
+    ("aclnnTril", "tril_triu_grad"), ("aclnnMuls", "label_smooth_grad"),
+    ("aclnnAmin", "min_raw"), ("aclnnMul", "reciprocal_grad"), ("aclnnMul", "exp_grad"),
+    ("aclnnForeachNonFiniteCheckAndUnscale", "check_finite_and_unscale"),
+]
+HELD_OUT_PADDLE += BATCH_H_PADDLE
+# the seeded random batches, in the order they were drawn (opgen_draw_paddle.py --before)
+BATCHES_PADDLE = {"G": BATCH_G_PADDLE, "H": BATCH_H_PADDLE}
+
 
 def _paddle_tree(root: Path) -> Path:
     import shutil
