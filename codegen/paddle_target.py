@@ -425,10 +425,11 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     args = _device_copies(args, _any_backend_inputs(op) - optional)
     from codegen.paddle_callsite import (compute_as, compute_as_dtypes,
                                          data_dependent_outputs, flatten_view,
-                                         master_weights, tied_mixed_dtypes, transpose_views,
-                                         zero_dim_views)
+                                         master_weights, reduce_all_dims, tied_mixed_dtypes,
+                                         transpose_views, zero_dim_views)
     args, sized_after = data_dependent_outputs(api, amap, args)
     args = flatten_view(fwp, amap, args)
+    args = reduce_all_dims(amap, args)
     if not backward:  # a grad of a transposed matmul is no transposed call
         args = transpose_views(amap, args)
     args = zero_dim_views(api, amap, args)
