@@ -1,0 +1,167 @@
+"""The eighth held-out paddle batch of docs/opgen.md (batch H, drawn by
+benchmarks/opgen_draw_paddle.py --next, seed 20261125): the two mechanisms written after
+its first pass, each applied by signatures or opdb facts, never by a kernel or API name.
+
+- `reduce_all`: a phi reduction's `reduce_all` flag makes the dim list every dim of the
+  input (PaddleCustomDevice reduce_min_kernel.cc MinRawKernel at 77090b64);
+- routing: an API that upstream's adapter calls only as one step of a composite is
+  replaced by the op's one-call API when opdb has a primary mapping with evidence that
+  names the computation (`codegen.paddle_routing`).
+The aclnn signatures are the real ones (hicann ops-math headers, as opdb has them), the phi
+signatures Paddle 3.3.1's."""
+from __future__ import annotations
+
+import pytest
+
+from codegen.paddle_target import build_paddle_kernel
+from opdb.model import OpAclnnMapping, Param, Source
+from tests.codegen.paddle_kernel_parts import api as _api
+from tests.codegen.paddle_kernel_parts import args_by_name as _args
+from tests.codegen.paddle_kernel_parts import op as _op
+from tests.codegen.paddle_kernel_parts import tensor as _t
+from tests.codegen.paddle_kernel_parts import todos as _todos
+
+AMIN = _api("aclnnAmin", _t("self"), Param("dim", "const aclIntArray*", "input"),
+            Param("keepDim", "bool", "input"), _t("out", "output"))
+MIN_RAW = _op("min_raw", "void MinRawKernel(const Context& dev_ctx, const DenseTensor& x, "
+                         "const IntArray& dims, bool keep_dim, bool reduce_all, "
+                         "DenseTensor* out)")
+
+
+def test_reduce_all_makes_the_dim_list_every_dim_of_the_input():
+    # reduce_min_kernel.cc MinRawKernel: `if (reduce_all) { dim_vec = 0..rank-1;
+    # aclnnAmin(x, dim_vec, ...) }`. Before, `reduce_all` was an unused-parameter TODO and
+    # `dims` went as it is: with a partial `dims`, aclnn reduced too little for the
+    # all-reduced `out` InferMeta shaped
+    k = build_paddle_kernel(AMIN, MIN_RAW, framework_dtypes=("float32",))
+    a = _args(k)["dim"]
+    assert a.expr == "acl_dim_all"
+    assert a.prelude == [
+        "std::vector<int64_t> acl_dim_all = phi::IntArray(dims).GetData();",
+        "if (reduce_all) {  // reduce_all: every dim of `x`",
+        "  acl_dim_all.clear();",
+        "  for (int64_t i = 0; i < x.dims().size(); ++i) acl_dim_all.push_back(i);",
+        "}"]
+    assert not [t for t in _todos(k) if "reduce_all" in t]
+
+
+def test_reduce_all_reads_a_vector_dim_list_too():
+    # logsumexp's axis is a std::vector<int> (converted to int64 first); the flag applies
+    # to the converted list
+    op = _op("logsumexp", "void LogsumexpKernel(const Context& dev_ctx, const DenseTensor& x, "
+                          "const std::vector<int>& axis, bool keepdim, bool reduce_all, "
+                          "DenseTensor* out)")
+    lse = _api("aclnnLogSumExp", _t("self"), Param("dim", "const aclIntArray*", "input"),
+               Param("keepDim", "bool", "input"), _t("out", "output"))
+    a = _args(build_paddle_kernel(lse, op, framework_dtypes=("float32",)))["dim"]
+    assert a.expr == "acl_dim_all"
+    assert a.prelude[0].startswith("std::vector<int64_t> acl_dim(axis.begin(), axis.end());")
+    assert a.prelude[1] == "std::vector<int64_t> acl_dim_all = phi::IntArray(acl_dim).GetData();"
+
+
+def test_a_flag_of_another_name_or_no_dim_list_changes_nothing():
+    # a bool under another name is not the reduction flag; an API without a dim list
+    # (aclnnProd reduces everything) has nothing to widen: the TODO stays
+    op = _op("min_like", "void K(const Context& dev_ctx, const DenseTensor& x, "
+                         "const IntArray& dims, bool keep_dim, bool reduce_every, "
+                         "DenseTensor* out)")
+    k = build_paddle_kernel(AMIN, op, framework_dtypes=("float32",))
+    assert _args(k)["dim"].expr == "dims"
+    assert [u["name"] for u in k["unused"]] == ["reduce_every"]
+    prod = _api("aclnnProd", _t("self"), Param("dtype", "aclDataType", "input"),
+                _t("out", "output"))
+    k = build_paddle_kernel(prod, MIN_RAW, framework_dtypes=("float32",))
+    assert "reduce_all" in [u["name"] for u in k["unused"]]
+
+
+# ---- routing a composite's step to the one-call API ------------------------------------
+
+SRC = Source("PaddleCustomDevice", "77090b64", "backends/npu/kernels/k.cc", 1)
+DERIVED = Source("opdb-derive", "cross-framework", "op_plugin/ops/opapi/KKernelNpuOpApi.cpp", 9)
+
+
+class _DB:
+    """The two opdb queries routing asks (mappings of an op, an API by name)."""
+
+    def __init__(self, maps, apis):
+        self.maps, self.apis = maps, set(apis)
+
+    def mappings(self, framework=None, op=None, aclnn=None):
+        return [m for m in self.maps if (op is None or m.op == op)
+                and (aclnn is None or m.aclnn == aclnn)]
+
+    def aclnn_api(self, name):
+        return _api(name, _t("self"), _t("out", "output")) if name in self.apis else None
+
+
+def _m(op, api, evidence, role="primary", conf=0.9, src=SRC):
+    return OpAclnnMapping("paddle", op, api, evidence, conf, src, role=role)
+
+
+# trap names: nothing in the rule may depend on them
+STEP_MAPS = [_m("qux", "aclnnZed1p", "adapter", "composite"),
+             _m("qux", "aclnnZedSub", "adapter", "composite"),
+             _m("qux", "aclnnQux", "cross-framework", conf=0.63, src=DERIVED),
+             _m("qux", "aclnnInplaceQux", "cross-framework", conf=0.63, src=DERIVED),
+             _m("qux", "aclnnQux", "name", conf=0.5, src=Source("opdb-derive", "name", "", None))]
+
+
+def test_a_composite_step_is_routed_to_the_ops_one_call_api():
+    from codegen.paddle_routing import one_call_route
+
+    db = _DB(STEP_MAPS, ["aclnnZed1p", "aclnnQux", "aclnnInplaceQux"])
+    r = one_call_route(db, "paddle", "aclnnZed1p", _op("qux", "void K(const Context& dev_ctx, "
+                                                       "const DenseTensor& x, DenseTensor* out)"))
+    assert (r.api, r.step_role, r.evidence) == ("aclnnQux", "composite", "cross-framework")
+    assert r.note("aclnnZed1p", "qux") == (
+        "aclnnZed1p is a composite step of upstream's `qux` adapter, not the op; routed to "
+        "aclnnQux, which computes it in one call (opdb cross-framework mapping, "
+        "op_plugin/ops/opapi/KKernelNpuOpApi.cpp)")
+
+
+@pytest.mark.parametrize("maps, why", [
+    # the API is the op's own primary in upstream's adapter: kept
+    ([_m("qux", "aclnnZed1p", "adapter", "primary"),
+      _m("qux", "aclnnQux", "cross-framework", conf=0.63, src=DERIVED)], "primary"),
+    # a step, but the only primary is a name match (`scale` -> aclnnScale is another
+    # computation): kept, as the reviewed multi-call entries need it
+    ([_m("qux", "aclnnZed1p", "adapter", "composite"),
+      _m("qux", "aclnnQux", "name", conf=0.5)], "name-only primary"),
+    # upstream's adapter does not call the API at all: the user's choice stands
+    ([_m("qux", "aclnnQux", "cross-framework", conf=0.63, src=DERIVED)], "not a step"),
+])
+def test_no_route_without_both_facts(maps, why):
+    from codegen.paddle_routing import one_call_route
+
+    db = _DB(maps, ["aclnnZed1p", "aclnnQux"])
+    op = _op("qux", "void K(const Context& dev_ctx, const DenseTensor& x, DenseTensor* out)")
+    assert one_call_route(db, "paddle", "aclnnZed1p", op) is None, why
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    from opdb.query import OpDB
+    return OpDB.open()
+
+
+def test_batch_g_log_renders_the_one_call_api(shipped):
+    # batch G drew `log` with aclnnLog1p (upstream: InplaceOne, Sub, Log1p = log(x));
+    # opdb now gives Log1p the composite role and aclnnLog op-plugin's cross-framework
+    # primary. Before this branch, the render computed log(1 + x)
+    from codegen.resolve import resolve
+
+    r = resolve(shipped, "aclnnLog1p", "paddle", op="log")
+    assert r.api.name == "aclnnLog"
+    assert "routed to aclnnLog" in r.how and r.alternatives[0] == "aclnnLog1p"
+    # the torch target is not routed (its resolution is h9t6's; unchanged here)
+    assert resolve(shipped, "aclnnLog1p", "torch", op="aten::log1p").api.name == "aclnnLog1p"
+
+
+def test_held_out_rows_with_a_reviewed_multi_call_entry_keep_their_api(shipped):
+    # scale's upstream composes aclnnMuls + aclnnAdds (reviewed kernel rules); its only
+    # other primary is a name match (aclnnScale), so nothing routes it away
+    from codegen.resolve import resolve
+
+    assert resolve(shipped, "aclnnMuls", "paddle", op="scale").api.name == "aclnnMuls"
+    assert resolve(shipped, "aclnnSubs", "paddle",
+                   op="elementwise_pow_grad").api.name == "aclnnSubs"
