@@ -181,8 +181,20 @@ BATCH_H_PADDLE = [
     ("aclnnForeachNonFiniteCheckAndUnscale", "check_finite_and_unscale"),
 ]
 HELD_OUT_PADDLE += BATCH_H_PADDLE
+
+# batch I (docs/opgen.md): drawn by benchmarks/opgen_draw_paddle.py --before I (seed
+# 20261126) on the same branch, scored first with batch H's fixes in (06ed172), then fixed
+BATCH_I_PADDLE = [
+    ("aclnnAll", "all_raw"), ("aclnnExpand", "expand_as"), ("aclnnOneHot", "one_hot_raw"),
+    ("aclnnEluBackward", "celu_grad"), ("aclnnInplaceMuls", "dropout_grad"),
+    ("aclnnLogicalOr", "logical_or"), ("aclnnInplaceFillScalar", "full_batch_size_like"),
+    ("aclnnInplaceFillScalar", "fill"), ("aclnnMul", "multiply_raw"),
+    ("aclnnUpsampleNearest2d", "bilinear_interp"), ("aclnnInplaceMul", "abs_grad"),
+    ("aclnnMul", "square"),
+]
+HELD_OUT_PADDLE += BATCH_I_PADDLE
 # the seeded random batches, in the order they were drawn (opgen_draw_paddle.py --before)
-BATCHES_PADDLE = {"G": BATCH_G_PADDLE, "H": BATCH_H_PADDLE}
+BATCHES_PADDLE = {"G": BATCH_G_PADDLE, "H": BATCH_H_PADDLE, "I": BATCH_I_PADDLE}
 
 
 def _paddle_tree(root: Path) -> Path:
