@@ -373,6 +373,48 @@ def reduce_all_dims(amap, args: list[CallArg]) -> list[CallArg]:
     return out
 
 
+def axis_broadcast_views(amap, args: list[CallArg]) -> list[CallArg]:
+    """An int attribute `axis` the API has no parameter for, on a kernel whose call reads
+    exactly two tensor inputs (Paddle's element-wise `*_raw` kernels: multiply_raw,
+    add_raw, ...): Paddle aligns the lower-rank operand's dims at `axis`
+    (ElementwiseRawInferMeta: a negative axis counts from the rank difference + 1, so -1
+    is the trailing alignment), where aclnn broadcasts by trailing dims. The lower-rank
+    input goes as a view with the size-1 dims after it appended, which makes aclnn's
+    trailing alignment Paddle's; with `axis` -1 or ranks that already line up the view is
+    the tensor as it is. PaddleCustomDevice elementwise_mul_kernel.cc MultiplyRawKernel
+    computes the same with NpuElementWiseOpBroadcast when the ranks do not line up
+    (`x.rank == y.rank + axis`). Applied by the attribute's name and kind and the API's
+    tensor inputs, no API name; the attribute leaves `amap.unused`."""
+    axis = next((u for u in amap.unused if u.name == "axis" and u.kind == "int"), None)
+    if axis is None:
+        return args
+    ins = [(p, a) for p, a in zip(amap.params, args)
+           if p.aclnn.role == "input" and aclnn_kind(a.aclnn_ctype) == "tensor"]
+    if len(ins) != 2 or not all(_viewable(p, a) for p, a in ins):
+        return args
+    names = {id(a): (p.fw.name, ins[1 - i][0].fw.name) for i, (p, a) in enumerate(ins)}
+    out = []
+    for a in args:
+        if id(a) not in names:
+            out.append(a)
+            continue
+        me, other = names[id(a)]
+        out.append(_view(a, "_ax", lambda v: [
+            f"if ({me}.dims().size() < {other}.dims().size()) {{  // {axis.name}: Paddle aligns "
+            f"`{me}`'s dims at `{axis.name}`, aclnn at the last dim",
+            f"  const int64_t {v}_lo = {me}.dims().size(), {v}_hi = {other}.dims().size();",
+            f"  const int64_t {v}_at = {axis.name} < 0 ? {v}_hi - {v}_lo + {axis.name} + 1 "
+            f": {axis.name};",
+            f"  if ({v}_hi - {v}_at - {v}_lo > 0) {{",
+            f"    std::vector<int64_t> {v}_d = phi::vectorize({v}.dims());",
+            f"    {v}_d.insert({v}_d.end(), {v}_hi - {v}_at - {v}_lo, 1);",
+            f"    {v}.Resize(phi::make_ddim({v}_d));",
+            "  }",
+            "}"]))
+    amap.unused = [u for u in amap.unused if u is not axis]
+    return out
+
+
 def data_dependent_outputs(api: AclnnApi, amap, args: list[CallArg]
                            ) -> tuple[list[CallArg], set[str]]:
     """arg_rules.yaml `data_dependent`: an output whose size depends on the data

@@ -165,3 +165,106 @@ def test_held_out_rows_with_a_reviewed_multi_call_entry_keep_their_api(shipped):
     assert resolve(shipped, "aclnnMuls", "paddle", op="scale").api.name == "aclnnMuls"
     assert resolve(shipped, "aclnnSubs", "paddle",
                    op="elementwise_pow_grad").api.name == "aclnnSubs"
+
+
+# ---- batch I (drawn after H's fixes): the general mechanisms written after it ----------
+
+MUL = _api("aclnnMul", _t("self"), _t("other"), _t("out", "output"))
+MULTIPLY_RAW = _op("multiply_raw", "void MultiplyRawKernel(const Context& dev_ctx, "
+                                   "const DenseTensor& x, const DenseTensor& y, int axis, "
+                                   "DenseTensor* out)")
+
+
+def test_axis_aligns_the_lower_rank_operand_by_a_view():
+    # Paddle's element-wise `axis` (ElementwiseRawInferMeta; elementwise_mul_kernel.cc
+    # MultiplyRawKernel broadcasts by hand unless the ranks line up). Before, `axis` was an
+    # unused-parameter TODO and aclnn aligned the trailing dims whatever `axis` said
+    k = build_paddle_kernel(MUL, MULTIPLY_RAW, framework_dtypes=("float32",))
+    a = _args(k)
+    assert a["self"].expr == "acl_self_ax" and a["other"].expr == "acl_other_ax"
+    assert a["other"].prelude == [
+        "phi::DenseTensor acl_other_ax(y);",
+        "if (y.dims().size() < x.dims().size()) {  // axis: Paddle aligns `y`'s dims at "
+        "`axis`, aclnn at the last dim",
+        "  const int64_t acl_other_ax_lo = y.dims().size(), acl_other_ax_hi = x.dims().size();",
+        "  const int64_t acl_other_ax_at = axis < 0 ? acl_other_ax_hi - acl_other_ax_lo + axis "
+        "+ 1 : axis;",
+        "  if (acl_other_ax_hi - acl_other_ax_at - acl_other_ax_lo > 0) {",
+        "    std::vector<int64_t> acl_other_ax_d = phi::vectorize(acl_other_ax.dims());",
+        "    acl_other_ax_d.insert(acl_other_ax_d.end(), acl_other_ax_hi - acl_other_ax_at - "
+        "acl_other_ax_lo, 1);",
+        "    acl_other_ax.Resize(phi::make_ddim(acl_other_ax_d));",
+        "  }",
+        "}"]
+    assert not [u for u in k["unused"] if u["name"] == "axis"]
+
+
+def _paddle_axis_view(x_shape, y_shape, axis):
+    """The view's dims of `y`, as the generated C++ computes them (only the lower-rank
+    operand is viewed; Paddle's CPU kernels reject an axis below -1)."""
+    lo, hi = len(y_shape), len(x_shape)
+    if lo >= hi:
+        return list(y_shape)
+    at = hi - lo + axis + 1 if axis < 0 else axis
+    return list(y_shape) + [1] * max(hi - at - lo, 0)
+
+
+@pytest.mark.parametrize("x_shape, y_shape, axis", [
+    ((2, 3, 4), (3,), 1), ((2, 3, 4), (2, 3), 0), ((2, 3, 4), (4,), -1),
+    ((2, 3, 4, 5), (3, 4), 1), ((2, 3, 4), (2, 1, 4), 0)])
+def test_the_view_broadcasts_as_paddles_axis(x_shape, y_shape, axis):
+    # the view's trailing alignment (numpy's, aclnn's) gives Paddle's axis alignment:
+    # checked against Paddle 3.3.1's own elementwise_mul with `axis` on the CPU
+    import numpy as np
+    import paddle
+
+    rng = np.random.default_rng(0)
+    x = rng.random(x_shape).astype("float32")
+    y = rng.random(y_shape).astype("float32")
+    want = paddle._legacy_C_ops.elementwise_mul(paddle.to_tensor(x), paddle.to_tensor(y),
+                                                "axis", axis).numpy()
+    got = x * y.reshape(_paddle_axis_view(x_shape, y_shape, axis))
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_axis_views_need_two_tensor_inputs_and_a_forward_kernel():
+    # a unary call (aclnnCumsum-like, `axis` would be its dim) and a grad kernel (a
+    # broadcast product's grad reduces: a composite) get no views
+    grad = _op("multiply_grad", "void G(const Context& dev_ctx, const DenseTensor& x, "
+                                "const DenseTensor& y, const DenseTensor& out_grad, int axis, "
+                                "DenseTensor* x_grad, DenseTensor* y_grad)", kind="backward")
+    k = build_paddle_kernel(MUL, grad, framework_dtypes=("float32",))
+    assert not any(a.expr.endswith("_ax") for a in k["args"])
+    neg = _api("aclnnNeg", _t("self"), _t("out", "output"))
+    one = _op("neg_like", "void K(const Context& dev_ctx, const DenseTensor& x, int axis, "
+                          "DenseTensor* out)")
+    k = build_paddle_kernel(neg, one, framework_dtypes=("float32",))
+    assert _args(k)["self"].expr == "x" and "axis" in [u["name"] for u in k["unused"]]
+
+
+def test_an_input_of_another_shape_is_not_copied_into_the_inplace_output():
+    # full_batch_size_like (batch I): aclnnInplaceFillScalar's selfRef is fed by `out`, and
+    # `x` is only a shape reference (InferMeta gives out `shape` with x's batch dim);
+    # PaddleCustomDevice full_kernel.cc allocates and fills `out`. Before, x was copied into
+    # out unconditionally, which resized out to x's dims
+    fill = _api("aclnnInplaceFillScalar", _t("selfRef", "inout"),
+                Param("value", "const aclScalar*", "input"))
+    op = _op("full_batch_size_like", "void FullBatchSizeLikeKernel(const Context& dev_ctx, "
+                                     "const DenseTensor& x, const std::vector<int>& shape, "
+                                     "const Scalar& val, DataType dtype, int x_batch_size_dim, "
+                                     "int out_batch_size_dim, DenseTensor* out)")
+    a = _args(build_paddle_kernel(fill, op, framework_dtypes=("float32",)))["selfRef"]
+    assert a.prelude[0] == "if (out->data() != x.data() && out->dims() == x.dims()) {"
+
+
+def test_expand_as_size_is_the_outputs_dims():
+    # expand_as_kernel.cc passes target_shape (= ExpandAsInferMeta's out dims) as size; the
+    # reviewed aclnnExpand rule now takes `target_shape` where expand has `shape`
+    expand = _api("aclnnExpand", _t("self"), Param("size", "const aclIntArray*", "input"),
+                  _t("out", "output"))
+    op = _op("expand_as", "void ExpandAsKernel(const Context& dev_ctx, const DenseTensor& x, "
+                          "const paddle::optional<DenseTensor>& y, "
+                          "const std::vector<int64_t>& target_shape, DenseTensor* out)")
+    a = _args(build_paddle_kernel(expand, op, framework_dtypes=("float32",)))["size"]
+    assert a.prelude == ["std::vector<int64_t> acl_size = phi::vectorize(out->dims());  "
+                         "// `shape` with its -1 entries resolved: InferMeta's out shape"]
