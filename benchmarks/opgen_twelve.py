@@ -261,6 +261,8 @@ def main(argv=None) -> int:
                 print(f"{target:6} {api:26} {op:28} render failed: {exc}")
                 continue
             line = f"{target:6} {api:26} {op:28} todos={len(r.todos):2}"
+            if r.api.name != api:  # routed (paddle: a composite's step -> the one-call API)
+                line += f" rendered={r.api.name}"
             if tree is not None:
                 res = check_in_tree(r, tree)
                 line += f" in-tree={'ok' if res.ok else 'FAIL ' + res.first_error}" \
