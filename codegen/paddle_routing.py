@@ -10,7 +10,11 @@ the op. The facts are opdb's: the role of the (kernel, API) pair from upstream's
 with evidence that names the computation (an adapter, a curated row, or the
 cross-framework row from op-plugin's adapter of the torch op of that name: aclnnLog for
 `log`, `LogKernelNpuOpApi.cpp`). A primary that only a name match gives (`scale` ->
-aclnnScale, another computation) is never a target. No kernel or API name is keyed here.
+aclnnScale, another computation) is never a target. When the kernel has no primary at all
+(every call of its adapter is a composite step, as in the interpolate family, which
+dispatches on the mode), the one other step whose name shares a word with the kernel's
+(`bilinear` in `bilinear_interp_grad` and aclnnUpsampleBilinear2dBackward) is the target,
+when the requested step shares none. No kernel or API name is keyed here.
 """
 from __future__ import annotations
 
@@ -36,8 +40,10 @@ class Route:
 def one_call_route(db, framework: str, api: str, op) -> Route | None:
     """The API to render instead of `api` for `op`, or None to keep `api`: only when
     upstream's adapter calls `api` for `op` in a role other than primary and opdb has a
-    primary mapping of `op` with `ROUTE_EVIDENCE`. Best evidence first, then confidence,
-    then the functional API unless the kernel is in-place (`relu_`)."""
+    primary mapping of `op` with `ROUTE_EVIDENCE` (an adapter's primary also named like the
+    op: `opdb.roles.related`). Best evidence first, then confidence, then the functional
+    API unless the kernel is in-place (`relu_`), then the shortest name (the base API whose
+    rank variants the renderer branches to: aclnnNLLLossBackward, not its 2d sibling)."""
     try:
         maps = list(db.mappings(framework=framework, op=op.name))
     except Exception:  # noqa: BLE001 - test doubles without mappings
@@ -45,13 +51,49 @@ def one_call_route(db, framework: str, api: str, op) -> Route | None:
     step = [m for m in maps if m.aclnn == api and m.evidence == "adapter"]
     if not step or any(m.is_primary for m in step):
         return None
+    from opdb.roles import related
+
     rank = {e: i for i, e in enumerate(ROUTE_EVIDENCE)}
     inplace_op = op.name.endswith("_")
-    prim = sorted((m for m in maps if m.is_primary and m.evidence in rank and m.aclnn != api),
+    # an adapter-evidence primary must also be named like the op: the role rules' last
+    # resort ("the one API left is primary") is wrong where they misfile the real call as
+    # a utility (dropout_grad: aclnnDropoutDoMask a "mask" helper, aclnnInplaceMuls the
+    # primary), and routing must not move a correct request onto such a guess
+    prim = sorted((m for m in maps if m.is_primary and m.evidence in rank and m.aclnn != api
+                   and (m.evidence != "adapter" or related(op.name, m.aclnn))),
                   key=lambda m: (rank[m.evidence], -m.confidence,
-                                 ("Inplace" in m.aclnn) != inplace_op, m.aclnn))
-    if not prim or db.aclnn_api(prim[0].aclnn) is None:
+                                 ("Inplace" in m.aclnn) != inplace_op, len(m.aclnn), m.aclnn))
+    role = sorted({s.role for s in step})[0]
+    if not prim:
+        return _named_step(db, maps, api, op, role)
+    if db.aclnn_api(prim[0].aclnn) is None:
         return None
     m = prim[0]
     src = m.source.path or m.source.source if m.source else ""
-    return Route(m.aclnn, sorted({s.role for s in step})[0], m.evidence, src)
+    return Route(m.aclnn, role, m.evidence, src)
+
+
+def _named_step(db, maps, api: str, op, role: str) -> Route | None:
+    """No primary at all (every API of the adapter is a composite step): the one other
+    step whose name shares a word with the kernel's, forward or backward as the kernel
+    is, when the requested one shares none. PaddleCustomDevice's interpolate kernels
+    dispatch on the mode (interpolate_kernel.cc: `bilinear_interp_grad` ->
+    BilinearBwdNpu -> aclnnUpsampleBilinear2dBackward, `nearest_interp_grad` ->
+    aclnnUpsampleNearest2dBackward), and opdb's role rules, which see both APIs in one
+    adapter file, call both composite."""
+    from opdb.roles import is_backward_op, shared_words
+
+    def backward(name: str) -> bool:
+        return "Backward" in name or "Grad" in name
+
+    if shared_words(op.name, api):
+        return None
+    steps = sorted({m.aclnn for m in maps if m.evidence == "adapter" and m.role == "composite"
+                    and m.aclnn != api})
+    named = [a for a in steps if shared_words(op.name, a)
+             and backward(a) == is_backward_op(op.name)]
+    if len(named) != 1 or db.aclnn_api(named[0]) is None:
+        return None
+    words = ", ".join(f"`{w}`" for w in sorted(shared_words(op.name, named[0])))
+    return Route(named[0], role, "adapter",
+                 f"the step of upstream's adapter whose name shares {words} with the kernel's")

@@ -268,3 +268,55 @@ def test_expand_as_size_is_the_outputs_dims():
     a = _args(build_paddle_kernel(expand, op, framework_dtypes=("float32",)))["size"]
     assert a.prelude == ["std::vector<int64_t> acl_size = phi::vectorize(out->dims());  "
                          "// `shape` with its -1 entries resolved: InferMeta's out shape"]
+
+
+def test_with_no_primary_the_step_named_like_the_kernel_is_the_target():
+    # the interpolate family (interpolate_kernel.cc) dispatches on the mode, so opdb calls
+    # both APIs of bilinear_interp_grad's adapter composite and has no primary; the step
+    # whose name shares a word with the kernel's is the one that computes it (trap names)
+    from codegen.paddle_routing import one_call_route
+
+    maps = [_m("quux_mode_grad", "aclnnWarpOtherBackward", "adapter", "composite"),
+            _m("quux_mode_grad", "aclnnWarpQuuxBackward", "adapter", "composite"),
+            _m("quux_mode_grad", "aclnnQuuxTable", "adapter", "composite")]
+    db = _DB(maps, ["aclnnWarpOtherBackward", "aclnnWarpQuuxBackward", "aclnnQuuxTable"])
+    op = _op("quux_mode_grad", "void G(const Context& dev_ctx, const DenseTensor& x, "
+                               "DenseTensor* x_grad)", kind="backward")
+    r = one_call_route(db, "paddle", "aclnnWarpOtherBackward", op)
+    # aclnnQuuxTable shares `quux` too but is a forward API inside a grad kernel
+    assert (r.api, r.evidence) == ("aclnnWarpQuuxBackward", "adapter")
+    assert "shares `quux` with the kernel's" in r.source
+    # the requested step already names the kernel: kept
+    assert one_call_route(db, "paddle", "aclnnWarpQuuxBackward", op) is None
+    # two steps name it: no guess
+    db2 = _DB(maps + [_m("quux_mode_grad", "aclnnQuuxModeBackward", "adapter", "composite")],
+              ["aclnnWarpOtherBackward", "aclnnWarpQuuxBackward", "aclnnQuuxModeBackward"])
+    assert one_call_route(db2, "paddle", "aclnnWarpOtherBackward", op) is None
+
+
+def test_batch_h_and_i_interpolate_rows_render_their_modes_api(shipped):
+    from codegen.resolve import resolve
+
+    r = resolve(shipped, "aclnnUpsampleNearest2dBackward", "paddle", op="bilinear_interp_grad")
+    assert r.api.name == "aclnnUpsampleBilinear2dBackward"
+    assert resolve(shipped, "aclnnUpsampleNearest2d", "paddle",
+                   op="bilinear_interp").api.name == "aclnnUpsampleBilinear2d"
+    # batch G's nearest_interp keeps its own mode's API; composites whose steps share no
+    # word with the kernel (elementwise_pow_grad, reciprocal_grad) are not routed
+    assert resolve(shipped, "aclnnUpsampleNearest2d", "paddle",
+                   op="nearest_interp").api.name == "aclnnUpsampleNearest2d"
+    assert resolve(shipped, "aclnnMul", "paddle", op="reciprocal_grad").api.name == "aclnnMul"
+
+
+def test_an_adapter_primary_not_named_like_the_op_is_no_target(shipped):
+    # opdb files dropout_grad's aclnnDropoutDoMask (the call that computes it) as a mask
+    # utility and aclnnInplaceMuls (the downscale branch's helper) as primary: asked for
+    # DoMask, opgen keeps it rather than routing onto the role rules' guess
+    from codegen.resolve import resolve
+
+    assert resolve(shipped, "aclnnDropoutDoMask", "paddle",
+                   op="dropout_grad").api.name == "aclnnDropoutDoMask"
+    # a related primary is a target, the base API before its rank variant
+    assert resolve(shipped, "aclnnInplaceFillScalar", "paddle",
+                   op="nll_loss_grad").api.name == "aclnnNLLLossBackward"
+    assert resolve(shipped, "aclnnTriu", "paddle", op="tril").api.name == "aclnnTril"
