@@ -6,7 +6,7 @@ The population is every PaddleCustomDevice NPU kernel registration at `77090b64`
 (`opdb/sources/paddle/custom_npu_kernels.develop.jsonl`) whose adapter calls at least one
 aclnn API through `EXEC_NPU_CMD`, minus the kernels already scored (the 12 and every
 held-out paddle row of `benchmarks/opgen_twelve.py`, with the grad kernels scored in the
-same row; batch G itself unless `--next`). The kernels are sorted by name and shuffled with `random.Random(seed)`; the
+same row; batch G and later batches unless `--next` (batch H's draw) or `--before X`). The kernels are sorted by name and shuffled with `random.Random(seed)`; the
 first `n` that opdb's catalog knows are drawn, none skipped by hand.
 
 The API of each: opdb's primary mapping for the kernel (what `opgen aclnn <kernel>
@@ -31,14 +31,19 @@ SCORED_WITH_FORWARD = {"layer_norm_grad", "pool2d_grad", "conv2d_grad", "sqrt_gr
                        "log_softmax_grad", "group_norm_grad", "nll_loss_grad"}
 
 
-def scored_kernels(with_g: bool = False) -> set[str]:
-    """The kernels scored before batch G (with `with_g`, batch G's too: the next draw)."""
-    from opgen_twelve import BATCH_G_PADDLE, HELD_OUT_PADDLE, TWELVE
-    held = [row for row in HELD_OUT_PADDLE if with_g or row not in BATCH_G_PADDLE]
+def scored_kernels(with_g: bool = False, before: str | None = None) -> set[str]:
+    """The kernels scored before batch `before` ("G", "H", "I": the batches of
+    `opgen_twelve.BATCHES_PADDLE` in order; every scored kernel for the batch after the
+    last). Without `before`: batch G's draw (`with_g`: the batch after G, i.e. H)."""
+    from opgen_twelve import BATCHES_PADDLE, HELD_OUT_PADDLE, TWELVE
+    before = before or ("H" if with_g else "G")
+    later = [row for name, rows in BATCHES_PADDLE.items() if name >= before for row in rows]
+    held = [row for row in HELD_OUT_PADDLE if row not in later]
     return {k for _, _, k in TWELVE} | {k for _, k in held} | SCORED_WITH_FORWARD
 
 
-def draw(seed: int, n: int, with_g: bool = False) -> list[tuple[str, str, str, str]]:
+def draw(seed: int, n: int, with_g: bool = False, before: str | None = None
+         ) -> list[tuple[str, str, str, str]]:
     from opdb.query import OpDB
 
     from codegen.resolve import _fw_op, _top_mapped
@@ -49,7 +54,7 @@ def draw(seed: int, n: int, with_g: bool = False) -> list[tuple[str, str, str, s
         r = json.loads(line)
         if r.get("aclnn"):
             recs.setdefault(r["kernel"], r)
-    done = scored_kernels(with_g)
+    done = scored_kernels(with_g, before)
     pool = sorted(k for k in recs if k not in done)
     rng = random.Random(seed)
     rng.shuffle(pool)
@@ -81,10 +86,13 @@ def main(argv=None) -> int:
     ap.add_argument("--next", action="store_true",
                     help="exclude batch G too (draw the batch after it); without it the "
                          "script reproduces batch G")
+    ap.add_argument("--before", metavar="BATCH",
+                    help="exclude every kernel scored before this batch (G, H, I, ...): "
+                         "--before H is --next; --before I draws the batch after H")
     args = ap.parse_args(argv)
-    print(f"# population: {len(scored_kernels(args.next))} kernels already scored excluded; "
-          f"seed {args.seed}")
-    for kernel, api, how, path in draw(args.seed, args.n, args.next):
+    print(f"# population: {len(scored_kernels(args.next, args.before))} kernels already scored "
+          f"excluded; seed {args.seed}")
+    for kernel, api, how, path in draw(args.seed, args.n, args.next, args.before):
         print(f"{kernel:28} {api:32} {how:40} {path}")
     return 0
 

@@ -183,6 +183,32 @@ BATCH_G_PADDLE = [
 ]
 HELD_OUT_PADDLE += BATCH_G_PADDLE
 
+# batch H (docs/opgen.md): drawn by benchmarks/opgen_draw_paddle.py --next (seed 20261125),
+# scored first with the code of its branch's start (6702220), then fixed
+BATCH_H_PADDLE = [
+    ("aclnnConvolution", "depthwise_conv2d"), ("aclnnInplaceFillDiagonal", "fill_diagonal"),
+    ("aclnnUpsampleNearest2dBackward", "bilinear_interp_grad"),
+    ("aclnnIndexPutImpl", "index_put_grad"), ("aclnnCos", "cos"), ("aclnnRsqrt", "rsqrt"),
+    ("aclnnTril", "tril_triu_grad"), ("aclnnMuls", "label_smooth_grad"),
+    ("aclnnAmin", "min_raw"), ("aclnnMul", "reciprocal_grad"), ("aclnnMul", "exp_grad"),
+    ("aclnnForeachNonFiniteCheckAndUnscale", "check_finite_and_unscale"),
+]
+HELD_OUT_PADDLE += BATCH_H_PADDLE
+
+# batch I (docs/opgen.md): drawn by benchmarks/opgen_draw_paddle.py --before I (seed
+# 20261126) on the same branch, scored first with batch H's fixes in (06ed172), then fixed
+BATCH_I_PADDLE = [
+    ("aclnnAll", "all_raw"), ("aclnnExpand", "expand_as"), ("aclnnOneHot", "one_hot_raw"),
+    ("aclnnEluBackward", "celu_grad"), ("aclnnInplaceMuls", "dropout_grad"),
+    ("aclnnLogicalOr", "logical_or"), ("aclnnInplaceFillScalar", "full_batch_size_like"),
+    ("aclnnInplaceFillScalar", "fill"), ("aclnnMul", "multiply_raw"),
+    ("aclnnUpsampleNearest2d", "bilinear_interp"), ("aclnnInplaceMul", "abs_grad"),
+    ("aclnnMul", "square"),
+]
+HELD_OUT_PADDLE += BATCH_I_PADDLE
+# the seeded random batches, in the order they were drawn (opgen_draw_paddle.py --before)
+BATCHES_PADDLE = {"G": BATCH_G_PADDLE, "H": BATCH_H_PADDLE, "I": BATCH_I_PADDLE}
+
 
 def _paddle_tree(root: Path) -> Path:
     import shutil
@@ -248,6 +274,8 @@ def main(argv=None) -> int:
                 print(f"{target:6} {api:26} {op:28} render failed: {exc}")
                 continue
             line = f"{target:6} {api:26} {op:28} todos={len(r.todos):2}"
+            if r.api.name != api:  # routed (paddle: a composite's step -> the one-call API)
+                line += f" rendered={r.api.name}"
             if tree is not None:
                 res = check_in_tree(r, tree)
                 line += f" in-tree={'ok' if res.ok else 'FAIL ' + res.first_error}" \

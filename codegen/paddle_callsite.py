@@ -332,6 +332,89 @@ def transpose_views(amap, args: list[CallArg]) -> list[CallArg]:
     return out
 
 
+# phi's reduction kernels (`sum_raw`, `min_raw`, `logsumexp`, `prod`) carry `reduce_all`
+# next to their dims: set, the kernel reduces every dim whatever `dims` holds
+_REDUCE_ALL = "reduce_all"
+
+
+def reduce_all_dims(amap, args: list[CallArg]) -> list[CallArg]:
+    """A bool attribute `reduce_all` the API has no parameter for, next to a dim list the
+    API takes from the phi kernel: when set, the list is every dim of the API's first
+    tensor input, as PaddleCustomDevice's reductions pass it (reduce_min_kernel.cc
+    MinRawKernel: `dim_vec` 0..rank-1 when `reduce_all`; reduce_sum, reduce_max,
+    reduce_prod do the same), and InferMeta shapes `out` (ReduceInferMetaBase reduces
+    every dim when `reduce_all`). Applied by the attribute's name and the parameters'
+    kinds in the two signatures, no API name; the attribute leaves `amap.unused`.
+    Before, a `reduce_all` with a partial `dims` reduced too little (the aclnn out-shape
+    check fails against the all-reduced `out`)."""
+    flag = next((u for u in amap.unused if u.name == _REDUCE_ALL and u.kind == "bool"), None)
+    if flag is None:
+        return args
+    src = next((p.fw.name for p, a in zip(amap.params, args)
+                if p.aclnn.role == "input" and _viewable(p, a)), None)
+    if src is None:
+        return args
+    out, done = [], False
+    for p, a in zip(amap.params, args):
+        if (done or p.aclnn.role != "input" or aclnn_kind(a.aclnn_ctype) != "int_array"
+                or p.fw is None or p.fw.kind != "int_array" or p.rule is not None):
+            out.append(a)
+            continue
+        v = _var(a, "_all")
+        out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, list(a.prelude) + [
+            f"std::vector<int64_t> {v} = phi::IntArray({a.expr}).GetData();",
+            f"if ({flag.name}) {{  // {flag.name}: every dim of `{src}`",
+            f"  {v}.clear();",
+            f"  for (int64_t i = 0; i < {src}.dims().size(); ++i) {v}.push_back(i);",
+            "}"], a.todo, a.decision, a.after))
+        done = True
+    if done:
+        amap.unused = [u for u in amap.unused if u.name != flag.name]
+    return out
+
+
+def axis_broadcast_views(amap, args: list[CallArg]) -> list[CallArg]:
+    """An int attribute `axis` the API has no parameter for, on a kernel whose call reads
+    exactly two tensor inputs (Paddle's element-wise `*_raw` kernels: multiply_raw,
+    add_raw, ...): Paddle aligns the lower-rank operand's dims at `axis`
+    (ElementwiseRawInferMeta: a negative axis counts from the rank difference + 1, so -1
+    is the trailing alignment), where aclnn broadcasts by trailing dims. The lower-rank
+    input goes as a view with the size-1 dims after it appended, which makes aclnn's
+    trailing alignment Paddle's; with `axis` -1 or ranks that already line up the view is
+    the tensor as it is. PaddleCustomDevice elementwise_mul_kernel.cc MultiplyRawKernel
+    computes the same with NpuElementWiseOpBroadcast when the ranks do not line up
+    (`x.rank == y.rank + axis`). Applied by the attribute's name and kind and the API's
+    tensor inputs, no API name; the attribute leaves `amap.unused`."""
+    axis = next((u for u in amap.unused if u.name == "axis" and u.kind == "int"), None)
+    if axis is None:
+        return args
+    ins = [(p, a) for p, a in zip(amap.params, args)
+           if p.aclnn.role == "input" and aclnn_kind(a.aclnn_ctype) == "tensor"]
+    if len(ins) != 2 or not all(_viewable(p, a) for p, a in ins):
+        return args
+    names = {id(a): (p.fw.name, ins[1 - i][0].fw.name) for i, (p, a) in enumerate(ins)}
+    out = []
+    for a in args:
+        if id(a) not in names:
+            out.append(a)
+            continue
+        me, other = names[id(a)]
+        out.append(_view(a, "_ax", lambda v: [
+            f"if ({me}.dims().size() < {other}.dims().size()) {{  // {axis.name}: Paddle aligns "
+            f"`{me}`'s dims at `{axis.name}`, aclnn at the last dim",
+            f"  const int64_t {v}_lo = {me}.dims().size(), {v}_hi = {other}.dims().size();",
+            f"  const int64_t {v}_at = {axis.name} < 0 ? {v}_hi - {v}_lo + {axis.name} + 1 "
+            f": {axis.name};",
+            f"  if ({v}_hi - {v}_at - {v}_lo > 0) {{",
+            f"    std::vector<int64_t> {v}_d = phi::vectorize({v}.dims());",
+            f"    {v}_d.insert({v}_d.end(), {v}_hi - {v}_at - {v}_lo, 1);",
+            f"    {v}.Resize(phi::make_ddim({v}_d));",
+            "  }",
+            "}"]))
+    amap.unused = [u for u in amap.unused if u is not axis]
+    return out
+
+
 def data_dependent_outputs(api: AclnnApi, amap, args: list[CallArg]
                            ) -> tuple[list[CallArg], set[str]]:
     """arg_rules.yaml `data_dependent`: an output whose size depends on the data

@@ -167,7 +167,12 @@ class PaddleDialect(Dialect):
                 src_data = f"{src}->data()" if p.fw_input.optional else f"{src}.data()"
                 cond = f"{src} && " if p.fw_input.optional else ""
                 src_ref = f"*{src}" if p.fw_input.optional else src
-                pre = [f"if ({cond}{name}->data() != {src_data}) {{",
+                # an input of another shape than the output is no prior content of it (a
+                # shape reference: full_batch_size_like's x for aclnnInplaceFillScalar;
+                # PaddleCustomDevice full_kernel.cc only allocates and fills `out`); copying
+                # it would resize `out` away from InferMeta's shape
+                src_dims = f"{src}->dims()" if p.fw_input.optional else f"{src}.dims()"
+                pre = [f"if ({cond}{name}->data() != {src_data} && {name}->dims() == {src_dims}) {{",
                        f"  phi::Copy(dev_ctx, {src_ref}, dev_ctx.GetPlace(), false, {name});",
                        "}"]
             return CallArg(p.aclnn.name, p.aclnn.ctype, deref, pre, todo, p.decision)
@@ -394,7 +399,7 @@ def _inplace_into_output(amap) -> None:
             out = spare[0]
             note = (f"TODO(opgen): aclnn `{p.aclnn.name}` ({p.aclnn.ctype}) <- framework "
                     f"`{out.name}`: in-place: `{p.fw.name}` is copied into `{out.name}` before "
-                    "the call when they do not share memory")
+                    "the call when they do not share memory and have the same shape")
             amap.params[i] = MappedParam(p.aclnn, p.kind, p.optional, out, "inplace", note,
                                          fw_input=p.fw)
             amap.unused = [u for u in amap.unused if u is not out]
@@ -423,13 +428,16 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     args = _channel_first_views(api, fwp, args)
     optional = {f.name for f in fwp if f.optional}
     args = _device_copies(args, _any_backend_inputs(op) - optional)
-    from codegen.paddle_callsite import (compute_as, compute_as_dtypes,
+    from codegen.paddle_callsite import (axis_broadcast_views, compute_as, compute_as_dtypes,
                                          data_dependent_outputs, flatten_view,
-                                         master_weights, tied_mixed_dtypes, transpose_views,
-                                         zero_dim_views)
+                                         master_weights, reduce_all_dims, tied_mixed_dtypes,
+                                         transpose_views, zero_dim_views)
     args, sized_after = data_dependent_outputs(api, amap, args)
     args = flatten_view(fwp, amap, args)
-    if not backward:  # a grad of a transposed matmul is no transposed call
+    args = reduce_all_dims(amap, args)
+    if not backward:  # a grad of a transposed matmul is no transposed call; a grad of a
+        # broadcast product reduces to its input's shape (a composite, not one view)
+        args = axis_broadcast_views(amap, args)
         args = transpose_views(amap, args)
     args = zero_dim_views(api, amap, args)
     args = master_weights(fwp, amap, args)

@@ -252,6 +252,13 @@ def resolve(db, text: str, framework: str, op: str | None = None,
                            hint=f"closest: {', '.join(close)}" if close else
                            "torch ops are `aten::name.overload`, paddle ops phi kernel names")
         fw_op, op_how = _unview(db, framework, fw_op, "--op")
+        if framework == "paddle":  # a step of upstream's composite -> the one-call API
+            from codegen.paddle_routing import one_call_route
+            route = one_call_route(db, framework, api.name, fw_op)
+            if route is not None:
+                how = f"{how}; {route.note(api.name, fw_op.name)}"
+                alternatives = [api.name] + [a for a in alternatives if a != route.api]
+                api = db.aclnn_api(route.api)
         return Resolution(api, fw_op, how, op_how, alternatives)
     if via_op is not None:
         fw_op, op_how = _unview(db, framework, via_op, "the name given")

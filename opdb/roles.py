@@ -119,6 +119,15 @@ def _contains(longer: str, shorter: str) -> bool:
                for m in re.finditer(re.escape(shorter), longer))
 
 
+def shared_words(op: str, api: str, min_len: int = 4) -> set[str]:
+    """The words of `op`'s name (no noise words such as `grad`, `npu`; at least `min_len`
+    letters) that are also words of `api`'s name: `bilinear` for `bilinear_interp_grad`
+    and `aclnnUpsampleBilinear2dBackward`. Used by codegen to tell which step of a
+    composite adapter names the op; not by the role rules above."""
+    words = {t for t in _tokens_op(op) if t not in _NOISE_TOKENS and len(t) >= min_len}
+    return words & set(_tokens_api(api))
+
+
 def family(api: str) -> str:
     """The first two name words of an API (`aclnnFlashAttentionVarLenScoreV4` ->
     `flashattention`): run-time alternatives of one computation share it."""
