@@ -17,6 +17,7 @@ importing torch or paddle.
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -26,8 +27,10 @@ PADDLE_RELEASES = Path(__file__).resolve().parent / "sources" / "paddle" / "padd
 _DISTS = {"torch": ("torch",), "paddle": ("paddlepaddle", "paddlepaddle-gpu")}
 
 
+@functools.lru_cache(maxsize=None)
 def installed_version(framework: str) -> str | None:
-    """`2.13.0` for torch 2.13.0+cpu; `3.3.1` for paddlepaddle; None when not installed."""
+    """`2.13.0` for torch 2.13.0+cpu; `3.3.1` for paddlepaddle; None when not installed.
+    Read once per process (each read scans the installed distributions, ~5 ms)."""
     from importlib import metadata
 
     for dist in _DISTS[framework]:
