@@ -158,13 +158,15 @@ class Recorder:
         key = id(t)
         known = self._ids.get(key)
         if not fresh and known is not None and known[1]() is t:
-            m = known[2]
             try:
-                if t._inplace_version() == known[3] and t.shape == known[4]:
-                    return m
                 shape = t.shape
             except Exception:  # noqa: BLE001 - uninitialised tensors
                 shape = []
+            try:
+                if shape == known[4] and t._inplace_version() == known[3]:
+                    return known[2]
+            except Exception:  # noqa: BLE001 - no in-place version: never reused
+                pass
             m = TensorMeta(known[0], dtype_name(t.dtype), tuple(shape))
             self._remember(key, t, m, shape)
             return m
