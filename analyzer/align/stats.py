@@ -175,26 +175,27 @@ class StepStats:
                 host, texts = _all_single_digits(host)
             elif any(single):
                 host = _single_digits(host, single)
-            i = 0
-            store = self.texts
-            for slot in slots:
-                mx, mn, mean, norm = q = host[i:i + 4]
-                if texts is not None:
-                    t = texts[i:i + 4]
-                    for j in 0, 1, 2, 3:
-                        if "." not in t[j] and "e" not in t[j]:
-                            t[j] = _json_float_text(t[j])
-                    q = (*q, *t) if None not in t else None
-                else:
-                    q = None
-                i += 4
-                for rec in slot[2:]:
-                    rec["Max"] = mx
-                    rec["Min"] = mn
-                    rec["Mean"] = mean
-                    rec["Norm"] = norm
-                    if q is not None:
-                        store[id(rec)] = q
+            it = iter(host)
+            if texts is not None:
+                # each slot's four statistics as dump.json writes them, from one format of the
+                # whole step (`_fragments`); every record of the slot shares the text
+                store = self.texts
+                for slot, mx, mn, mean, norm, frag in zip(slots, it, it, it, it, _fragments(texts)):
+                    q = (mx, mn, mean, norm, frag) if frag is not None else None
+                    for rec in slot[2:]:
+                        rec["Max"] = mx
+                        rec["Min"] = mn
+                        rec["Mean"] = mean
+                        rec["Norm"] = norm
+                        if q is not None:
+                            store[id(rec)] = q
+            else:
+                for slot, mx, mn, mean, norm in zip(slots, it, it, it, it):
+                    for rec in slot[2:]:
+                        rec["Max"] = mx
+                        rec["Min"] = mn
+                        rec["Mean"] = mean
+                        rec["Norm"] = norm
         for group, (vals, slots, _) in groups.items():
             nums = self._to_floats(vals)
             quads = []  # Max, Min, Sum, Norm of each slot, the sum then turned into the mean
@@ -327,12 +328,27 @@ def _all_single_digits(quads: list) -> tuple[list, list | None]:
     return list(map(float, texts)), texts
 
 
-def _json_float_text(t: str) -> str | None:
-    """A "%.9g" text as JSON writes the float it parses to: "997" -> "997.0" (else JSON
-    reads an integer); None for nan/inf (JSON's NaN/Infinity tokens: left to json)."""
-    if "n" in t:
-        return None
-    return t + ".0"
+# one slot's statistics in dump.json's spelling (layout._DataEncoder writes it as it is)
+_FRAGMENT = '"Max":%s,"Min":%s,"Mean":%s,"Norm":%s\n'
+# a "%.9g" text without "." or "e" ("997", "-0"): JSON would read an integer, json writes "997.0"
+_INTEGRAL = None
+
+
+def _fragments(texts: list) -> list:
+    """The step's "%.9g" texts, four per slot, as one fragment per slot
+    ('"Max":0.5,"Min":-2.0,"Mean":0.1,"Norm":4.1'), from one format, one substitution and
+    one split for the whole step (where each text was checked and patched one by one); None
+    for a slot with NaN/Inf (left to json, which writes NaN/Infinity)."""
+    global _INTEGRAL
+    if _INTEGRAL is None:
+        import re
+        _INTEGRAL = re.compile(r":(-?[0-9]+)(?=[,\n])")
+    s = _INTEGRAL.sub(r":\1.0", (_FRAGMENT * (len(texts) // 4)) % tuple(texts))
+    frags = s.split("\n")
+    frags.pop()
+    if "nan" in s or "inf" in s:
+        frags = [None if "nan" in f or "inf" in f else f for f in frags]
+    return frags
 
 
 def _single_digits(quads: list, single: list) -> list:
