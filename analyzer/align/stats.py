@@ -180,7 +180,7 @@ class StepStats:
                 # each slot's four statistics as dump.json writes them, from one format of the
                 # whole step (`_fragments`); every record of the slot shares the text
                 store = self.texts
-                for slot, mx, mn, mean, norm, frag in zip(slots, it, it, it, it, _fragments(texts)):
+                for slot, mx, mn, mean, norm, frag in zip(slots, it, it, it, it, _fragments(texts, host)):
                     q = (mx, mn, mean, norm, frag) if frag is not None else None
                     for rec in slot[2:]:
                         rec["Max"] = mx
@@ -330,24 +330,27 @@ def _all_single_digits(quads: list) -> tuple[list, list | None]:
 
 # one slot's statistics in dump.json's spelling (layout._DataEncoder writes it as it is)
 _FRAGMENT = '"Max":%s,"Min":%s,"Mean":%s,"Norm":%s\n'
-# a "%.9g" text without "." or "e" ("997", "-0"): JSON would read an integer, json writes "997.0"
-_INTEGRAL = None
 
 
-def _fragments(texts: list) -> list:
+def _fragments(texts: list, values: list) -> list:
     """The step's "%.9g" texts, four per slot, as one fragment per slot
-    ('"Max":0.5,"Min":-2.0,"Mean":0.1,"Norm":4.1'), from one format, one substitution and
-    one split for the whole step (where each text was checked and patched one by one); None
-    for a slot with NaN/Inf (left to json, which writes NaN/Infinity)."""
-    global _INTEGRAL
-    if _INTEGRAL is None:
-        import re
-        _INTEGRAL = re.compile(r":(-?[0-9]+)(?=[,\n])")
-    s = _INTEGRAL.sub(r":\1.0", (_FRAGMENT * (len(texts) // 4)) % tuple(texts))
-    frags = s.split("\n")
+    ('"Max":0.5,"Min":-2.0,"Mean":0.1,"Norm":4.1'), from one format and one split for the
+    whole step (where each text was checked and patched one by one). `values`: the floats
+    the texts parse to; where one is integral and below 1e9, "%.9g" wrote no "." ("997",
+    "-0") and JSON would read an integer: ".0" is added, as json writes the float. None for
+    a slot with NaN/Inf (left to json, which writes NaN/Infinity)."""
+    np = _numpy()
+    v = np.array(values)
+    with np.errstate(invalid="ignore"):
+        integral = np.flatnonzero((v == np.trunc(v)) & (np.abs(v) < 1e9)).tolist()
+    for i in integral:
+        texts[i] += ".0"
+    frags = ((_FRAGMENT * (len(texts) // 4)) % tuple(texts)).split("\n")
     frags.pop()
-    if "nan" in s or "inf" in s:
-        frags = [None if "nan" in f or "inf" in f else f for f in frags]
+    bad = np.isnan(v) | np.isinf(v)
+    if bad.any():
+        for k in np.flatnonzero(bad.reshape(-1, 4).any(axis=1)).tolist():
+            frags[k] = None
     return frags
 
 
