@@ -37,7 +37,6 @@ def _to_floats(vals: list) -> list:
 
 _DTYPE_NAMES: dict = {}
 _RECORD = record_template("torch.Tensor")
-_RECORD_RG = dict(_RECORD, requires_grad=False)  # the whole record, requires_grad last (as dump.json has it)
 _F32, _F64 = torch.float32, torch.float64
 _PLAIN = (torch.Tensor, torch.nn.Parameter)  # subclasses (FakeTensor, DTensor, ...) take torch's path
 # CPU tensors up to this many elements reduce through numpy (stats.host_reductions: above
@@ -299,31 +298,12 @@ class TorchRecorder:
             if hit[3] is not None:
                 StepStats.alias(hit[3], rec)
             return rec
-        rg = obj.requires_grad
-        dt = obj.dtype
-        # most tensors of a small model: a float32/64 CPU tensor of up to STAGED_MAX elements,
-        # whose numbers are only copied here (one record, one staged copy; queue_stats' first
-        # branch without its checks for the rarer paths; not under the op-level mode, whose
-        # dispatch the detach would enter)
-        if (dt is _F32 or dt is _F64) and self._mode is None and type(obj) in _PLAIN and obj.is_cpu:
-            n = obj.numel()
-            if 0 < n <= STAGED_MAX:
-                try:
-                    a = (obj.detach() if rg else obj).numpy().ravel()
-                except (RuntimeError, TypeError):  # a tensor numpy cannot see: queue_stats below
-                    a = None
-                if a is not None:
-                    rec = dict(_RECORD_RG, dtype=_DTYPE_NAMES.get(dt) or str(dt), shape=list(obj.shape),
-                               requires_grad=rg)
-                    slot = self._batch.add_array(a, rec, n, dt is _F32)
-                    self._cache[id(obj)] = (weakref.ref(obj), obj._version, rec, slot)
-                    return rec
         self._busy = True
         try:
             rec, slot = queue_stats(obj, self._batch)
         finally:
             self._busy = False
-        rec["requires_grad"] = rg
+        rec["requires_grad"] = obj.requires_grad
         try:
             self._cache[id(obj)] = (weakref.ref(obj), obj._version, rec, slot)
         except TypeError:
