@@ -11,7 +11,14 @@ which is closed before counting stops; callgrind counts every thread). Instructi
 encoder's code runs at a different IPC than the interpreter's), but two versions of the
 code compare exactly.
 
-    python benchmarks/align_overhead_instructions.py [--models fw:path,...] [--steps N]
+    python benchmarks/align_overhead_instructions.py [--models fw:path,...] [--steps N] [--parts]
+
+--parts: also the dumped step built up in layers, each counted the same way (torch only):
+"dispatch" (the same hooks registered, each returning at once: what torch's hook calls
+cost), "hooks" (the recorder with each tensor's statistics replaced by an empty record,
+up to end_step), "statistics" (the real statistics and end_step); "dumped" adds encoding
+and writing the files. Differences of consecutive layers say what
+each costs, whatever the machine's load.
 
 Needs valgrind (apt-get install valgrind); torch models only by default (Paddle's run
 under valgrind takes several minutes per measurement).
@@ -31,6 +38,12 @@ ROOT = Path(__file__).resolve().parents[1]
 MODELS = [("torch", "examples/torch_transformer.py"), ("torch", "examples/torch_lstm_attention.py")]
 
 
+# --parts: the dumped step's layers, each including the ones before it
+PARTS = ("dispatch", "hooks", "statistics", "dumped")
+LABELS = {"dispatch": "hook dispatch", "hooks": "hook bodies", "statistics": "statistics and flush",
+          "dumped": "encoding and writing"}
+
+
 def _child(framework: str, model: str, mode: str, steps: int) -> None:
     """Runs inside valgrind: warm-up, then `steps` counted steps of `mode`."""
     import time
@@ -48,19 +61,32 @@ def _child(framework: str, model: str, mode: str, steps: int) -> None:
     s = _session(entry, framework, "cpu")
     s.disable_dropout()
     rec = s.recorder("module", (), None)
-    if mode == "undumped":
+    if mode in ("undumped", "dispatch"):
         rec.remove()
+    if mode == "dispatch":  # the recorder's hooks, each returning at once
+        for mod in entry.model.modules():
+            if mod is entry.model:
+                continue
+            mod.register_forward_pre_hook(lambda m, a, k: None, with_kwargs=True)
+            mod.register_forward_hook(lambda m, a, k, o: None, with_kwargs=True)
+            for p in mod.parameters(recurse=False):
+                if p.requires_grad:
+                    p.register_post_accumulate_grad_hook(lambda p: None)
+    if mode == "hooks":  # every tensor's statistics an empty record
+        rec._stats = lambda obj: {"type": "stub"}
     out = Path(tempfile.mkdtemp(prefix="opscan-align-ir-"))
     writer = StepWriter(out)
 
     def step(i: int) -> None:
-        if mode == "undumped":
+        if mode in ("undumped", "dispatch"):
             entry.run_step()
             return
         rec.begin_step(i)
         with s.step_context(None):
             entry.run_step()
-        writer.submit(rec.end_step())
+        d = rec.end_step()
+        if mode == "dumped":  # (the layers below stop at end_step)
+            writer.submit(d)
 
     def instrument(state: str) -> None:
         subprocess.run(["callgrind_control", "-i", state, str(os.getpid())],
@@ -100,6 +126,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=None, help="fw:path,... (default: the torch transformer and LSTM)")
     ap.add_argument("--steps", type=int, default=10, help="counted steps per measurement (default 10)")
+    ap.add_argument("--parts", action="store_true", help="also count the dumped step in layers "
+                    "(dispatch, hooks, statistics; torch models)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -117,6 +145,13 @@ def main() -> int:
         print(f"{Path(model).name:26s} {fw:6s} undumped {plain / 1e6:7.2f} M instr/step  dumped "
               f"{dumped / 1e6:7.2f} M instr/step  ratio {dumped / plain:.2f}x  "
               f"overhead {(dumped - plain) / 1e6:.2f} M", flush=True)
+        if args.parts and fw == "torch":
+            last, line = plain, []
+            for part in PARTS:
+                n = dumped if part == "dumped" else (count(fw, model, part, args.steps) - base) / args.steps
+                line.append(f"{LABELS[part]} +{(n - last) / 1e6:.2f} M")
+                last = n
+            print(f"{'':26s} {'':6s} layers: " + ", ".join(line), flush=True)
     return 0
 
 

@@ -45,8 +45,10 @@ def dumps_lines(obj: dict) -> bytes:
 # A tensor's statistics record, keys in the order the recorders write them
 TENSOR_KEYS = ("type", "dtype", "shape", "Max", "Min", "Mean", "Norm", "NanCount", "InfCount",
                "requires_grad")
-_TENSOR_JSON = ('{"type":%s,"dtype":%s,"shape":%s,"Max":%s,"Min":%s,"Mean":%s,"Norm":%s,'
-                '"NanCount":%d,"InfCount":%d,"requires_grad":%s}')
+# the four statistics come as one fragment ('"Max":..,"Min":..,"Mean":..,"Norm":..', built for
+# the whole step at once by stats.StepStats.flush)
+_TENSOR_JSON = '{"type":%s,"dtype":%s,"shape":%s,%s,"NanCount":%d,"InfCount":%d,"requires_grad":%s}'
+
 _BOOL_JSON = {True: "true", False: "false"}
 _TEXT_JSON: dict = {}  # dict keys, dtype and type strings, shapes -> their JSON text
 
@@ -62,8 +64,8 @@ def _text_json(key, value) -> str:
 
 class _DataEncoder:
     """dump.json's call records, with a tensor record whose statistics came through the
-    recorder's 9-digit rounding (`texts`: id(record) -> the four floats and their texts,
-    from StepStats) filled into one template, its numbers written from those texts: the C
+    recorder's 9-digit rounding (`texts`: id(record) -> the four floats and their JSON
+    fragment, from StepStats) filled into one template, its numbers written from that text: the C
     encoder would walk the dict generically and find each float's shortest repr again
     (most of its time). The same numbers either way (tests/analyzer/align/
     test_layout_writer.py); any other value, or a record changed since, goes to the C
@@ -87,8 +89,7 @@ class _DataEncoder:
             if any(type(x) is not int for x in key):
                 return None
             ss = _text_json(key, shape)
-        return _TENSOR_JSON % (_text_json(t, t), _text_json(d, d), ss, e[4], e[5], e[6], e[7],
-                               nan, inf, _BOOL_JSON[rg])
+        return _TENSOR_JSON % (_text_json(t, t), _text_json(d, d), ss, e[4], nan, inf, _BOOL_JSON[rg])
 
     def call(self, v) -> str:
         """A call record: {"input_args": [...], "input_kwargs": {...}, "output": [...]},

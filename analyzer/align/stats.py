@@ -175,26 +175,27 @@ class StepStats:
                 host, texts = _all_single_digits(host)
             elif any(single):
                 host = _single_digits(host, single)
-            i = 0
-            store = self.texts
-            for slot in slots:
-                mx, mn, mean, norm = q = host[i:i + 4]
-                if texts is not None:
-                    t = texts[i:i + 4]
-                    for j in 0, 1, 2, 3:
-                        if "." not in t[j] and "e" not in t[j]:
-                            t[j] = _json_float_text(t[j])
-                    q = (*q, *t) if None not in t else None
-                else:
-                    q = None
-                i += 4
-                for rec in slot[2:]:
-                    rec["Max"] = mx
-                    rec["Min"] = mn
-                    rec["Mean"] = mean
-                    rec["Norm"] = norm
-                    if q is not None:
-                        store[id(rec)] = q
+            it = iter(host)
+            if texts is not None:
+                # each slot's four statistics as dump.json writes them, from one format of the
+                # whole step (`_fragments`); every record of the slot shares the text
+                store = self.texts
+                for slot, mx, mn, mean, norm, frag in zip(slots, it, it, it, it, _fragments(texts, host)):
+                    q = (mx, mn, mean, norm, frag) if frag is not None else None
+                    for rec in slot[2:]:
+                        rec["Max"] = mx
+                        rec["Min"] = mn
+                        rec["Mean"] = mean
+                        rec["Norm"] = norm
+                        if q is not None:
+                            store[id(rec)] = q
+            else:
+                for slot, mx, mn, mean, norm in zip(slots, it, it, it, it):
+                    for rec in slot[2:]:
+                        rec["Max"] = mx
+                        rec["Min"] = mn
+                        rec["Mean"] = mean
+                        rec["Norm"] = norm
         for group, (vals, slots, _) in groups.items():
             nums = self._to_floats(vals)
             quads = []  # Max, Min, Sum, Norm of each slot, the sum then turned into the mean
@@ -327,12 +328,30 @@ def _all_single_digits(quads: list) -> tuple[list, list | None]:
     return list(map(float, texts)), texts
 
 
-def _json_float_text(t: str) -> str | None:
-    """A "%.9g" text as JSON writes the float it parses to: "997" -> "997.0" (else JSON
-    reads an integer); None for nan/inf (JSON's NaN/Infinity tokens: left to json)."""
-    if "n" in t:
-        return None
-    return t + ".0"
+# one slot's statistics in dump.json's spelling (layout._DataEncoder writes it as it is)
+_FRAGMENT = '"Max":%s,"Min":%s,"Mean":%s,"Norm":%s\n'
+
+
+def _fragments(texts: list, values: list) -> list:
+    """The step's "%.9g" texts, four per slot, as one fragment per slot
+    ('"Max":0.5,"Min":-2.0,"Mean":0.1,"Norm":4.1'), from one format and one split for the
+    whole step (where each text was checked and patched one by one). `values`: the floats
+    the texts parse to; where one is integral and below 1e9, "%.9g" wrote no "." ("997",
+    "-0") and JSON would read an integer: ".0" is added, as json writes the float. None for
+    a slot with NaN/Inf (left to json, which writes NaN/Infinity)."""
+    np = _numpy()
+    v = np.array(values)
+    with np.errstate(invalid="ignore"):
+        integral = np.flatnonzero((v == np.trunc(v)) & (np.abs(v) < 1e9)).tolist()
+    for i in integral:
+        texts[i] += ".0"
+    frags = ((_FRAGMENT * (len(texts) // 4)) % tuple(texts)).split("\n")
+    frags.pop()
+    bad = np.isnan(v) | np.isinf(v)
+    if bad.any():
+        for k in np.flatnonzero(bad.reshape(-1, 4).any(axis=1)).tolist():
+            frags[k] = None
+    return frags
 
 
 def _single_digits(quads: list, single: list) -> list:

@@ -119,3 +119,30 @@ def test_unchanged_construct_and_stack_bytes_reused():
     a.construct["c"] = "a"  # the same object changed in place: encoded again
     same = a.encode({"construct.json": (a.construct, files["construct.json"])})
     assert json.loads(same["construct.json"]) == {"a": None, "c": "a"}
+
+
+def test_fragments_spell_each_text_as_before():
+    """stats._fragments (one format for the whole step) writes each "%.9g" text as the
+    per-text patching did: ".0" added where the text has no "." and no "e" ("997", "-0",
+    "123456789"), exponent forms and decimals as they are; a slot with NaN/Inf gets None."""
+    import random
+    import struct
+
+    from analyzer.align import stats
+
+    rng = random.Random(15)
+    vals = [0.0, -0.0, 997.0, -3.0, 123456789.0, 999999999.4, 999999999.5, 1e9, 2.5e9, 1e-7, 0.1,
+            -1e16, 1.5, 65504.0, 3.4028234663852886e38]
+    for _ in range(400):
+        kind = rng.random()
+        x = float(rng.randint(-10**6, 10**6)) if kind < 0.3 else rng.uniform(-1, 1) * 10 ** rng.randint(-12, 12)
+        vals.append(struct.unpack("f", struct.pack("f", x))[0])
+    vals += [0.0] * (-len(vals) % 4)
+    host, texts = stats._all_single_digits(list(vals))
+    want = [t if ("." in t or "e" in t) else t + ".0" for t in texts]
+    frags = stats._fragments(list(texts), host)
+    assert len(frags) == len(vals) // 4
+    for k, f in enumerate(frags):
+        assert f == '"Max":%s,"Min":%s,"Mean":%s,"Norm":%s' % tuple(want[4 * k:4 * k + 4])
+    host, texts = stats._all_single_digits([1.0, float("nan"), 2.0, 3.0, 1.0, 2.0, 3.0, 4.0, float("inf"), 0.0, 0.0, 0.0])
+    assert stats._fragments(texts, host) == [None, '"Max":1.0,"Min":2.0,"Mean":3.0,"Norm":4.0', None]
