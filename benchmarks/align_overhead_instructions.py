@@ -26,13 +26,12 @@ under valgrind takes several minutes per measurement).
 from __future__ import annotations
 
 import argparse
-import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from callgrind import count_instructions, instrument  # benchmarks/callgrind.py
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = [("torch", "examples/torch_transformer.py"), ("torch", "examples/torch_lstm_attention.py")]
@@ -46,8 +45,6 @@ LABELS = {"dispatch": "hook dispatch", "hooks": "hook bodies", "statistics": "st
 
 def _child(framework: str, model: str, mode: str, steps: int) -> None:
     """Runs inside valgrind: warm-up, then `steps` counted steps of `mode`."""
-    import time
-
     sys.path.insert(0, str(ROOT))
     if framework == "torch":
         import torch
@@ -88,11 +85,6 @@ def _child(framework: str, model: str, mode: str, steps: int) -> None:
         if mode == "dumped":  # (the layers below stop at end_step)
             writer.submit(d)
 
-    def instrument(state: str) -> None:
-        subprocess.run(["callgrind_control", "-i", state, str(os.getpid())],
-                       stdout=subprocess.DEVNULL, check=False)
-        time.sleep(0.5)  # the request is picked up asynchronously
-
     try:
         for i in range(3):
             step(i)
@@ -110,16 +102,7 @@ def _child(framework: str, model: str, mode: str, steps: int) -> None:
 def count(framework: str, model: str, mode: str, steps: int) -> int:
     """Instructions of `steps` steps (plus the fixed cost of the two toggles, measured
     apart with steps=0)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ, PYTHONHASHSEED="0")
-        cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--cache-sim=no",
-               f"--callgrind-out-file={tmp}/cg.out", sys.executable, __file__,
-               "--child", f"{framework}:{model}:{mode}:{steps}"]
-        r = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
-        m = re.search(r"Collected : (\d+)", r.stderr)
-        if r.returncode != 0 or not m:
-            raise SystemExit(f"{model} {mode}: valgrind failed (exit {r.returncode}):\n{r.stderr[-2000:]}")
-        return int(m.group(1))
+    return count_instructions(__file__, f"{framework}:{model}:{mode}:{steps}")
 
 
 def main() -> int:

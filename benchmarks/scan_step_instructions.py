@@ -20,23 +20,14 @@ tracer's per-step cost is measured by scan_cost.py's torch rows.
 from __future__ import annotations
 
 import argparse
-import os
-import re
 import shutil
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
+
+from callgrind import count_instructions, instrument  # benchmarks/callgrind.py
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = [("paddle", "examples/paddle_mobilenetv3.py")]
-
-
-def _instrument(state: str) -> None:
-    subprocess.run(["callgrind_control", "-i", state, str(os.getpid())],
-                   stdout=subprocess.DEVNULL, check=False)
-    time.sleep(0.5)  # the request is picked up asynchronously
 
 
 def _child(framework: str, model: str, mode: str, steps: int) -> None:
@@ -52,10 +43,10 @@ def _child(framework: str, model: str, mode: str, steps: int) -> None:
     for _ in range(2):
         entry.run_step()
     if mode == "plain":
-        _instrument("on")
+        instrument("on")
         for _ in range(steps):
             entry.run_step()
-        _instrument("off")
+        instrument("off")
         return
     rec = Recorder(entry.model)
     with rec.installed():
@@ -65,7 +56,7 @@ def _child(framework: str, model: str, mode: str, steps: int) -> None:
         rec.instant("begin")
         entry.run_step()  # the first traced step (optimizer state exists already)
         rec.instant("stepend")
-        _instrument("on")
+        instrument("on")
         for _ in range(steps):
             entry.run_step()
             rec.instant("stepend")
@@ -73,7 +64,7 @@ def _child(framework: str, model: str, mode: str, steps: int) -> None:
         prof.stop()
         launches = collect_launches(prof.profiler_result)
         build_calls(launches, rec)
-        _instrument("off")
+        instrument("off")
         tracer._release(prof)
 
 
@@ -81,17 +72,8 @@ def count(framework: str, model: str, mode: str, steps: int) -> int:
     """Instructions of `steps` steps (plus the fixed cost of the toggles and, traced, of
     stopping the profiler and walking the first traced step: measured apart with
     steps=0 and subtracted by the caller)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ, PYTHONHASHSEED="0", OMP_NUM_THREADS="1")
-        cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--cache-sim=no",
-               f"--callgrind-out-file={tmp}/cg.out", sys.executable, __file__,
-               "--child", f"{framework}:{model}:{mode}:{steps}"]
-        r = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
-        m = re.search(r"Collected : (\d+)", r.stderr)
-        if r.returncode != 0 or not m:
-            raise SystemExit(f"{model} {mode}: valgrind failed (exit {r.returncode}):\n"
-                             f"{r.stderr[-2000:]}")
-        return int(m.group(1))
+    return count_instructions(__file__, f"{framework}:{model}:{mode}:{steps}",
+                              {"OMP_NUM_THREADS": "1"})
 
 
 def main() -> int:
