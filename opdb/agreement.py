@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tarfile
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from opdb.git_read import git_bytes
 
 MAX_EXAMPLES = 8
 
@@ -51,12 +52,6 @@ class Agreement:
         return 100.0 * self.equal / self.compared if self.compared else 0.0
 
 
-def _git(gitdir: Path, *args: str) -> bytes:
-    proc = subprocess.run(["git", "--git-dir", str(gitdir), *args], capture_output=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"git {' '.join(args[:3])} in {gitdir}: "
-                           + proc.stderr.decode("utf-8", "replace").strip()[-200:])
-    return proc.stdout
 
 
 def _mirror(root: Path, repo: str) -> Path:
@@ -65,7 +60,7 @@ def _mirror(root: Path, repo: str) -> Path:
 
 def _export(gitdir: Path, commit: str, paths: list[str], into: Path) -> None:
     tar = into / "t.tar"
-    tar.write_bytes(_git(gitdir, "archive", "--format=tar", commit, *paths))
+    tar.write_bytes(git_bytes(gitdir, "archive", "--format=tar", commit, *paths))
     with tarfile.open(tar) as tf:
         tf.extractall(into, filter="data")
 
@@ -94,7 +89,7 @@ def cann_headers(root: Path, snapshot_apis) -> list[Agreement]:
         warnings: list[str] = []
         for path in sorted({r["source"]["path"] for r in recs}):
             try:
-                text = _git(gitdir, "show", f"{commit}:{path}").decode("utf-8", "replace")
+                text = git_bytes(gitdir, "show", f"{commit}:{path}").decode("utf-8", "replace")
             except RuntimeError as exc:
                 warnings.append(str(exc))
                 continue

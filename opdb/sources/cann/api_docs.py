@@ -8,16 +8,12 @@ only.
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Iterator
 
+from opdb.git_read import GitError, git_text
+
 HERE = Path(__file__).resolve().parent
-
-
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "--git-dir", str(repo), *args], check=True,
-                          capture_output=True, text=True).stdout
 
 
 def iter_api_docs(mirror_root: Path) -> Iterator[tuple[dict, str, str, str]]:
@@ -32,14 +28,14 @@ def iter_api_docs(mirror_root: Path) -> Iterator[tuple[dict, str, str, str]]:
         repo = rec.get("doc_repo") or rec["source"]["repo"]
         mirror = mirror_root / repo.replace("/", "+") / "repo"
         if repo not in heads:
-            heads[repo] = _git(mirror, "rev-parse", "HEAD").strip() if mirror.is_dir() else ""
+            heads[repo] = git_text(mirror, "rev-parse", "HEAD").strip() if mirror.is_dir() else ""
         commit = rec.get("doc_commit") or (rec["source"]["commit"] if not rec.get("doc_repo")
                                            else heads[repo])
         key = (repo, rec["doc_path"])
         if key not in docs:
             try:
-                docs[key] = _git(mirror, "show", f"{commit}:{rec['doc_path']}")
-            except (subprocess.CalledProcessError, FileNotFoundError):
+                docs[key] = git_text(mirror, "show", f"{commit}:{rec['doc_path']}")
+            except (GitError, FileNotFoundError):
                 docs[key] = None
         if docs[key] is not None:
             yield rec, repo, commit, docs[key]

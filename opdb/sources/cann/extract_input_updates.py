@@ -32,18 +32,14 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import subprocess
 from pathlib import Path
+
+from opdb.git_read import GitError, git_text
 
 HERE = Path(__file__).resolve().parent
 FUNC = re.compile(r"const\s+aclTensor\s*\*\s*(\w+)\s*\(\s*const\s+aclTensor\s*\*\s*(\w+)\s*,[^)]*\)\s*\{")
 CONTIG = re.compile(r"(\w+)\s*=\s*l0op::Contiguous\(\s*(\w+)\s*,")
 CALL = re.compile(r"l0op::(\w+)\(\s*(\w+)\s*,")
-
-
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "--git-dir", str(repo), *args], check=True,
-                          capture_output=True, text=True).stdout
 
 
 def _body(text: str, start: int) -> str:
@@ -185,13 +181,13 @@ def main(argv=None) -> int:
         if not mirror.is_dir():
             continue
         try:
-            names = _git(mirror, "ls-tree", "-r", "--name-only", commit).splitlines()
-        except subprocess.CalledProcessError:
+            names = git_text(mirror, "ls-tree", "-r", "--name-only", commit).splitlines()
+        except GitError:
             continue
         commits[repo] = commit
         for path in names:
             if "op_api" in path and path.endswith(".cpp") and "/tests/" not in path:
-                files[(repo, path)] = _git(mirror, "show", f"{commit}:{path}")
+                files[(repo, path)] = git_text(mirror, "show", f"{commit}:{path}")
                 inplace |= inplace_l0ops(files[(repo, path)])
     # the file defining each API's GetWorkspaceSize (aclnnScatterAdd is defined in
     # aclnn_scatter.cpp, next to another header)

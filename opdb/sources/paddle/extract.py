@@ -21,11 +21,12 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import subprocess
 import sys
 import tarfile
 import tempfile
 from pathlib import Path
+
+from opdb.git_read import GitError, git_bytes
 
 HERE = Path(__file__).resolve().parent
 SCAN_DIR = HERE / "scan"
@@ -38,11 +39,10 @@ class ExtractError(Exception):
 
 
 def _git(repo: Path, *args: str) -> bytes:
-    proc = subprocess.run(["git", "--git-dir", str(repo), *args], capture_output=True)
-    if proc.returncode != 0:
-        last = (proc.stderr.decode("utf-8", "replace").strip().splitlines() or ["no output"])[-1]
-        raise ExtractError(f"git {' '.join(args[:2])} failed in {repo}: {last}")
-    return proc.stdout
+    try:
+        return git_bytes(repo, *args)
+    except GitError as e:
+        raise ExtractError(str(e)) from None
 
 
 def label(branch: str) -> str:

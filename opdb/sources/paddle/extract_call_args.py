@@ -20,21 +20,20 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import subprocess
 from pathlib import Path
 
 from opdb.fsio import write_or_check
+from opdb.git_read import GitError, git_text
 
 HERE = Path(__file__).resolve().parent
 _EXEC = re.compile(r"\bEXEC_NPU_CMD\s*\(")
 
 
 def _git(repo: Path, *args: str) -> str:
-    proc = subprocess.run(["git", "--git-dir", str(repo), *args], capture_output=True)
-    if proc.returncode != 0:
-        raise SystemExit(f"extract_call_args: git {args[0]} failed: "
-                         f"{proc.stderr.decode('utf-8', 'replace').strip()[-200:]}")
-    return proc.stdout.decode("utf-8", "replace")
+    try:
+        return git_text(repo, *args)
+    except GitError as e:
+        raise SystemExit(f"extract_call_args: {e}") from None
 
 
 _LOCAL = re.compile(r"^[*&]?\s*([A-Za-z_]\w*)$")

@@ -27,9 +27,11 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
+
+from opdb.fsio import write_or_check
+from opdb.git_read import GitError, git_text
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "op_plugin_call_limits.jsonl"
@@ -38,11 +40,6 @@ CONSTANTS = "op_plugin/utils/custom_functions/opapi/ForeachConstants.h"
 ASSIGN = re.compile(r"size_t\s+max_tensor_count\s*=\s*(?:is_inplace\s*\?\s*(\w+)\s*:\s*(\w+)|(\w+))\s*;")
 EXEC = re.compile(r"EXEC_NPU_CMD\(\s*(aclnn\w+)\s*,")
 CONST = re.compile(r"constexpr\s+int\s+(\w+)\s*=\s*(\d+)\s*;")
-
-
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "--git-dir", str(repo), *args], check=True,
-                          capture_output=True, text=True).stdout
 
 
 def _functions(text: str) -> list[tuple[int, int]]:
@@ -77,13 +74,13 @@ def _functions(text: str) -> list[tuple[int, int]]:
 
 def extract(repo: Path, commit: str = COMMIT) -> list[dict]:
     consts = {m.group(1): int(m.group(2))
-              for m in CONST.finditer(_git(repo, "show", f"{commit}:{CONSTANTS}"))}
+              for m in CONST.finditer(git_text(repo, "show", f"{commit}:{CONSTANTS}"))}
 
     rows: dict[str, dict] = {}
-    paths = [p for p in _git(repo, "ls-tree", "-r", "--name-only", commit,
+    paths = [p for p in git_text(repo, "ls-tree", "-r", "--name-only", commit,
                              "op_plugin/ops/opapi/").splitlines() if p.endswith(".cpp")]
     for path in sorted(paths):
-        for row in rows_of_file(_git(repo, "show", f"{commit}:{path}"), path, consts, commit):
+        for row in rows_of_file(git_text(repo, "show", f"{commit}:{path}"), path, consts, commit):
             rows.setdefault(row["api"], row)
     return [rows[k] for k in sorted(rows)]
 
@@ -122,17 +119,14 @@ def main(argv=None) -> int:
     ap.add_argument("--repo", type=Path, required=True, help="bare git dir of Ascend/op-plugin")
     ap.add_argument("--check", action="store_true", help="compare with the shipped file")
     args = ap.parse_args(argv)
-    text = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n"
-                   for r in extract(args.repo))
-    if args.check:
-        same = OUT.is_file() and OUT.read_text() == text
-        print(f"{OUT.name}: {'up to date' if same else 'differs; rerun without --check'}")
-        return 0 if same else 1
-    tmp = OUT.with_suffix(".jsonl.part")
-    tmp.write_text(text)
-    tmp.replace(OUT)
-    print(f"{OUT.name}: {text.count(chr(10))} APIs")
-    return 0
+    try:
+        rows = extract(args.repo)
+    except GitError as e:
+        print(f"extract_call_limits: {e} (--repo takes a bare git clone of Ascend/op-plugin "
+              f"holding {COMMIT[:8]})", file=sys.stderr)
+        return 2
+    text = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows)
+    return write_or_check(OUT, text, args.check, "extract_call_limits", "APIs")
 
 
 if __name__ == "__main__":
