@@ -51,16 +51,17 @@ def one_call_route(db, framework: str, api: str, op) -> Route | None:
     step = [m for m in maps if m.aclnn == api and m.evidence == "adapter"]
     if not step or any(m.is_primary for m in step):
         return None
-    from opdb.roles import related
+    from opdb.roles import related, shared_words
 
     rank = {e: i for i, e in enumerate(ROUTE_EVIDENCE)}
     inplace_op = op.name.endswith("_")
-    # an adapter-evidence primary must also be named like the op: the role rules' last
-    # resort ("the one API left is primary") is wrong where they misfile the real call as
-    # a utility (dropout_grad: aclnnDropoutDoMask a "mask" helper, aclnnInplaceMuls the
-    # primary), and routing must not move a correct request onto such a guess
+    # an adapter-evidence primary must also be named like the op (related, or sharing a
+    # word of its name: `bilinear` of bilinear_interp_grad in
+    # aclnnUpsampleBilinear2dBackward): the role rules' last resort ("the one API left is
+    # primary") is a guess that routing must not move a request onto
     prim = sorted((m for m in maps if m.is_primary and m.evidence in rank and m.aclnn != api
-                   and (m.evidence != "adapter" or related(op.name, m.aclnn))),
+                   and (m.evidence != "adapter" or related(op.name, m.aclnn)
+                        or shared_words(op.name, m.aclnn))),
                   key=lambda m: (rank[m.evidence], -m.confidence,
                                  ("Inplace" in m.aclnn) != inplace_op, len(m.aclnn), m.aclnn))
     role = sorted({s.role for s in step})[0]

@@ -128,6 +128,38 @@ def shared_words(op: str, api: str, min_len: int = 4) -> set[str]:
     return words & set(_tokens_api(api))
 
 
+def word_related(op: str, apis) -> set[str]:
+    """Rule 1b, when no API is related by name (rule 1): an API carrying the op's head word
+    (its first name word of four or more letters, after `native_`/`npu_`) implements the
+    op (`bilinear` of `bilinear_interp_grad` in `aclnnUpsampleBilinear2dBackward`,
+    `dropout` of `dropout_grad` in `aclnnDropoutDoMask`, `split` of `split_with_num`);
+    then so does every API whose name words all are words of the op's, the op's name
+    naming alternatives (`tril_triu_grad`: `aclnnTril` or `aclnnTriu` by `lower`; not the
+    other mode's `aclnnUpsampleNearest2d` of `bilinear_interp`). A later word alone only
+    qualifies the op (`scaled_dot_product_attention`'s flash-attention fast path sits next
+    to a math composition: still composite). A backward API never implements a
+    forward op; for a backward op the backward APIs among them win, and a forward API
+    counts only when none is backward (Paddle computes many grads with a forward API: the
+    gradient of tril is tril)."""
+    words = [t for t in _tokens_op(op) if t not in _NOISE_TOKENS]
+    if not words or len(words[0]) < 4:
+        return set()
+    if not any(words[0] in _tokens_api(a) for a in apis):
+        return set()
+    own = set(words)
+
+    def named_by_op(api: str) -> bool:
+        toks = [t for t in _tokens_api(api) if t not in _NOISE_TOKENS and not t.isdigit()
+                and t != "d"]  # `2d`: a rank
+        return words[0] in toks or bool(toks) and set(toks) <= own
+
+    hits = {a for a in apis if named_by_op(a)}
+    bwd = {a for a in hits if any(t in ("backward", "grad") for t in _tokens_api(a))}
+    if not is_backward_op(op):
+        return hits - bwd
+    return bwd or hits
+
+
 def family(api: str) -> str:
     """The first two name words of an API (`aclnnFlashAttentionVarLenScoreV4` ->
     `flashattention`): run-time alternatives of one computation share it."""
@@ -143,7 +175,7 @@ def assign_roles(op: str, apis) -> dict[str, str]:
     """Role of every API in `apis` for the adapter of `op` (rules in the module doc)."""
     apis = sorted(set(apis))
     roles: dict[str, str] = {}
-    rel = {a for a in apis if related(op, a)}
+    rel = {a for a in apis if related(op, a)} or word_related(op, apis)
     if is_backward_op(op):
         # `softmax_grad` probes aclnnSoftmax but runs aclnnSoftmaxBackward
         bwd = {a for a in rel if any(t in ("backward", "grad") for t in _tokens_api(a))}
@@ -161,7 +193,7 @@ def assign_roles(op: str, apis) -> dict[str, str]:
         if a in rel:
             roles[a] = PRIMARY
             continue
-        kind = utility_kind(a)
+        kind = utility_kind(a) if not shared_words(op, a) else ""
         if kind:
             roles[a] = f"{HELPER}:{kind}"
         elif (norm_aclnn(a) == "reducesum" and is_backward_op(op)
