@@ -14,9 +14,18 @@ relates to the op (rules in order, first match wins):
    of such an API (`aclnnBatchMatMulWeightNz`): **primary**; a name inside another
    only when no number follows it there (`log` is not `aclnnLog1p`; `2d`/`3d` are
    ranks, not other functions);
+1b. when rule 1 relates no API: an API carrying the op's head word (its first name word
+   of four or more letters: `dropout` of `dropout_grad` in `aclnnDropoutDoMask`,
+   `bilinear` of `bilinear_interp` in `aclnnUpsampleBilinear2d`), and then every API
+   whose name words all are the op's (`tril_triu_grad`: `aclnnTril` and `aclnnTriu`,
+   alternatives a flag picks): **primary** (`word_related`). A later word alone only
+   qualifies the op (`scaled_dot_product_attention` is not whatever says "attention");
+   the other mode's branch of a shared kernel (`aclnnUpsampleNearest2d` in
+   `bilinear_interp`) falls to rule 4;
 2. a utility API (`UTILITY_KINDS`: zero/one/fill, cast, copy/contiguous,
    expand/broadcast, dropout masks and triangle masks, permute/transpose):
-   **helper:<kind>**;
+   **helper:<kind>**, unless its name shares a word of the op's (`aclnnCast` is not a
+   helper of `npu_dtype_cast_backward`, nor `aclnnTriu` of `tril_triu_grad`);
 3. `aclnnReduceSum` inside a backward kernel of an op that is not a reduction: the
    reduction of a broadcast gradient to its input's shape: **helper:broadcast**;
 4. the adapter also calls an API related to the op (rule 1): the rest are side
@@ -30,7 +39,10 @@ relates to the op (rules in order, first match wins):
    `aclnnSign` x `aclnnInplaceMul`; none of them alone implements the op).
 
 Limits: the role is per (op, API), not per call site; an API used both as the main
-computation and as a helper in one scope counts as primary when rule 1 relates it.
+computation and as a helper in one scope counts as primary when rule 1 relates it. The
+extracts hold no control flow, so mutually exclusive branches are told from composite
+steps only through names (rules 1b and 5); a kernel whose mode branches share no word with
+its name stays composite.
 """
 from __future__ import annotations
 
