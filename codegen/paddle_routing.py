@@ -80,8 +80,9 @@ def _named_step(db, maps, api: str, op, role: str) -> Route | None:
     is, when the requested one shares none. PaddleCustomDevice's interpolate kernels
     dispatch on the mode (interpolate_kernel.cc: `bilinear_interp_grad` ->
     BilinearBwdNpu -> aclnnUpsampleBilinear2dBackward, `nearest_interp_grad` ->
-    aclnnUpsampleNearest2dBackward), and opdb's role rules, which see both APIs in one
-    adapter file, call both composite."""
+    aclnnUpsampleNearest2dBackward); opdb's role rules called both composite until rule 1b
+    of `opdb.roles` (the op's head word) made the kernel's own mode primary. Kept for
+    kernels whose steps the rules still file composite."""
     from opdb.roles import is_backward_op, shared_words
 
     def backward(name: str) -> bool:
