@@ -51,16 +51,17 @@ def one_call_route(db, framework: str, api: str, op) -> Route | None:
     step = [m for m in maps if m.aclnn == api and m.evidence == "adapter"]
     if not step or any(m.is_primary for m in step):
         return None
-    from opdb.roles import related
+    from opdb.roles import related, shared_words
 
     rank = {e: i for i, e in enumerate(ROUTE_EVIDENCE)}
     inplace_op = op.name.endswith("_")
-    # an adapter-evidence primary must also be named like the op: the role rules' last
-    # resort ("the one API left is primary") is wrong where they misfile the real call as
-    # a utility (dropout_grad: aclnnDropoutDoMask a "mask" helper, aclnnInplaceMuls the
-    # primary), and routing must not move a correct request onto such a guess
+    # an adapter-evidence primary must also be named like the op (related, or sharing a
+    # word of its name: `bilinear` of bilinear_interp_grad in
+    # aclnnUpsampleBilinear2dBackward): the role rules' last resort ("the one API left is
+    # primary") is a guess that routing must not move a request onto
     prim = sorted((m for m in maps if m.is_primary and m.evidence in rank and m.aclnn != api
-                   and (m.evidence != "adapter" or related(op.name, m.aclnn))),
+                   and (m.evidence != "adapter" or related(op.name, m.aclnn)
+                        or shared_words(op.name, m.aclnn))),
                   key=lambda m: (rank[m.evidence], -m.confidence,
                                  ("Inplace" in m.aclnn) != inplace_op, len(m.aclnn), m.aclnn))
     role = sorted({s.role for s in step})[0]
@@ -79,8 +80,9 @@ def _named_step(db, maps, api: str, op, role: str) -> Route | None:
     is, when the requested one shares none. PaddleCustomDevice's interpolate kernels
     dispatch on the mode (interpolate_kernel.cc: `bilinear_interp_grad` ->
     BilinearBwdNpu -> aclnnUpsampleBilinear2dBackward, `nearest_interp_grad` ->
-    aclnnUpsampleNearest2dBackward), and opdb's role rules, which see both APIs in one
-    adapter file, call both composite."""
+    aclnnUpsampleNearest2dBackward); opdb's role rules called both composite until rule 1b
+    of `opdb.roles` (the op's head word) made the kernel's own mode primary. Kept for
+    kernels whose steps the rules still file composite."""
     from opdb.roles import is_backward_op, shared_words
 
     def backward(name: str) -> bool:

@@ -14,9 +14,18 @@ relates to the op (rules in order, first match wins):
    of such an API (`aclnnBatchMatMulWeightNz`): **primary**; a name inside another
    only when no number follows it there (`log` is not `aclnnLog1p`; `2d`/`3d` are
    ranks, not other functions);
+1b. when rule 1 relates no API: an API carrying the op's head word (its first name word
+   of four or more letters: `dropout` of `dropout_grad` in `aclnnDropoutDoMask`,
+   `bilinear` of `bilinear_interp` in `aclnnUpsampleBilinear2d`), and then every API
+   whose name words all are the op's (`tril_triu_grad`: `aclnnTril` and `aclnnTriu`,
+   alternatives a flag picks): **primary** (`word_related`). A later word alone only
+   qualifies the op (`scaled_dot_product_attention` is not whatever says "attention");
+   the other mode's branch of a shared kernel (`aclnnUpsampleNearest2d` in
+   `bilinear_interp`) falls to rule 4;
 2. a utility API (`UTILITY_KINDS`: zero/one/fill, cast, copy/contiguous,
    expand/broadcast, dropout masks and triangle masks, permute/transpose):
-   **helper:<kind>**;
+   **helper:<kind>**, unless its name shares a word of the op's (`aclnnCast` is not a
+   helper of `npu_dtype_cast_backward`, nor `aclnnTriu` of `tril_triu_grad`);
 3. `aclnnReduceSum` inside a backward kernel of an op that is not a reduction: the
    reduction of a broadcast gradient to its input's shape: **helper:broadcast**;
 4. the adapter also calls an API related to the op (rule 1): the rest are side
@@ -30,7 +39,10 @@ relates to the op (rules in order, first match wins):
    `aclnnSign` x `aclnnInplaceMul`; none of them alone implements the op).
 
 Limits: the role is per (op, API), not per call site; an API used both as the main
-computation and as a helper in one scope counts as primary when rule 1 relates it.
+computation and as a helper in one scope counts as primary when rule 1 relates it. The
+extracts hold no control flow, so mutually exclusive branches are told from composite
+steps only through names (rules 1b and 5); a kernel whose mode branches share no word with
+its name stays composite.
 """
 from __future__ import annotations
 
@@ -128,6 +140,38 @@ def shared_words(op: str, api: str, min_len: int = 4) -> set[str]:
     return words & set(_tokens_api(api))
 
 
+def word_related(op: str, apis) -> set[str]:
+    """Rule 1b, when no API is related by name (rule 1): an API carrying the op's head word
+    (its first name word of four or more letters, after `native_`/`npu_`) implements the
+    op (`bilinear` of `bilinear_interp_grad` in `aclnnUpsampleBilinear2dBackward`,
+    `dropout` of `dropout_grad` in `aclnnDropoutDoMask`, `split` of `split_with_num`);
+    then so does every API whose name words all are words of the op's, the op's name
+    naming alternatives (`tril_triu_grad`: `aclnnTril` or `aclnnTriu` by `lower`; not the
+    other mode's `aclnnUpsampleNearest2d` of `bilinear_interp`). A later word alone only
+    qualifies the op (`scaled_dot_product_attention`'s flash-attention fast path sits next
+    to a math composition: still composite). A backward API never implements a
+    forward op; for a backward op the backward APIs among them win, and a forward API
+    counts only when none is backward (Paddle computes many grads with a forward API: the
+    gradient of tril is tril)."""
+    words = [t for t in _tokens_op(op) if t not in _NOISE_TOKENS]
+    if not words or len(words[0]) < 4:
+        return set()
+    if not any(words[0] in _tokens_api(a) for a in apis):
+        return set()
+    own = set(words)
+
+    def named_by_op(api: str) -> bool:
+        toks = [t for t in _tokens_api(api) if t not in _NOISE_TOKENS and not t.isdigit()
+                and t != "d"]  # `2d`: a rank
+        return words[0] in toks or bool(toks) and set(toks) <= own
+
+    hits = {a for a in apis if named_by_op(a)}
+    bwd = {a for a in hits if any(t in ("backward", "grad") for t in _tokens_api(a))}
+    if not is_backward_op(op):
+        return hits - bwd
+    return bwd or hits
+
+
 def family(api: str) -> str:
     """The first two name words of an API (`aclnnFlashAttentionVarLenScoreV4` ->
     `flashattention`): run-time alternatives of one computation share it."""
@@ -143,7 +187,7 @@ def assign_roles(op: str, apis) -> dict[str, str]:
     """Role of every API in `apis` for the adapter of `op` (rules in the module doc)."""
     apis = sorted(set(apis))
     roles: dict[str, str] = {}
-    rel = {a for a in apis if related(op, a)}
+    rel = {a for a in apis if related(op, a)} or word_related(op, apis)
     if is_backward_op(op):
         # `softmax_grad` probes aclnnSoftmax but runs aclnnSoftmaxBackward
         bwd = {a for a in rel if any(t in ("backward", "grad") for t in _tokens_api(a))}
@@ -161,7 +205,7 @@ def assign_roles(op: str, apis) -> dict[str, str]:
         if a in rel:
             roles[a] = PRIMARY
             continue
-        kind = utility_kind(a)
+        kind = utility_kind(a) if not shared_words(op, a) else ""
         if kind:
             roles[a] = f"{HELPER}:{kind}"
         elif (norm_aclnn(a) == "reducesum" and is_backward_op(op)

@@ -309,13 +309,17 @@ def test_batch_h_and_i_interpolate_rows_render_their_modes_api(shipped):
 
 
 def test_an_adapter_primary_not_named_like_the_op_is_no_target(shipped):
-    # opdb files dropout_grad's aclnnDropoutDoMask (the call that computes it) as a mask
-    # utility and aclnnInplaceMuls (the downscale branch's helper) as primary: asked for
-    # DoMask, opgen keeps it rather than routing onto the role rules' guess
+    # dropout_grad: aclnnDropoutDoMask computes it and is its primary (opdb.roles rule 1b,
+    # the kernel's head word); aclnnInplaceMuls, the `downscale_in_infer` branch's scaling,
+    # is an auxiliary step and routes to DoMask
     from codegen.resolve import resolve
 
     assert resolve(shipped, "aclnnDropoutDoMask", "paddle",
                    op="dropout_grad").api.name == "aclnnDropoutDoMask"
+    assert resolve(shipped, "aclnnInplaceMuls", "paddle",
+                   op="dropout_grad").api.name == "aclnnDropoutDoMask"
+    # tril_triu_grad's two APIs are both primary (`lower` picks one): neither is routed
+    assert resolve(shipped, "aclnnTriu", "paddle", op="tril_triu_grad").api.name == "aclnnTriu"
     # a related primary is a target, the base API before its rank variant
     assert resolve(shipped, "aclnnInplaceFillScalar", "paddle",
                    op="nll_loss_grad").api.name == "aclnnNLLLossBackward"

@@ -32,6 +32,38 @@ def test_assign_roles(op, apis, expect):
     assert assign_roles(op, apis) == expect
 
 
+@pytest.mark.parametrize("op,apis,expect", [
+    # rule 1b, trap names: the API carrying the op's head word is the op, even when its
+    # name is a utility's (a `permute_pack_grad` is not a layout helper of itself)
+    ("permute_pack_grad", ["aclnnMuls", "aclnnPermute"],
+     {"aclnnPermute": "primary", "aclnnMuls": "helper:auxiliary"}),
+    ("warpx_grad", ["aclnnInplaceMuls", "aclnnWarpxDoMask"],
+     {"aclnnWarpxDoMask": "primary", "aclnnInplaceMuls": "helper:auxiliary"}),
+    # an op named after two computations: either API is the op (a flag picks one)
+    ("cast_expand_grad", ["aclnnCast", "aclnnExpand"],
+     {"aclnnCast": "primary", "aclnnExpand": "primary"}),
+    # one adapter for several modes: the mode the kernel is named after is primary, the
+    # other mode's branch is not (it was "composite", so the kernel had no primary)
+    ("zoom_resize", ["aclnnGatherV2", "aclnnResizeCubic2d", "aclnnResizeZoom2d"],
+     {"aclnnResizeZoom2d": "primary", "aclnnResizeCubic2d": "helper:auxiliary",
+      "aclnnGatherV2": "helper:auxiliary"}),
+    ("zoom_resize_grad", ["aclnnResizeCubic2dBackward", "aclnnResizeZoom2dBackward"],
+     {"aclnnResizeZoom2dBackward": "primary", "aclnnResizeCubic2dBackward": "helper:auxiliary"}),
+    # a backward API never implements a forward op; a grad prefers the backward API
+    ("zoom_resize", ["aclnnResizeZoom2d", "aclnnResizeZoom2dBackward"],
+     {"aclnnResizeZoom2d": "primary", "aclnnResizeZoom2dBackward": "helper:auxiliary"}),
+    ("zoom_resize_grad", ["aclnnResizeZoom2d", "aclnnResizeZoom2dBackward"],
+     {"aclnnResizeZoom2dBackward": "primary", "aclnnResizeZoom2d": "helper:auxiliary"}),
+    # a later word alone only qualifies the op; a head word under four letters names nothing
+    ("scaled_mix_attention", ["aclnnFlashAttentionScore", "aclnnInplaceMaskedFillScalar", "aclnnSqrt"],
+     {"aclnnFlashAttentionScore": "composite", "aclnnInplaceMaskedFillScalar": "helper:mask",
+      "aclnnSqrt": "composite"}),
+    ("pad_warpx_grad", ["aclnnMuls", "aclnnPadWarp"], {"aclnnMuls": "composite", "aclnnPadWarp": "composite"}),
+])
+def test_the_ops_head_word_names_its_api(op, apis, expect):
+    assert assign_roles(op, apis) == expect
+
+
 def test_related_names():
     assert related("aten::add.Scalar", "aclnnAdds")
     assert related("aten::nll_loss_forward", "aclnnNLLLoss")
@@ -74,6 +106,25 @@ def test_snapshot_roles(db):
     # no cross-framework evidence is derived from a helper call
     assert not [m for m in db.mappings("torch", aclnn="aclnnInplaceZero")
                 if m.evidence == "cross-framework" and "cross_entropy" in m.detail]
+
+
+def test_snapshot_roles_follow_upstream(db):
+    """PaddleCustomDevice at 77090b64: dropout_grad runs aclnnDropoutDoMask and scales
+    with aclnnInplaceMuls only for `downscale_in_infer`; tril_triu_grad calls aclnnTril or
+    aclnnTriu by `lower`; the interpolate kernels dispatch on the mode."""
+    def primaries(fw, op):
+        return {m.aclnn for m in db.mappings(fw, op) if m.evidence == "adapter" and m.is_primary}
+
+    assert primaries("paddle", "dropout_grad") == {"aclnnDropoutDoMask"}
+    assert primaries("paddle", "tril_triu_grad") == {"aclnnTril", "aclnnTriu"}
+    assert primaries("paddle", "bilinear_interp") == {"aclnnUpsampleBilinear2d"}
+    assert primaries("paddle", "nearest_interp_grad") == {"aclnnUpsampleNearest2dBackward"}
+    assert primaries("torch", "aten::native_dropout_backward") == {"aclnnDropoutDoMask"}
+    # the wrong cross-framework rows the misfiled roles derived are gone
+    assert not [m for m in db.mappings("torch", "aten::native_dropout_backward")
+                if m.aclnn == "aclnnInplaceMuls"]
+    # sdpa's flash-attention fast path next to a math composition stays composite
+    assert not primaries("torch", "aten::scaled_dot_product_attention")
 
 
 def test_torch_targets_newest_first(db):
