@@ -7,6 +7,7 @@ mapping decisions are made here, the templates only loop.
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field, replace
 
@@ -530,6 +531,9 @@ class TorchFunction:
     guards: list[str] = field(default_factory=list)  # statements before the branches
     early: list[str] = field(default_factory=list)  # before everything (a CPU route)
     split: dict | None = None  # one call per slice of the lists (opdb.call_limits)
+    # outputs resized after a synchronous call to the shape aclnn reports:
+    # [{"index": position among the call's arguments, "name": output}]
+    view_shapes: list[dict] = field(default_factory=list)
 
     @property
     def apis(self) -> list[AclnnApi]:
@@ -888,7 +892,8 @@ def _meta_kernel_of(op: str) -> bool:
 
 def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | None,
             meta_ok: bool | None, role: str, updated: set[str] = frozenset(),
-            wrapped: list[str] | None = None, unchecked: tuple[str, ...] = ()) -> list[dict]:
+            wrapped: list[str] | None = None, unchecked: tuple[str, ...] = (),
+            data_dependent: tuple | None = None) -> list[dict]:
     """Fresh outputs (functional) or size checks of the given outs (`.out`). `updated`:
     outs the API updates in place (its `*Ref` params): they keep their sizes.
     `wrapped`: inputs a wrapped Python number can arrive in; the output then takes its
@@ -902,6 +907,9 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
     out: list[dict] = []
     if role == "inplace":
         return _inplace_meta_check(schema, unchecked)
+    dd = _data_dependent_allocs(schema, fwp, functional, role, opts, data_dependent)
+    if dd is not None:
+        return [dd]
     if role == "out":
         outs = [a.name for a in schema.args if a.mutable and a.kwarg_only]
         if outs and set(outs) <= set(updated):
@@ -1129,9 +1137,66 @@ def _legacy_empty_lists(schema: TorchSchema, functional: TorchSchema | None
     return {a.name: dims for a in schema.args if a.kind == "tensor_list"}
 
 
+def _data_dependent_allocs(schema: TorchSchema, fwp: list[FwParam],
+                           functional: TorchSchema | None, role: str, opts: str,
+                           data_dependent: tuple | None) -> dict | None:
+    """Outputs whose size depends on the input's values (`torch_facts.data_dependent_outputs`:
+    masked_select, nonzero): allocated (functional) or checked and resized (`.out`) at
+    their bound, the broadcast numel of the tensor inputs; after a synchronous call each
+    is resized to the shape aclnn reports (`build_function`'s `view_shapes`), as op-plugin's
+    `dynamic_output_shape` adapters do (MaskedSelectKernelNpuOpApi.cpp,
+    NonzeroKernelNpuOpApi.cpp: EXEC_NPU_CMD_SYNC, aclGetViewShape, resize_)."""
+    if not data_dependent or functional is None or role not in ("functional", "out"):
+        return None
+    ins = [a.name for a in functional.args if a.kind == "tensor" and not a.mutable
+           and not a.type.endswith("?")]
+    if role == "functional":
+        outs = [f.name for f in fwp if f.origin == "return"]
+        if len(outs) != len(data_dependent) or \
+                any(f.kind != "tensor" for f in fwp if f.origin == "return"):
+            return None
+    else:
+        outs = [a.name for a in schema.args if a.mutable and a.kwarg_only]
+        if len(outs) != len(data_dependent):
+            return None
+    if not ins or not opts:
+        return None
+    bound = f"{ins[0]}.numel()" if len(ins) == 1 else "c10::multiply_integers(" + \
+        functools.reduce(lambda acc, n: f"at::infer_size({acc}, {n}.sizes())",
+                         ins[2:], f"at::infer_size({ins[0]}.sizes(), {ins[1]}.sizes())") + ")"
+    lines, blines = [], []
+    for name, o in zip(outs, data_dependent):
+        dims = ", ".join("opgen_bound" if d[0] == "bound" else str(d[1]) if d[0] == "const"
+                         else f"{d[1]}.dim()" for d in o.dims)
+        size = f"opgen_{name}_bound"
+        decl = f"const std::vector<int64_t> {size} = {{{dims}}};"
+        dtype = f"{o.dtype[1]}.scalar_type()" if o.dtype[0] == "like" else f"at::k{o.dtype[1]}"
+        if role == "functional":
+            lines += [decl, f"at::Tensor {name} = npu_preparation::apply_tensor_without_format("
+                            f"{size}, {opts}.dtype({dtype}));"]
+            blines += [decl, f"at::Tensor {name} = at::empty({size}, {opts}.dtype({dtype}));"]
+        else:
+            lines += [decl, f"npu_preparation::check_tensor({{{', '.join(ins)}}}, {name}, "
+                            f"{name}.scalar_type(), {size});"]
+            blines += [decl, f"{name}.resize_({size});"]
+    pre = f"const int64_t opgen_bound = {bound};"
+    fname = f"{functional.name}.{functional.overload}" if functional.overload else functional.name
+    return {"lines": [pre] + lines, "binding_lines": [
+        "// TODO(opgen): the standalone binding does not read the shape aclnn reports "
+        "(aclGetViewShape): the result keeps its bound size", pre] + blines, "todo": "",
+            "note": f"data-dependent size (torch tags {fname} dynamic_output_shape): "
+                    f"allocated at its bound, the "
+                    + (f"numel of `{ins[0]}`" if len(ins) == 1 else "broadcast numel of "
+                       + ", ".join(f"`{n}`" for n in ins))
+                    + " (torch's fake implementation bounds it by no more), and resized "
+                    "after the call to the shape aclnn reports",
+            "data_dependent": outs}
+
+
 def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                    functional: TorchSchema | None, meta_ok: bool | None, ilistref: bool,
-                   acl_op_fallback: bool, soc: str | None = None) -> TorchFunction:
+                   acl_op_fallback: bool, soc: str | None = None,
+                   data_dependent: tuple | None = None) -> TorchFunction:
     schema = schema_of(op)
     fwp = fw_params(schema, ilistref)
     cands = [api] + [v for v in variants.get("versions", []) if v.name != api.name] \
@@ -1264,7 +1329,12 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                      _wrapped_number_inputs(amap) if any(
                          b.prelude and b.prelude[0].startswith("c10::Scalar ")
                          for b in branches) else number_copies or None,
-                     meta_checked)
+                     meta_checked,
+                     # resized after one synchronous call (no variant branches)
+                     data_dependent if len(branches) == 1 and capture is None else None)
+    view_shapes = [{"index": i, "name": a.expr} for d in allocs
+                   for n in d.get("data_dependent", ()) for i, a in enumerate(main.args)
+                   if a.expr == n]
     # values the allocation reads (a factory op's size and TensorOptions) are used
     consumed |= {n for a in allocs for n in a.get("reads", ())}
     slow_route, slow_call = _list_limit_route(chosen, amap, schema, functional, role, soc)
@@ -1286,7 +1356,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         [f"DO_COMPATIBILITY({n}, {slow_call});" for n in apis] if slow_call else [],
         argmap=amap, guards=guards,
         early=_lossy_int_cpu_route(amap, schema, functional, role) + slow_route,
-        split=_list_split(chosen, branches, schema, role))
+        split=_list_split(chosen, branches, schema, role), view_shapes=view_shapes)
 
 
 def _lossy_int_cpu_route(amap: ArgMap, schema: TorchSchema, functional: TorchSchema | None,
@@ -1550,6 +1620,8 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
     if meta_ok and functional is not None and functional.name.startswith("npu::") and \
             any("SymInt" in a.type for a in functional.args):
         meta_ok = None  # the by-name dispatcher call spells int[], not SymInt[]
+    dd = torch_facts.data_dependent_outputs(func_op.name) if func_op is not None \
+        and not meta_ok else None
     functions: list[TorchFunction] = []
     for role in ROLES:
         member = family.get(role)
@@ -1580,7 +1652,7 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
         functions.append(build_function(
             member_api, member, role=role, variants=variants, functional=functional,
             meta_ok=meta_ok, ilistref=ilistref, acl_op_fallback=member.name in fallbacks,
-            soc=soc))
+            soc=soc, data_dependent=dd))
     if any(f.role == "inplace" for f in functions) and func_op is not None \
             and torch_facts.generated_from_inplace(func_op.name):
         # the in-place op is the family's root: torch generated its functional and .out
@@ -1618,7 +1690,9 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
         "functions": functions,
         "primary": primary,
         "decls": decls,
-        "uses_meta": any(a.get("lines") and a.get("note") for f in functions for a in f.allocs),
+        "uses_meta": any(a.get("lines") and a.get("note") and not a.get("data_dependent")
+                         for f in functions for a in f.allocs),
+        "uses_view_shape": any(f.view_shapes for f in functions),
         # the binding stands in for op-plugin's matmul HF32 helper only where a rule calls it
         "uses_op_plugin_utils": any("op_plugin::utils::" in line for f in functions
                                     for b in f.branches
