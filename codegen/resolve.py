@@ -79,6 +79,8 @@ def _fw_op(db, framework: str, text: str) -> FrameworkOp | None:
 
 
 EVIDENCE_RANK = {"adapter": 0, "curated": 1, "cross-framework": 2, "name": 3}
+# mappings no adapter of this framework states: another framework's adapter, a name
+GUESSED_EVIDENCE = ("cross-framework", "name")
 
 
 def _top_mapped(db, framework: str, op: FrameworkOp) -> list[str]:
@@ -180,7 +182,7 @@ def rank_ops_for_api(db, framework: str, api: str) -> list[tuple[tuple, object, 
     out = []
     inplace_api = api.startswith("aclnnInplace")
     for m in db.mappings(framework=framework, aclnn=api):
-        if not m.is_primary or _guess_contradicted(db, framework, m):
+        if not m.is_primary:
             continue
         in_catalog = db.framework_op(framework, m.op) is not None
         base = m.op.split("::")[-1].split(".")[0]
@@ -195,24 +197,15 @@ def rank_ops_for_api(db, framework: str, api: str) -> list[tuple[tuple, object, 
     return sorted(out, key=lambda t: t[0])
 
 
-def _guess_contradicted(db, framework: str, m) -> bool:
-    """A guessed torch mapping (cross-framework, name) of an op whose own op-plugin
-    adapter is known and calls other APIs, never this one: `aten::equal` -> aclnnEqTensor
-    (PaddleCustomDevice's `equal` kernel calls it; op-plugin's EqualKernelNpuOpApi.cpp
-    calls aclnnEqual). The adapter is the evidence for what the op runs on. torch only
-    (op-plugin adapters; the paddle target's mappings are left as they are)."""
-    if framework != "torch" or m.evidence == "adapter":
-        return False
-    own = [x for x in db.mappings(framework=framework, op=m.op) if x.evidence == "adapter"]
-    return bool(own) and all(x.aclnn != m.aclnn for x in own)
-
-
 def _direct_composite_ops(db, framework: str, api: str) -> list:
     """torch ops whose op-plugin adapter calls `api` itself (EXEC_NPU_CMD in the op's own
     function, `named by the adapter`) among other APIs, so the mapping's role is
     `composite`: `aten::eq.Tensor` runs aclnnEqTensor, or aclnnEqScalar for a CPU scalar
-    `other` (EqKernelNpuOpApi.cpp). Ranked as primaries are; ops reached only through
-    another op (`isin` through `eq`) are not taken."""
+    `other` (EqKernelNpuOpApi.cpp). `_best_op_for_api` prefers them to a guessed primary
+    (aclnnEqTensor's was `aten::equal`, from PaddleCustomDevice's `equal` kernel, while
+    op-plugin's EqualKernelNpuOpApi.cpp calls aclnnEqual). Ranked as primaries are, an
+    in-place op only for an in-place API; ops reached only through another op (`isin`
+    through `eq`) are not taken. torch only (op-plugin adapters)."""
     from opdb.ingest.op_plugin import CONF_DIRECT
     from opdb.roles import is_backward_op, related
 
@@ -221,10 +214,10 @@ def _direct_composite_ops(db, framework: str, api: str) -> list:
     inplace_api = api.startswith("aclnnInplace")
     out = []
     for m in db.mappings(framework=framework, aclnn=api):
-        if m.is_primary or m.evidence != "adapter" or m.role != "composite" \
-                or m.confidence < CONF_DIRECT:
-            continue
         base = m.op.split("::")[-1].split(".")[0]
+        if m.is_primary or m.evidence != "adapter" or m.role != "composite" \
+                or m.confidence < CONF_DIRECT or base.endswith("_") != inplace_api:
+            continue
         overload = m.op.split("::")[-1].partition(".")[2]
         is_out = overload.endswith("out") or base.endswith("_out")
         key = (db.framework_op(framework, m.op) is None, not related(m.op, api),
@@ -235,16 +228,19 @@ def _direct_composite_ops(db, framework: str, api: str) -> list:
 
 def _best_op_for_api(db, framework: str, api: AclnnApi) -> tuple[FrameworkOp | None, str]:
     for name, via in [(api.name, "")] + [(s, f" via its sibling {s}") for s in sibling_apis(api.name)]:
-        for _, m, how in rank_ops_for_api(db, framework, name):
-            op = db.framework_op(framework, m.op) or op_from_adapter(db, framework, m.op)
-            if op is not None:
-                return op, how + via
-        if name == api.name:
+        ranked = rank_ops_for_api(db, framework, name)
+        if name == api.name and ranked and ranked[0][1].evidence in GUESSED_EVIDENCE:
+            # the op whose own adapter calls the API beats a guess
             for m in _direct_composite_ops(db, framework, name):
                 op = db.framework_op(framework, m.op) or op_from_adapter(db, framework, m.op)
                 if op is not None:
                     return op, (f"adapter mapping, role composite (the op's adapter calls "
-                                f"{name} itself among other APIs)")
+                                f"{name} itself among other APIs; preferred to the "
+                                f"{ranked[0][1].evidence} guess {ranked[0][1].op})")
+        for _, m, how in ranked:
+            op = db.framework_op(framework, m.op) or op_from_adapter(db, framework, m.op)
+            if op is not None:
+                return op, how + via
     # no mapping: a framework op whose normalized name equals the API's
     key = norm_aclnn(api.name)
     hits = [op for op in db.framework_ops(framework) if norm_op(op.name) == key]
