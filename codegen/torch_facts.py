@@ -143,24 +143,20 @@ _PROBE_SAMPLES = {"int": 1, "float": 2.0, "bool": False, "Scalar": 2.0, "number"
                   "List[number]": [2.0, 2.0]}
 
 
-@functools.lru_cache(maxsize=None)
-def _explicit_runs_on_meta(op: str) -> bool:
-    """Whether `op`'s CompositeExplicitAutograd kernel computes its result on Meta
-    tensors, probed: every required argument gets a sample by its schema type (float
-    tensors of shape (2, 3), lists of two) and the call must return Meta tensors.
-    `_foreach_log2` (a loop over `at::log2`, no Meta kernel and no `core` tag) passes;
-    a kernel that reads data (`.item()`) or rejects the samples fails, which counts as
-    "no" (the adapter then keeps its TODO)."""
-    ov = _aten_overload(op)
+def _probe_on_meta(ov, host: frozenset = frozenset(), host_len: int = 2,
+                   host_device: str = "cpu") -> bool:
+    """Call `ov` on schema-typed samples (Meta tensors (2, 3), lists of two, numbers;
+    each plain tensor named in `host` a 1-d float tensor of `host_len` on `host_device`)
+    and say whether it returned Meta tensors."""
     torch = _torch()
-    if ov is None or torch is None:
-        return False
     args = []
     for a in ov._schema.arguments:
         if a.has_default_value() or a.kwarg_only:
             break
         t = str(a.type)
-        if t == "Tensor":
+        if t == "Tensor" and a.name in host:
+            args.append(torch.ones(host_len, device=host_device))
+        elif t == "Tensor":
             args.append(torch.empty(2, 3, device="meta"))
         elif t == "List[Tensor]":
             args.append([torch.empty(2, 3, device="meta") for _ in range(2)])
@@ -178,6 +174,49 @@ def _explicit_runs_on_meta(op: str) -> bool:
     flat = [y for x in flat for y in (x if isinstance(x, (tuple, list)) else [x])]
     return bool(flat) and all(isinstance(x, torch.Tensor) and x.device.type == "meta"
                               for x in flat)
+
+
+@functools.lru_cache(maxsize=None)
+def host_per_element_tensors(op: str) -> frozenset[str]:
+    """The plain `Tensor` arguments of a tensor-list op that torch's kernel reads on the
+    host, one value per list element (`_foreach_addcmul.Tensor`'s `scalars`:
+    `convert_tensor_to_scalar_list` checks "Expected scalars to be on CPU" and the
+    length). Probed: with the lists on Meta the call succeeds when the argument is a CPU
+    1-d tensor of the lists' length (2), and fails when it is on Meta or of length 3.
+    op-plugin ForeachAddcmulTensorKernelNpuOpApi.cpp copies such a tensor to the device
+    (`copy_tensor_host_to_device`) and slices it with the lists. Empty when unknown."""
+    ov = _aten_overload(op)
+    if ov is None:
+        return frozenset()
+    types = {a.name: str(a.type) for a in ov._schema.arguments}
+    if "List[Tensor]" not in types.values():
+        return frozenset()
+    out = set()
+    for name, t in types.items():
+        if t != "Tensor":
+            continue
+        one = frozenset({name})
+        if _probe_on_meta(ov, one) and not _probe_on_meta(ov, one, host_len=3) \
+                and not _probe_on_meta(ov, one, host_device="meta"):
+            out.add(name)
+    return frozenset(out)
+
+
+@functools.lru_cache(maxsize=None)
+def _explicit_runs_on_meta(op: str) -> bool:
+    """Whether `op`'s CompositeExplicitAutograd kernel computes its result on Meta
+    tensors, probed: every required argument gets a sample by its schema type (float
+    tensors of shape (2, 3), lists of two) and the call must return Meta tensors; a
+    per-element host tensor (`host_per_element_tensors`) stays a CPU tensor, as the
+    adapter's meta call passes it. `_foreach_log2` (a loop over `at::log2`, no Meta
+    kernel and no `core` tag) and `_foreach_addcmul.Tensor` pass; a kernel that reads
+    data (`.item()`) or rejects the samples fails, which counts as "no" (the adapter then
+    keeps its TODO)."""
+    ov = _aten_overload(op)
+    torch = _torch()
+    if ov is None or torch is None:
+        return False
+    return _probe_on_meta(ov, host_per_element_tensors(op))
 
 
 def cpu_kernel(op: str) -> bool | None:

@@ -555,7 +555,10 @@ def meta_call(functional: TorchSchema) -> str:
     """`at::add(opgen_meta(self), opgen_meta(other), alpha)`: the functional op on
     Meta tensors, i.e. its own meta function (sizes, dtypes, broadcasting, reductions,
     type promotion exactly as torch computes them)."""
-    args = ", ".join(_meta_arg(a, False) for a in functional.args)
+    from codegen import torch_facts
+    # a per-element host tensor (`scalars`) stays on the host: torch's kernel reads it there
+    host = torch_facts.host_per_element_tensors(_op_name(functional))
+    args = ", ".join(a.name if a.name in host else _meta_arg(a, False) for a in functional.args)
     if functional.name.startswith("npu::"):
         # no at:: function: the op through the dispatcher, by name (header-only, so the
         # standalone binding links without libtorch_npu); a Meta kernel runs it
@@ -565,9 +568,12 @@ def meta_call(functional: TorchSchema) -> str:
     return f"at::{functional.base}({args})"
 
 
-def _options_expr(fwp: list[FwParam]) -> str:
+def _options_expr(fwp: list[FwParam], host: frozenset = frozenset()) -> str:
+    """Where outputs take their options: the first required tensor input, else the first
+    list's first tensor. `host`: per-element host tensors (`scalars`), never the
+    reference (they stay on the CPU)."""
     ref = next((f for f in fwp if f.kind == "tensor" and f.origin == "param"
-                and not f.optional and not f.is_output), None)
+                and not f.optional and not f.is_output and f.name not in host), None)
     if ref is not None:
         return f"{ref.name}.options()"
     lst = next((f for f in fwp if f.kind == "tensor_list" and f.origin == "param"), None)
@@ -898,7 +904,8 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
     outs the API updates in place (its `*Ref` params): they keep their sizes.
     `wrapped`: inputs a wrapped Python number can arrive in; the output then takes its
     device from one that is not (op-plugin AddKernelNpuOpApi.cpp `add_dest_output`)."""
-    opts = bopts = _options_expr(fwp)
+    from codegen import torch_facts
+    opts = bopts = _options_expr(fwp, torch_facts.host_per_element_tensors(_op_name(functional)))
     wrapped = list(wrapped or ())
     if len(wrapped) >= 2 and opts == f"{wrapped[0]}.options()":
         a, b = wrapped[0], wrapped[1]
@@ -1047,8 +1054,11 @@ def _list_out_checks(schema: TorchSchema, fwp: list[FwParam], functional: TorchS
     does for one tensor)."""
     lists_in = [f.name for f in fwp if f.kind == "tensor_list" and f.origin == "param"
                 and not f.mutable and not f.is_output]
+    from codegen import torch_facts
+    host = torch_facts.host_per_element_tensors(_op_name(functional))  # stay on the host
     tensors_in = [f.name for f in fwp if f.kind == "tensor" and f.origin == "param"
-                  and not f.optional and not f.mutable and not f.is_output]
+                  and not f.optional and not f.mutable and not f.is_output
+                  and f.name not in host]
     src = "{" + ", ".join([f"{n}[i]" for n in lists_in] + tensors_in or [f"{out}[i]"]) + "}"
     lines = [f"auto meta = {meta_call(functional)};",
              f'TORCH_CHECK({out}.size() == meta.size(), "{schema.name}: expected ", '
@@ -1232,8 +1242,10 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         cands = cands or [api]
     chosen = pick_variant(cands, fwp, "torch")
     amap: ArgMap = map_args(chosen, fwp, "torch")
+    from codegen import torch_facts
+    host_in = torch_facts.host_per_element_tensors(_op_name(functional or schema))
     ref = next((f.name for f in fwp if f.kind == "tensor" and f.origin == "param"
-                and not f.optional), "")
+                and not f.optional and f.name not in host_in), "")
     ref_expr = ref or "at::Tensor()"
     outs = tuple(f.name for f in fwp if f.is_output and f.kind == "tensor")
     skip_empty = _legacy_empty_lists(schema, functional)
@@ -1252,6 +1264,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
             args[i].aclnn_name, args[i].aclnn_ctype, args[i].expr,
             [args[i].prelude[0].replace("npu_preparation::apply_tensor_without_format(",
                                         "at::empty(")], decision=args[i].decision)] + args[i + 1:]
+    host = _host_tensor_copies(main, functional or schema, fwp)
     branches = [main]
     guards: list[str] = list(via_out) + into_out
     consumed: set[str] = set()
@@ -1356,7 +1369,34 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         [f"DO_COMPATIBILITY({n}, {slow_call});" for n in apis] if slow_call else [],
         argmap=amap, guards=guards,
         early=_lossy_int_cpu_route(amap, schema, functional, role) + slow_route,
-        split=_list_split(chosen, branches, schema, role), view_shapes=view_shapes)
+        split=_list_split(chosen, branches, schema, role, host), view_shapes=view_shapes)
+
+
+def _host_tensor_copies(main: Branch, functional: TorchSchema, fwp: list[FwParam]) -> set[str]:
+    """A per-element host tensor of a list op (`torch_facts.host_per_element_tensors`:
+    `_foreach_addcmul.Tensor`'s `scalars`, which torch requires on the CPU) that the API
+    takes as an aclTensor goes to the device first, as op-plugin
+    ForeachAddcmulTensorKernelNpuOpApi.cpp does (`copy_tensor_host_to_device`); the
+    standalone binding copies with `.to(device)`. Returns the names copied."""
+    from codegen import torch_facts
+    host = torch_facts.host_per_element_tensors(_op_name(functional))
+    lst = next((f.name for f in fwp if f.kind == "tensor_list" and f.origin == "param"), None)
+    done: set[str] = set()
+    if not host or lst is None:
+        return done
+    bargs = list(main.binding_args if main.binding_args is not None else main.args)
+    for i, a in enumerate(main.args):
+        if a.expr not in host or a.aclnn_ctype.replace("const", "").replace(" ", "") != "aclTensor*":
+            continue
+        dev = f"{a.expr}_device"
+        main.args[i] = replace(a, expr=dev, prelude=list(a.prelude) + [
+            f"at::Tensor {dev} = npu_preparation::copy_tensor_host_to_device({a.expr});"])
+        bargs[i] = replace(bargs[i], expr=dev, prelude=list(bargs[i].prelude) + [
+            f"at::Tensor {dev} = {a.expr}.to({lst}.front().device());"])
+        done.add(a.expr)
+    if done:
+        main.binding_args = bargs
+    return done
 
 
 def _lossy_int_cpu_route(amap: ArgMap, schema: TorchSchema, functional: TorchSchema | None,
@@ -1507,19 +1547,23 @@ def _list_limit_route(api: AclnnApi, amap: ArgMap, schema: TorchSchema,
     return lines + ["}"], "" if role == "out" else call
 
 
-def _list_split(api: AclnnApi, branches: list[Branch], schema: TorchSchema, role: str
-                ) -> dict | None:
+def _list_split(api: AclnnApi, branches: list[Branch], schema: TorchSchema, role: str,
+                host: set[str] = frozenset()) -> dict | None:
     """Upstream's split of a long tensor list into calls of at most N tensors
     (opdb.call_limits: N in place and out of place, from op-plugin's adapters). Every
-    list argument of the call (tensor lists, scalar lists) is cut into the same slices;
-    a call that also takes a plain tensor (a per-list tensor of scalars) is not split."""
+    list argument of the call (tensor lists, scalar lists) is cut into the same slices,
+    and so is a per-element host tensor copied to the device (`host`: `scalars`, sliced
+    along dim 0 as op-plugin's `scalars.slice(0, ...)`); a call that also takes another
+    plain tensor (one shared by every element, or unknown) is not split."""
     from opdb.call_limits import tensors_per_call
     limit = tensors_per_call(api.name)
     if limit is None or len(branches) != 1:
         return None
     args = branches[0].args
     kinds = [a.aclnn_ctype.replace("const", "").replace(" ", "") for a in args]
-    if any(k == "aclTensor*" for k in kinds):
+    per_element = [k == "aclTensor*" and a.expr.removesuffix("_device") in host
+                   and a.expr.endswith("_device") for a, k in zip(args, kinds)]
+    if any(k == "aclTensor*" and not p for k, p in zip(kinds, per_element)):
         return None
     sliced = [k in ("aclTensorList*", "aclScalarList*") for k in kinds]
     first = next((a.name for a in schema.args if a.kind == "tensor_list"), None)
@@ -1528,10 +1572,12 @@ def _list_split(api: AclnnApi, branches: list[Branch], schema: TorchSchema, role
     n = limit.per_call(role == "inplace")
     # named slices: op-plugin's EXEC_NPU_CMD binds its arguments as lvalues
     decls = [f"auto opgen_{a.aclnn_name}_part = {a.expr}.slice(opgen_i, opgen_len);"
-             for a, s in zip(args, sliced) if s]
+             if s else
+             f"auto opgen_{a.aclnn_name}_part = {a.expr}.slice(0, opgen_i, opgen_i + opgen_len);"
+             for a, s, p in zip(args, sliced, per_element) if s or p]
     return {"max": n, "total": f"{first}.size()", "where": limit.where, "decls": decls,
-            "exprs": [f"opgen_{a.aclnn_name}_part" if s else a.expr
-                      for a, s in zip(args, sliced)]}
+            "exprs": [f"opgen_{a.aclnn_name}_part" if s or p else a.expr
+                      for a, s, p in zip(args, sliced, per_element)]}
 
 
 def _capture_branch(capture: AclnnApi, main: Branch) -> Branch | None:
@@ -1663,8 +1709,9 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
                      or not torch_facts.generated_from_inplace(f.op.name)]
     primary = next(f for f in functions if f.op is op)
     fwp = fw_params(schema, ilistref)
+    host_in = torch_facts.host_per_element_tensors(func_op.name if func_op is not None else full)
     ref = next((f.name for f in fwp if f.kind == "tensor" and f.origin == "param"
-                and not f.optional), "")
+                and not f.optional and f.name not in host_in), "")
     bparams, bprelude = _binding_params(schema, ilistref)
     ret_cpp, ret_py = return_type(schema)
     schema_text = op.schema if op.schema else ""
