@@ -1230,11 +1230,21 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
             from codegen import torch_facts
             fname = (f"{functional.name}.{functional.overload}" if functional is not None
                      and functional.overload else functional.name if functional else "")
-            why = ("pointwise: the API writes" if fname and torch_facts.pointwise(fname) else
+            evidence = variants.get("inplace_out_evidence")
+            pointwise = bool(fname and torch_facts.pointwise(fname))
+            if not (pointwise or _updates_first_input(api) or evidence):
+                # an in-place op asked for by --op on an out-of-place API: writing `self`
+                # as the output is safe only element by element (op-plugin leaves such
+                # ops, `cumsum_`, to torch's functional + copy)
+                from opdb.errors import OpscanError
+                raise OpscanError(
+                    f"{op.name} is in place, {api.name} has no Inplace variant, and the op "
+                    "is not pointwise, so the API cannot write `self` as its output",
+                    hint=f"render the functional op instead: --op {fname or 'the functional'}")
+            why = ("pointwise: the API writes" if pointwise else
                    "the API updates its first input in place (opdb.input_updates), so it writes"
                    if _updates_first_input(api) else
-                   f"upstream runs it on this API with out = self "
-                   f"({variants['inplace_out_evidence']}): the API writes")
+                   f"upstream runs it on this API with out = self ({evidence}): the API writes")
             via_out = [f"{ltype} {local} = {m.name};  // {why} "
                        f"`{m.name}` in place (no Inplace API; op-plugin's structured_inherit "
                        "of the .out kernel)"]
