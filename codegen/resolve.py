@@ -79,6 +79,8 @@ def _fw_op(db, framework: str, text: str) -> FrameworkOp | None:
 
 
 EVIDENCE_RANK = {"adapter": 0, "curated": 1, "cross-framework": 2, "name": 3}
+# mappings no adapter of this framework states: another framework's adapter, a name
+GUESSED_EVIDENCE = ("cross-framework", "name")
 
 
 def _top_mapped(db, framework: str, op: FrameworkOp) -> list[str]:
@@ -195,9 +197,47 @@ def rank_ops_for_api(db, framework: str, api: str) -> list[tuple[tuple, object, 
     return sorted(out, key=lambda t: t[0])
 
 
+def _direct_composite_ops(db, framework: str, api: str) -> list:
+    """torch ops whose op-plugin adapter calls `api` itself (EXEC_NPU_CMD in the op's own
+    function, `named by the adapter`) among other APIs, so the mapping's role is
+    `composite`: `aten::eq.Tensor` runs aclnnEqTensor, or aclnnEqScalar for a CPU scalar
+    `other` (EqKernelNpuOpApi.cpp). `_best_op_for_api` prefers them to a guessed primary
+    (aclnnEqTensor's was `aten::equal`, from PaddleCustomDevice's `equal` kernel, while
+    op-plugin's EqualKernelNpuOpApi.cpp calls aclnnEqual). Ranked as primaries are, an
+    in-place op only for an in-place API; ops reached only through another op (`isin`
+    through `eq`) are not taken. torch only (op-plugin adapters)."""
+    from opdb.ingest.op_plugin import CONF_DIRECT
+    from opdb.roles import is_backward_op, related
+
+    if framework != "torch":
+        return []
+    inplace_api = api.startswith("aclnnInplace")
+    out = []
+    for m in db.mappings(framework=framework, aclnn=api):
+        base = m.op.split("::")[-1].split(".")[0]
+        if m.is_primary or m.evidence != "adapter" or m.role != "composite" \
+                or m.confidence < CONF_DIRECT or base.endswith("_") != inplace_api:
+            continue
+        overload = m.op.split("::")[-1].partition(".")[2]
+        is_out = overload.endswith("out") or base.endswith("_out")
+        key = (db.framework_op(framework, m.op) is None, not related(m.op, api),
+               is_backward_op(m.op), base.endswith("_") != inplace_api, is_out, len(m.op), m.op)
+        out.append((key, m))
+    return [m for _, m in sorted(out, key=lambda t: t[0])]
+
+
 def _best_op_for_api(db, framework: str, api: AclnnApi) -> tuple[FrameworkOp | None, str]:
     for name, via in [(api.name, "")] + [(s, f" via its sibling {s}") for s in sibling_apis(api.name)]:
-        for _, m, how in rank_ops_for_api(db, framework, name):
+        ranked = rank_ops_for_api(db, framework, name)
+        if name == api.name and ranked and ranked[0][1].evidence in GUESSED_EVIDENCE:
+            # the op whose own adapter calls the API beats a guess
+            for m in _direct_composite_ops(db, framework, name):
+                op = db.framework_op(framework, m.op) or op_from_adapter(db, framework, m.op)
+                if op is not None:
+                    return op, (f"adapter mapping, role composite (the op's adapter calls "
+                                f"{name} itself among other APIs; preferred to the "
+                                f"{ranked[0][1].evidence} guess {ranked[0][1].op})")
+        for _, m, how in ranked:
             op = db.framework_op(framework, m.op) or op_from_adapter(db, framework, m.op)
             if op is not None:
                 return op, how + via

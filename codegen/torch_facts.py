@@ -11,6 +11,7 @@ once. Without torch the answers are None ("unknown"), never guessed.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 import re
 from pathlib import Path
 
@@ -74,7 +75,43 @@ def meta_kernel(op: str) -> bool | None:
     found = [_has_kernel(op, k) for k in ("Meta", "CompositeImplicitAutograd")]
     if all(f is None for f in found):
         return None
+    if found[0] and _meta_raises(op):
+        return False
     return any(bool(f) for f in found) or _core_composite_explicit(op)
+
+
+@functools.lru_cache(maxsize=None)
+def _meta_raises(op: str) -> bool:
+    """True when `op` is tagged `dynamic_output_shape` and its registered Meta kernel
+    raises NotImplementedError on Meta tensors (`aten::nonzero`: "raises unimplemented
+    by default, as a correct data-independent implementation does not exist"), probed
+    with the `_PROBE_SAMPLES` (float tensors of shape (2, 3)). An op whose Meta kernel
+    runs on such tensors (`index.Tensor` with integer indices) or cannot be probed keeps
+    its Meta kernel."""
+    ov = _aten_overload(op)
+    torch = _torch()
+    if ov is None or torch is None or torch.Tag.dynamic_output_shape not in ov.tags:
+        return False
+    args = []
+    for a in ov._schema.arguments:
+        if a.has_default_value() or a.kwarg_only:
+            break
+        t = str(a.type)
+        if t == "Tensor":
+            args.append(torch.empty(2, 3, device="meta"))
+        elif t in _PROBE_SAMPLES:
+            args.append(_PROBE_SAMPLES[t])
+        else:
+            return False
+    if any(not (a.has_default_value() or a.kwarg_only) for a in ov._schema.arguments[len(args):]):
+        return False
+    try:
+        ov(*args)
+    except NotImplementedError:
+        return True
+    except Exception:
+        return False
+    return False
 
 
 def _core_composite_explicit(op: str) -> bool:
@@ -106,24 +143,20 @@ _PROBE_SAMPLES = {"int": 1, "float": 2.0, "bool": False, "Scalar": 2.0, "number"
                   "List[number]": [2.0, 2.0]}
 
 
-@functools.lru_cache(maxsize=None)
-def _explicit_runs_on_meta(op: str) -> bool:
-    """Whether `op`'s CompositeExplicitAutograd kernel computes its result on Meta
-    tensors, probed: every required argument gets a sample by its schema type (float
-    tensors of shape (2, 3), lists of two) and the call must return Meta tensors.
-    `_foreach_log2` (a loop over `at::log2`, no Meta kernel and no `core` tag) passes;
-    a kernel that reads data (`.item()`) or rejects the samples fails, which counts as
-    "no" (the adapter then keeps its TODO)."""
-    ov = _aten_overload(op)
+def _probe_on_meta(ov, host: frozenset = frozenset(), host_len: int = 2,
+                   host_device: str = "cpu") -> bool:
+    """Call `ov` on schema-typed samples (Meta tensors (2, 3), lists of two, numbers;
+    each plain tensor named in `host` a 1-d float tensor of `host_len` on `host_device`)
+    and say whether it returned Meta tensors."""
     torch = _torch()
-    if ov is None or torch is None:
-        return False
     args = []
     for a in ov._schema.arguments:
         if a.has_default_value() or a.kwarg_only:
             break
         t = str(a.type)
-        if t == "Tensor":
+        if t == "Tensor" and a.name in host:
+            args.append(torch.ones(host_len, device=host_device))
+        elif t == "Tensor":
             args.append(torch.empty(2, 3, device="meta"))
         elif t == "List[Tensor]":
             args.append([torch.empty(2, 3, device="meta") for _ in range(2)])
@@ -141,6 +174,49 @@ def _explicit_runs_on_meta(op: str) -> bool:
     flat = [y for x in flat for y in (x if isinstance(x, (tuple, list)) else [x])]
     return bool(flat) and all(isinstance(x, torch.Tensor) and x.device.type == "meta"
                               for x in flat)
+
+
+@functools.lru_cache(maxsize=None)
+def host_per_element_tensors(op: str) -> frozenset[str]:
+    """The plain `Tensor` arguments of a tensor-list op that torch's kernel reads on the
+    host, one value per list element (`_foreach_addcmul.Tensor`'s `scalars`:
+    `convert_tensor_to_scalar_list` checks "Expected scalars to be on CPU" and the
+    length). Probed: with the lists on Meta the call succeeds when the argument is a CPU
+    1-d tensor of the lists' length (2), and fails when it is on Meta or of length 3.
+    op-plugin ForeachAddcmulTensorKernelNpuOpApi.cpp copies such a tensor to the device
+    (`copy_tensor_host_to_device`) and slices it with the lists. Empty when unknown."""
+    ov = _aten_overload(op)
+    if ov is None:
+        return frozenset()
+    types = {a.name: str(a.type) for a in ov._schema.arguments}
+    if "List[Tensor]" not in types.values():
+        return frozenset()
+    out = set()
+    for name, t in types.items():
+        if t != "Tensor":
+            continue
+        one = frozenset({name})
+        if _probe_on_meta(ov, one) and not _probe_on_meta(ov, one, host_len=3) \
+                and not _probe_on_meta(ov, one, host_device="meta"):
+            out.add(name)
+    return frozenset(out)
+
+
+@functools.lru_cache(maxsize=None)
+def _explicit_runs_on_meta(op: str) -> bool:
+    """Whether `op`'s CompositeExplicitAutograd kernel computes its result on Meta
+    tensors, probed: every required argument gets a sample by its schema type (float
+    tensors of shape (2, 3), lists of two) and the call must return Meta tensors; a
+    per-element host tensor (`host_per_element_tensors`) stays a CPU tensor, as the
+    adapter's meta call passes it. `_foreach_log2` (a loop over `at::log2`, no Meta
+    kernel and no `core` tag) and `_foreach_addcmul.Tensor` pass; a kernel that reads
+    data (`.item()`) or rejects the samples fails, which counts as "no" (the adapter then
+    keeps its TODO)."""
+    ov = _aten_overload(op)
+    torch = _torch()
+    if ov is None or torch is None:
+        return False
+    return _probe_on_meta(ov, host_per_element_tensors(op))
 
 
 def cpu_kernel(op: str) -> bool | None:
@@ -451,3 +527,146 @@ def generated_from_inplace(op: str) -> bool | None:
         return None
     torch = _torch()
     return torch.Tag.generated in fn.tags and bool(_has_kernel(op, "CompositeExplicitAutograd"))
+
+
+@dataclass(frozen=True)
+class DataDependentOutput:
+    """The bound of one output whose size depends on the input's values (torch tags
+    the op `dynamic_output_shape`), as an adapter allocates it before the call.
+    `dims`: per dim `("bound",)` (the data-dependent dim: at most the broadcast numel
+    of the tensor inputs), `("const", n)` or `("dim", arg)` (`arg.dim()`); `dtype`:
+    `("like", arg)` or `("const", "Long")`."""
+
+    dims: tuple
+    dtype: tuple
+
+
+# the probes: tensor k of the call gets shapes[k] (the last shape for more tensors);
+# distinct shapes, ranks and dtypes tell apart the candidate expressions
+_DD_PROBES = (([(2, 3)], "float32"), ([(5, 1), (1, 7)], "float64"),
+              ([(2, 3, 4), (2, 3, 4)], "float32"))
+
+
+def _dd_probe(ov, shapes, dtype):
+    """One call of `ov` under FakeTensorMode with a ShapeEnv (torch's own fake
+    implementation, which creates an unbacked size for a data-dependent dim and
+    bounds it): ([tensor input names], {name: (shape, dtype)}, [outputs as
+    (dims, dtype)]) where a data-dependent dim is `("sym", upper)`."""
+    torch = _torch()
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+    env = ShapeEnv()
+    args, names, given = [], [], {}
+    with FakeTensorMode(shape_env=env):
+        for a in ov._schema.arguments:
+            if a.has_default_value() or a.kwarg_only:
+                break
+            t = str(a.type)
+            if t == "Tensor":
+                shape = shapes[min(len(names), len(shapes) - 1)]
+                args.append(torch.empty(*shape, dtype=getattr(torch, dtype)))
+                given[a.name] = (tuple(shape), dtype)
+                names.append(a.name)
+            elif t in _PROBE_SAMPLES:
+                args.append(_PROBE_SAMPLES[t])
+            else:
+                return None
+        if any(not (a.has_default_value() or a.kwarg_only)
+               for a in ov._schema.arguments[len(args):]):
+            return None
+        res = ov(*args)
+    flat = list(res) if isinstance(res, (tuple, list)) else [res]
+    outs = []
+    for x in flat:
+        if not isinstance(x, torch.Tensor):
+            return None
+        dims = []
+        for d in x.shape:
+            if isinstance(d, torch.SymInt):
+                vr = env.var_to_range.get(d.node.expr)
+                upper = vr.upper if vr is not None else None
+                dims.append(("sym", int(upper) if upper is not None and upper.is_finite
+                             else None))
+            else:
+                dims.append(int(d))
+        outs.append((dims, str(x.dtype).rsplit(".", 1)[-1]))
+    return names, given, outs
+
+
+def _broadcast_numel(shapes) -> int:
+    import math
+    rank = max(len(s) for s in shapes)
+    dims = [max((s[len(s) - rank + i] if i >= rank - len(s) else 1) for s in shapes)
+            for i in range(rank)]
+    return math.prod(dims)
+
+
+_SCALAR_TYPE = {"int64": "Long", "int32": "Int", "bool": "Bool", "float32": "Float",
+                "float64": "Double", "uint8": "Byte"}
+
+
+@functools.lru_cache(maxsize=None)
+def data_dependent_outputs(op: str) -> tuple[DataDependentOutput, ...] | None:
+    """The outputs of an op whose output size depends on its input's values (tag
+    `dynamic_output_shape`: masked_select, nonzero), each as a bound an adapter can
+    allocate before the call, or None (not such an op, or no bound found).
+
+    Probed with torch's fake implementation (three calls, `_DD_PROBES`): every output
+    must have a data-dependent dim that torch bounds by a finite number, and the
+    broadcast numel of the tensor inputs must be at least that number in every probe
+    (masked_select: torch bounds it by `self.numel()`, op-plugin allocates the
+    broadcast numel, MaskedSelectKernelNpuOpApi.cpp; nonzero: `self.numel()` rows,
+    NonzeroKernelNpuOpApi.cpp `nonzero_npu_max_output_size`). Every other dim must be
+    the same constant in every probe or a tensor input's rank (nonzero's `self.dim()`
+    columns); the dtype a tensor input's or a constant. An output sized by a non-tensor
+    argument (`unique_dim`'s dims, `_unique2`'s `return_inverse`) fails the fit: None,
+    and the adapter keeps its TODO."""
+    ov = _aten_overload(op)
+    torch = _torch()
+    if ov is None or torch is None or torch.Tag.dynamic_output_shape not in ov.tags:
+        return None
+    probes = []
+    for shapes, dtype in _DD_PROBES:
+        try:
+            got = _dd_probe(ov, shapes, dtype)
+        except Exception:
+            return None
+        if got is None:
+            return None
+        probes.append(got)
+    n_out = {len(p[2]) for p in probes}
+    if len(n_out) != 1 or not next(iter(n_out)):
+        return None
+    result = []
+    for i in range(next(iter(n_out))):
+        ranks = {len(p[2][i][0]) for p in probes}
+        dims: list[tuple] = []
+        for j in range(max(ranks)):
+            vals = [p[2][i][0][j] if j < len(p[2][i][0]) else None for p in probes]
+            if all(isinstance(v, tuple) for v in vals):
+                if any(v[1] is None or v[1] > _broadcast_numel([s for s, _ in p[1].values()])
+                       for v, p in zip(vals, probes)):
+                    return None
+                dims.append(("bound",))
+            elif all(isinstance(v, int) for v in vals) and len(ranks) == 1 \
+                    and len(set(vals)) == 1:
+                dims.append(("const", vals[0]))
+            elif all(isinstance(v, int) for v in vals) and (name := next(
+                    (n for n in probes[0][0] if all(len(p[1][n][0]) == v
+                                                    for v, p in zip(vals, probes))), None)):
+                dims.append(("dim", name))
+            else:
+                return None
+        if ("bound",) not in dims:
+            return None
+        dts = [p[2][i][1] for p in probes]
+        like = next((n for n in probes[0][0] if all(p[1][n][1] == d
+                                                    for d, p in zip(dts, probes))), None)
+        if like is not None:
+            dtype = ("like", like)
+        elif len(set(dts)) == 1 and dts[0] in _SCALAR_TYPE:
+            dtype = ("const", _SCALAR_TYPE[dts[0]])
+        else:
+            return None
+        result.append(DataDependentOutput(tuple(dims), dtype))
+    return tuple(result)

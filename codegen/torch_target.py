@@ -7,6 +7,7 @@ mapping decisions are made here, the templates only loop.
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field, replace
 
@@ -530,6 +531,9 @@ class TorchFunction:
     guards: list[str] = field(default_factory=list)  # statements before the branches
     early: list[str] = field(default_factory=list)  # before everything (a CPU route)
     split: dict | None = None  # one call per slice of the lists (opdb.call_limits)
+    # outputs resized after a synchronous call to the shape aclnn reports:
+    # [{"index": position among the call's arguments, "name": output}]
+    view_shapes: list[dict] = field(default_factory=list)
 
     @property
     def apis(self) -> list[AclnnApi]:
@@ -551,7 +555,10 @@ def meta_call(functional: TorchSchema) -> str:
     """`at::add(opgen_meta(self), opgen_meta(other), alpha)`: the functional op on
     Meta tensors, i.e. its own meta function (sizes, dtypes, broadcasting, reductions,
     type promotion exactly as torch computes them)."""
-    args = ", ".join(_meta_arg(a, False) for a in functional.args)
+    from codegen import torch_facts
+    # a per-element host tensor (`scalars`) stays on the host: torch's kernel reads it there
+    host = torch_facts.host_per_element_tensors(_op_name(functional))
+    args = ", ".join(a.name if a.name in host else _meta_arg(a, False) for a in functional.args)
     if functional.name.startswith("npu::"):
         # no at:: function: the op through the dispatcher, by name (header-only, so the
         # standalone binding links without libtorch_npu); a Meta kernel runs it
@@ -561,9 +568,12 @@ def meta_call(functional: TorchSchema) -> str:
     return f"at::{functional.base}({args})"
 
 
-def _options_expr(fwp: list[FwParam]) -> str:
+def _options_expr(fwp: list[FwParam], host: frozenset = frozenset()) -> str:
+    """Where outputs take their options: the first required tensor input, else the first
+    list's first tensor. `host`: per-element host tensors (`scalars`), never the
+    reference (they stay on the CPU)."""
     ref = next((f for f in fwp if f.kind == "tensor" and f.origin == "param"
-                and not f.optional and not f.is_output), None)
+                and not f.optional and not f.is_output and f.name not in host), None)
     if ref is not None:
         return f"{ref.name}.options()"
     lst = next((f for f in fwp if f.kind == "tensor_list" and f.origin == "param"), None)
@@ -888,12 +898,14 @@ def _meta_kernel_of(op: str) -> bool:
 
 def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | None,
             meta_ok: bool | None, role: str, updated: set[str] = frozenset(),
-            wrapped: list[str] | None = None, unchecked: tuple[str, ...] = ()) -> list[dict]:
+            wrapped: list[str] | None = None, unchecked: tuple[str, ...] = (),
+            data_dependent: tuple | None = None) -> list[dict]:
     """Fresh outputs (functional) or size checks of the given outs (`.out`). `updated`:
     outs the API updates in place (its `*Ref` params): they keep their sizes.
     `wrapped`: inputs a wrapped Python number can arrive in; the output then takes its
     device from one that is not (op-plugin AddKernelNpuOpApi.cpp `add_dest_output`)."""
-    opts = bopts = _options_expr(fwp)
+    from codegen import torch_facts
+    opts = bopts = _options_expr(fwp, torch_facts.host_per_element_tensors(_op_name(functional)))
     wrapped = list(wrapped or ())
     if len(wrapped) >= 2 and opts == f"{wrapped[0]}.options()":
         a, b = wrapped[0], wrapped[1]
@@ -902,6 +914,9 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
     out: list[dict] = []
     if role == "inplace":
         return _inplace_meta_check(schema, unchecked)
+    dd = _data_dependent_allocs(schema, fwp, functional, role, opts, data_dependent)
+    if dd is not None:
+        return [dd]
     if role == "out":
         outs = [a.name for a in schema.args if a.mutable and a.kwarg_only]
         if outs and set(outs) <= set(updated):
@@ -1039,8 +1054,11 @@ def _list_out_checks(schema: TorchSchema, fwp: list[FwParam], functional: TorchS
     does for one tensor)."""
     lists_in = [f.name for f in fwp if f.kind == "tensor_list" and f.origin == "param"
                 and not f.mutable and not f.is_output]
+    from codegen import torch_facts
+    host = torch_facts.host_per_element_tensors(_op_name(functional))  # stay on the host
     tensors_in = [f.name for f in fwp if f.kind == "tensor" and f.origin == "param"
-                  and not f.optional and not f.mutable and not f.is_output]
+                  and not f.optional and not f.mutable and not f.is_output
+                  and f.name not in host]
     src = "{" + ", ".join([f"{n}[i]" for n in lists_in] + tensors_in or [f"{out}[i]"]) + "}"
     lines = [f"auto meta = {meta_call(functional)};",
              f'TORCH_CHECK({out}.size() == meta.size(), "{schema.name}: expected ", '
@@ -1129,9 +1147,66 @@ def _legacy_empty_lists(schema: TorchSchema, functional: TorchSchema | None
     return {a.name: dims for a in schema.args if a.kind == "tensor_list"}
 
 
+def _data_dependent_allocs(schema: TorchSchema, fwp: list[FwParam],
+                           functional: TorchSchema | None, role: str, opts: str,
+                           data_dependent: tuple | None) -> dict | None:
+    """Outputs whose size depends on the input's values (`torch_facts.data_dependent_outputs`:
+    masked_select, nonzero): allocated (functional) or checked and resized (`.out`) at
+    their bound, the broadcast numel of the tensor inputs; after a synchronous call each
+    is resized to the shape aclnn reports (`build_function`'s `view_shapes`), as op-plugin's
+    `dynamic_output_shape` adapters do (MaskedSelectKernelNpuOpApi.cpp,
+    NonzeroKernelNpuOpApi.cpp: EXEC_NPU_CMD_SYNC, aclGetViewShape, resize_)."""
+    if not data_dependent or functional is None or role not in ("functional", "out"):
+        return None
+    ins = [a.name for a in functional.args if a.kind == "tensor" and not a.mutable
+           and not a.type.endswith("?")]
+    if role == "functional":
+        outs = [f.name for f in fwp if f.origin == "return"]
+        if len(outs) != len(data_dependent) or \
+                any(f.kind != "tensor" for f in fwp if f.origin == "return"):
+            return None
+    else:
+        outs = [a.name for a in schema.args if a.mutable and a.kwarg_only]
+        if len(outs) != len(data_dependent):
+            return None
+    if not ins or not opts:
+        return None
+    bound = f"{ins[0]}.numel()" if len(ins) == 1 else "c10::multiply_integers(" + \
+        functools.reduce(lambda acc, n: f"at::infer_size({acc}, {n}.sizes())",
+                         ins[2:], f"at::infer_size({ins[0]}.sizes(), {ins[1]}.sizes())") + ")"
+    lines, blines = [], []
+    for name, o in zip(outs, data_dependent):
+        dims = ", ".join("opgen_bound" if d[0] == "bound" else str(d[1]) if d[0] == "const"
+                         else f"{d[1]}.dim()" for d in o.dims)
+        size = f"opgen_{name}_bound"
+        decl = f"const std::vector<int64_t> {size} = {{{dims}}};"
+        dtype = f"{o.dtype[1]}.scalar_type()" if o.dtype[0] == "like" else f"at::k{o.dtype[1]}"
+        if role == "functional":
+            lines += [decl, f"at::Tensor {name} = npu_preparation::apply_tensor_without_format("
+                            f"{size}, {opts}.dtype({dtype}));"]
+            blines += [decl, f"at::Tensor {name} = at::empty({size}, {opts}.dtype({dtype}));"]
+        else:
+            lines += [decl, f"npu_preparation::check_tensor({{{', '.join(ins)}}}, {name}, "
+                            f"{name}.scalar_type(), {size});"]
+            blines += [decl, f"{name}.resize_({size});"]
+    pre = f"const int64_t opgen_bound = {bound};"
+    fname = f"{functional.name}.{functional.overload}" if functional.overload else functional.name
+    return {"lines": [pre] + lines, "binding_lines": [
+        "// TODO(opgen): the standalone binding does not read the shape aclnn reports "
+        "(aclGetViewShape): the result keeps its bound size", pre] + blines, "todo": "",
+            "note": f"data-dependent size (torch tags {fname} dynamic_output_shape): "
+                    f"allocated at its bound, the "
+                    + (f"numel of `{ins[0]}`" if len(ins) == 1 else "broadcast numel of "
+                       + ", ".join(f"`{n}`" for n in ins))
+                    + " (torch's fake implementation bounds it by no more), and resized "
+                    "after the call to the shape aclnn reports",
+            "data_dependent": outs}
+
+
 def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                    functional: TorchSchema | None, meta_ok: bool | None, ilistref: bool,
-                   acl_op_fallback: bool, soc: str | None = None) -> TorchFunction:
+                   acl_op_fallback: bool, soc: str | None = None,
+                   data_dependent: tuple | None = None) -> TorchFunction:
     schema = schema_of(op)
     fwp = fw_params(schema, ilistref)
     cands = [api] + [v for v in variants.get("versions", []) if v.name != api.name] \
@@ -1155,11 +1230,21 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
             from codegen import torch_facts
             fname = (f"{functional.name}.{functional.overload}" if functional is not None
                      and functional.overload else functional.name if functional else "")
-            why = ("pointwise: the API writes" if fname and torch_facts.pointwise(fname) else
+            evidence = variants.get("inplace_out_evidence")
+            pointwise = bool(fname and torch_facts.pointwise(fname))
+            if not (pointwise or _updates_first_input(api) or evidence):
+                # an in-place op asked for by --op on an out-of-place API: writing `self`
+                # as the output is safe only element by element (op-plugin leaves such
+                # ops, `cumsum_`, to torch's functional + copy)
+                from opdb.errors import OpscanError
+                raise OpscanError(
+                    f"{op.name} is in place, {api.name} has no Inplace variant, and the op "
+                    "is not pointwise, so the API cannot write `self` as its output",
+                    hint=f"render the functional op instead: --op {fname or 'the functional'}")
+            why = ("pointwise: the API writes" if pointwise else
                    "the API updates its first input in place (opdb.input_updates), so it writes"
                    if _updates_first_input(api) else
-                   f"upstream runs it on this API with out = self "
-                   f"({variants['inplace_out_evidence']}): the API writes")
+                   f"upstream runs it on this API with out = self ({evidence}): the API writes")
             via_out = [f"{ltype} {local} = {m.name};  // {why} "
                        f"`{m.name}` in place (no Inplace API; op-plugin's structured_inherit "
                        "of the .out kernel)"]
@@ -1167,8 +1252,10 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         cands = cands or [api]
     chosen = pick_variant(cands, fwp, "torch")
     amap: ArgMap = map_args(chosen, fwp, "torch")
+    from codegen import torch_facts
+    host_in = torch_facts.host_per_element_tensors(_op_name(functional or schema))
     ref = next((f.name for f in fwp if f.kind == "tensor" and f.origin == "param"
-                and not f.optional), "")
+                and not f.optional and f.name not in host_in), "")
     ref_expr = ref or "at::Tensor()"
     outs = tuple(f.name for f in fwp if f.is_output and f.kind == "tensor")
     skip_empty = _legacy_empty_lists(schema, functional)
@@ -1187,6 +1274,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
             args[i].aclnn_name, args[i].aclnn_ctype, args[i].expr,
             [args[i].prelude[0].replace("npu_preparation::apply_tensor_without_format(",
                                         "at::empty(")], decision=args[i].decision)] + args[i + 1:]
+    host = _host_tensor_copies(main, functional or schema, fwp)
     branches = [main]
     guards: list[str] = list(via_out) + into_out
     consumed: set[str] = set()
@@ -1264,7 +1352,12 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                      _wrapped_number_inputs(amap) if any(
                          b.prelude and b.prelude[0].startswith("c10::Scalar ")
                          for b in branches) else number_copies or None,
-                     meta_checked)
+                     meta_checked,
+                     # resized after one synchronous call (no variant branches)
+                     data_dependent if len(branches) == 1 and capture is None else None)
+    view_shapes = [{"index": i, "name": a.expr} for d in allocs
+                   for n in d.get("data_dependent", ()) for i, a in enumerate(main.args)
+                   if a.expr == n]
     # values the allocation reads (a factory op's size and TensorOptions) are used
     consumed |= {n for a in allocs for n in a.get("reads", ())}
     slow_route, slow_call = _list_limit_route(chosen, amap, schema, functional, role, soc)
@@ -1286,7 +1379,34 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         [f"DO_COMPATIBILITY({n}, {slow_call});" for n in apis] if slow_call else [],
         argmap=amap, guards=guards,
         early=_lossy_int_cpu_route(amap, schema, functional, role) + slow_route,
-        split=_list_split(chosen, branches, schema, role))
+        split=_list_split(chosen, branches, schema, role, host), view_shapes=view_shapes)
+
+
+def _host_tensor_copies(main: Branch, functional: TorchSchema, fwp: list[FwParam]) -> set[str]:
+    """A per-element host tensor of a list op (`torch_facts.host_per_element_tensors`:
+    `_foreach_addcmul.Tensor`'s `scalars`, which torch requires on the CPU) that the API
+    takes as an aclTensor goes to the device first, as op-plugin
+    ForeachAddcmulTensorKernelNpuOpApi.cpp does (`copy_tensor_host_to_device`); the
+    standalone binding copies with `.to(device)`. Returns the names copied."""
+    from codegen import torch_facts
+    host = torch_facts.host_per_element_tensors(_op_name(functional))
+    lst = next((f.name for f in fwp if f.kind == "tensor_list" and f.origin == "param"), None)
+    done: set[str] = set()
+    if not host or lst is None:
+        return done
+    bargs = list(main.binding_args if main.binding_args is not None else main.args)
+    for i, a in enumerate(main.args):
+        if a.expr not in host or a.aclnn_ctype.replace("const", "").replace(" ", "") != "aclTensor*":
+            continue
+        dev = f"{a.expr}_device"
+        main.args[i] = replace(a, expr=dev, prelude=list(a.prelude) + [
+            f"at::Tensor {dev} = npu_preparation::copy_tensor_host_to_device({a.expr});"])
+        bargs[i] = replace(bargs[i], expr=dev, prelude=list(bargs[i].prelude) + [
+            f"at::Tensor {dev} = {a.expr}.to({lst}.front().device());"])
+        done.add(a.expr)
+    if done:
+        main.binding_args = bargs
+    return done
 
 
 def _lossy_int_cpu_route(amap: ArgMap, schema: TorchSchema, functional: TorchSchema | None,
@@ -1437,19 +1557,23 @@ def _list_limit_route(api: AclnnApi, amap: ArgMap, schema: TorchSchema,
     return lines + ["}"], "" if role == "out" else call
 
 
-def _list_split(api: AclnnApi, branches: list[Branch], schema: TorchSchema, role: str
-                ) -> dict | None:
+def _list_split(api: AclnnApi, branches: list[Branch], schema: TorchSchema, role: str,
+                host: set[str] = frozenset()) -> dict | None:
     """Upstream's split of a long tensor list into calls of at most N tensors
     (opdb.call_limits: N in place and out of place, from op-plugin's adapters). Every
-    list argument of the call (tensor lists, scalar lists) is cut into the same slices;
-    a call that also takes a plain tensor (a per-list tensor of scalars) is not split."""
+    list argument of the call (tensor lists, scalar lists) is cut into the same slices,
+    and so is a per-element host tensor copied to the device (`host`: `scalars`, sliced
+    along dim 0 as op-plugin's `scalars.slice(0, ...)`); a call that also takes another
+    plain tensor (one shared by every element, or unknown) is not split."""
     from opdb.call_limits import tensors_per_call
     limit = tensors_per_call(api.name)
     if limit is None or len(branches) != 1:
         return None
     args = branches[0].args
     kinds = [a.aclnn_ctype.replace("const", "").replace(" ", "") for a in args]
-    if any(k == "aclTensor*" for k in kinds):
+    per_element = [k == "aclTensor*" and a.expr.removesuffix("_device") in host
+                   and a.expr.endswith("_device") for a, k in zip(args, kinds)]
+    if any(k == "aclTensor*" and not p for k, p in zip(kinds, per_element)):
         return None
     sliced = [k in ("aclTensorList*", "aclScalarList*") for k in kinds]
     first = next((a.name for a in schema.args if a.kind == "tensor_list"), None)
@@ -1458,10 +1582,12 @@ def _list_split(api: AclnnApi, branches: list[Branch], schema: TorchSchema, role
     n = limit.per_call(role == "inplace")
     # named slices: op-plugin's EXEC_NPU_CMD binds its arguments as lvalues
     decls = [f"auto opgen_{a.aclnn_name}_part = {a.expr}.slice(opgen_i, opgen_len);"
-             for a, s in zip(args, sliced) if s]
+             if s else
+             f"auto opgen_{a.aclnn_name}_part = {a.expr}.slice(0, opgen_i, opgen_i + opgen_len);"
+             for a, s, p in zip(args, sliced, per_element) if s or p]
     return {"max": n, "total": f"{first}.size()", "where": limit.where, "decls": decls,
-            "exprs": [f"opgen_{a.aclnn_name}_part" if s else a.expr
-                      for a, s in zip(args, sliced)]}
+            "exprs": [f"opgen_{a.aclnn_name}_part" if s or p else a.expr
+                      for a, s, p in zip(args, sliced, per_element)]}
 
 
 def _capture_branch(capture: AclnnApi, main: Branch) -> Branch | None:
@@ -1550,6 +1676,8 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
     if meta_ok and functional is not None and functional.name.startswith("npu::") and \
             any("SymInt" in a.type for a in functional.args):
         meta_ok = None  # the by-name dispatcher call spells int[], not SymInt[]
+    dd = torch_facts.data_dependent_outputs(func_op.name) if func_op is not None \
+        and not meta_ok else None
     functions: list[TorchFunction] = []
     for role in ROLES:
         member = family.get(role)
@@ -1580,7 +1708,7 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
         functions.append(build_function(
             member_api, member, role=role, variants=variants, functional=functional,
             meta_ok=meta_ok, ilistref=ilistref, acl_op_fallback=member.name in fallbacks,
-            soc=soc))
+            soc=soc, data_dependent=dd))
     if any(f.role == "inplace" for f in functions) and func_op is not None \
             and torch_facts.generated_from_inplace(func_op.name):
         # the in-place op is the family's root: torch generated its functional and .out
@@ -1591,8 +1719,9 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
                      or not torch_facts.generated_from_inplace(f.op.name)]
     primary = next(f for f in functions if f.op is op)
     fwp = fw_params(schema, ilistref)
+    host_in = torch_facts.host_per_element_tensors(func_op.name if func_op is not None else full)
     ref = next((f.name for f in fwp if f.kind == "tensor" and f.origin == "param"
-                and not f.optional), "")
+                and not f.optional and f.name not in host_in), "")
     bparams, bprelude = _binding_params(schema, ilistref)
     ret_cpp, ret_py = return_type(schema)
     schema_text = op.schema if op.schema else ""
@@ -1618,7 +1747,9 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
         "functions": functions,
         "primary": primary,
         "decls": decls,
-        "uses_meta": any(a.get("lines") and a.get("note") for f in functions for a in f.allocs),
+        "uses_meta": any(a.get("lines") and a.get("note") and not a.get("data_dependent")
+                         for f in functions for a in f.allocs),
+        "uses_view_shape": any(f.view_shapes for f in functions),
         # the binding stands in for op-plugin's matmul HF32 helper only where a rule calls it
         "uses_op_plugin_utils": any("op_plugin::utils::" in line for f in functions
                                     for b in f.branches

@@ -79,14 +79,16 @@ def test_out_member_copies_torchs_result_into_the_out_list(db):
     assert "out[i].copy_(opgen_slow[i]);" in out
 
 
-def test_call_with_a_plain_tensor_argument_is_not_split(db):
+def test_call_with_a_per_element_host_tensor_is_split_with_it(db):
     """aclnnForeachAddcmulScalarList also takes a `scalars` tensor with one value per
-    list element (upstream slices it with `scalars.slice(0, ...)`); opgen does not cut
-    a plain tensor, so that call is not split, but the slow route is there."""
+    list element; upstream slices it with `scalars.slice(0, ...)` for each call. Since
+    `ws/h9t7` (torch_facts.host_per_element_tensors) opgen knows it is per element and
+    cuts its device copy with the lists; before, that call was not split. The slow
+    route is there as before."""
     r = prepare(db, "aclnnForeachAddcmulScalarList", "torch", op="aten::_foreach_addcmul.Tensor")
     fn = _fn(r.files[ADAPTER.format("ForeachAddcmul")], "void _foreach_addcmul_(")
     assert "at::native::foreach_tensor_addcmul_tensor_slow_(self, tensor1, tensor2, scalars);" in fn
-    assert "opgen_i" not in fn
+    assert "auto opgen_scalars_part = scalars_device.slice(0, opgen_i, opgen_i + opgen_len);" in fn
 
 
 def test_list_api_without_upstream_limits_gets_no_route(db):
