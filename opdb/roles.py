@@ -134,8 +134,9 @@ def _contains(longer: str, shorter: str) -> bool:
 def shared_words(op: str, api: str, min_len: int = 4) -> set[str]:
     """The words of `op`'s name (no noise words such as `grad`, `npu`; at least `min_len`
     letters) that are also words of `api`'s name: `bilinear` for `bilinear_interp_grad`
-    and `aclnnUpsampleBilinear2dBackward`. Used by codegen to tell which step of a
-    composite adapter names the op; not by the role rules above."""
+    and `aclnnUpsampleBilinear2dBackward`. Rule 2's exemption (a utility that shares a
+    word with the op is not its helper) and codegen's routing (which step of a composite
+    adapter names the op) use it."""
     words = {t for t in _tokens_op(op) if t not in _NOISE_TOKENS and len(t) >= min_len}
     return words & set(_tokens_api(api))
 
