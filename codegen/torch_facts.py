@@ -92,18 +92,8 @@ def _meta_raises(op: str) -> bool:
     torch = _torch()
     if ov is None or torch is None or torch.Tag.dynamic_output_shape not in ov.tags:
         return False
-    args = []
-    for a in ov._schema.arguments:
-        if a.has_default_value() or a.kwarg_only:
-            break
-        t = str(a.type)
-        if t == "Tensor":
-            args.append(torch.empty(2, 3, device="meta"))
-        elif t in _PROBE_SAMPLES:
-            args.append(_PROBE_SAMPLES[t])
-        else:
-            return False
-    if any(not (a.has_default_value() or a.kwarg_only) for a in ov._schema.arguments[len(args):]):
+    args = _probe_args(ov, lists=False)
+    if args is None:
         return False
     try:
         ov(*args)
@@ -143,11 +133,12 @@ _PROBE_SAMPLES = {"int": 1, "float": 2.0, "bool": False, "Scalar": 2.0, "number"
                   "List[number]": [2.0, 2.0]}
 
 
-def _probe_on_meta(ov, host: frozenset = frozenset(), host_len: int = 2,
-                   host_device: str = "cpu") -> bool:
-    """Call `ov` on schema-typed samples (Meta tensors (2, 3), lists of two, numbers;
-    each plain tensor named in `host` a 1-d float tensor of `host_len` on `host_device`)
-    and say whether it returned Meta tensors."""
+def _probe_args(ov, host: frozenset = frozenset(), host_len: int = 2,
+                host_device: str = "cpu", lists: bool = True) -> list | None:
+    """Schema-typed samples for the positional arguments of `ov` up to its first default
+    or keyword-only one: Meta tensors (2, 3), lists of two (tensor lists only with
+    `lists`), numbers; each plain tensor named in `host` a 1-d float tensor of `host_len`
+    on `host_device`. None when an argument has no sample or a later one needs a value."""
     torch = _torch()
     args = []
     for a in ov._schema.arguments:
@@ -158,13 +149,23 @@ def _probe_on_meta(ov, host: frozenset = frozenset(), host_len: int = 2,
             args.append(torch.ones(host_len, device=host_device))
         elif t == "Tensor":
             args.append(torch.empty(2, 3, device="meta"))
-        elif t == "List[Tensor]":
+        elif t == "List[Tensor]" and lists:
             args.append([torch.empty(2, 3, device="meta") for _ in range(2)])
         elif t in _PROBE_SAMPLES:
             args.append(_PROBE_SAMPLES[t])
         else:
-            return False
+            return None
     if any(not (a.has_default_value() or a.kwarg_only) for a in ov._schema.arguments[len(args):]):
+        return None
+    return args
+
+
+def _probe_on_meta(ov, host: frozenset = frozenset(), host_len: int = 2,
+                   host_device: str = "cpu") -> bool:
+    """Call `ov` on `_probe_args` samples and say whether it returned Meta tensors."""
+    torch = _torch()
+    args = _probe_args(ov, host, host_len, host_device)
+    if args is None:
         return False
     try:
         res = ov(*args)
