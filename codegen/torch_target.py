@@ -1005,7 +1005,8 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                            }.get(f.kind, ("at::Tensor", ""))
             line = f"{ctype} {f.name}{init};"
             out.append({"lines": [line], "binding_lines": [line],
-                        "todo": f"TODO(opgen): compute the returned {f.kind} `{f.name}`", "note": ""})
+                        "todo": f"TODO(opgen): compute the returned {f.kind} `{f.name}`", "note": "",
+                        "placeholder": f.name})
         elif f in tensors:
             ref = opts[: -len(".options()")] if opts.endswith(".options()") else ""
             bref = bopts[: -len(".options()")] if bopts.endswith(".options()") else ""
@@ -1362,8 +1363,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     consumed |= {n for a in allocs for n in a.get("reads", ())}
     slow_route, slow_call = _list_limit_route(chosen, amap, schema, functional, role, soc)
     if read_back is not None:  # the returned number is read back, not a placeholder
-        allocs = [a for a in allocs if a.get("todo") != f"TODO(opgen): compute the returned "
-                  f"{schema.returns[0].type} `{read_back[1]}`"]
+        allocs = [a for a in allocs if a.get("placeholder") != read_back[1]]
     return TorchFunction(
         role=role, op=op, schema=schema, name=fn, return_type=ret_cpp,
         params=[{"type": torch_cpp_type(a, ilistref), "name": a.name} for a in schema.args],
