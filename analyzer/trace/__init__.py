@@ -58,16 +58,16 @@ def trace(model: str | Path, *, framework: str, mode: str = "auto", steps: int =
     else:
         from analyzer.trace.paddle import trace as framework_trace
 
-    def run(m: str) -> Trace:
+    def run(m: str, n: int = steps) -> Trace:
         if m == "real":
-            return _watched(lambda: framework_trace(model, mode="real", steps=steps,
+            return _watched(lambda: framework_trace(model, mode="real", steps=n,
                                                     adapted=adapted, script_argv=script_argv,
                                                     progress=progress))
-        return framework_trace(model, mode=m, steps=steps, adapted=adapted,
+        return framework_trace(model, mode=m, steps=n, adapted=adapted,
                                script_argv=script_argv, progress=progress)
 
     if mode == "auto":
-        return _trace_auto(run, framework, script_argv, progress)
+        return _trace_auto(run, framework, steps, script_argv, progress)
     return run(mode)
 
 
@@ -81,10 +81,16 @@ def _watched(fn: Callable[[], Trace]) -> Trace:
         return fn()
 
 
-def _trace_auto(run: Callable[[str], Trace], framework: str, script_argv: list[str] | None,
-                progress: Progress | None) -> Trace:
-    """--mode auto: estimate a real step's memory from a meta trace, then run real if it
-    fits comfortably, else keep the meta trace. Every choice is a note in the report."""
+def _trace_auto(run: Callable[..., Trace], framework: str, steps: int,
+                script_argv: list[str] | None, progress: Progress | None) -> Trace:
+    """--mode auto: estimate a real step's memory from a meta trace of one step, then run
+    real if it fits comfortably, else trace meta (the --steps asked for). Every choice is a
+    note in the report.
+
+    One meta step is enough whatever --steps is: a later step is the same step with the
+    optimizer state already alive (`estimate(steady=True)`), and the meta trace is pure
+    cost on the way to a real run (for the bundled examples a meta step costs about as
+    much as several real ones: Paddle builds a static program, torch runs fake tensors)."""
     from analyzer.errors import ModelError
     from analyzer.trace.memory import COMFORT, available_bytes, estimate, fits, gb
 
@@ -99,13 +105,13 @@ def _trace_auto(run: Callable[[str], Trace], framework: str, script_argv: list[s
     if progress is not None:
         progress("mode auto: estimating a real step's memory from a meta trace")
     try:
-        meta = run("meta")
+        meta = run("meta", 1)
     except ModelError as e:
         t = run("real")
         t.notes.insert(0, "mode auto: real (the meta trace failed: "
                           f"{str(e).splitlines()[0]})")
         return t
-    est = estimate(meta)
+    est = estimate(meta, steady=steps > 1)
     avail = available_bytes()
     free = gb(avail) if avail is not None else "unknown"
     lower = " at least" if meta.partial else ""
@@ -114,6 +120,8 @@ def _trace_auto(run: Callable[[str], Trace], framework: str, script_argv: list[s
         t.notes.insert(0, f"mode auto: real (a real step needs{lower} about {est.describe()}; "
                           "that fits in free memory)")
         return t
+    if steps > 1:
+        meta = run("meta")
     meta.notes.insert(0, f"mode auto: meta, shapes and dtypes only (a real step would "
                          f"need{lower} about {est.describe()}; that is more than {COMFORT:.0%} of "
                          f"the {free} free; use --mode real to run it anyway)")

@@ -79,8 +79,15 @@ def torch_view_ops(names: set[str]) -> set[str]:
     return views
 
 
-def estimate(trace: Trace) -> MemoryEstimate:
-    """Simulate the live bytes of `trace` (a meta trace of the same step) call by call."""
+def estimate(trace: Trace, *, steady: bool = False) -> MemoryEstimate:
+    """Simulate the live bytes of `trace` (a meta trace of one step) call by call.
+
+    steady: the real run has more steps than the traced one, so the estimate is of a later
+    step: the optimizer state the traced step created (Adam's moments, born in its
+    optimizer phase, after the forward's peak) is already alive when that step's forward
+    runs, and is counted from the start, like the parameters. A later step is otherwise the
+    same step again (a multi-step meta trace would count each step's new inputs as leaves
+    alive all run, an estimate growing with --steps that no real run shows)."""
     calls = trace.calls
     if trace.framework == "torch":
         views = torch_view_ops({c.overload or c.op for c in calls})
@@ -113,8 +120,11 @@ def estimate(trace: Trace) -> MemoryEstimate:
     leaf_bytes = sum(size[t] for t in leaves)
     state_bytes = sum(size[t] for t in state)
     live = leaf_bytes
-    peak = live
     born: set[int] = set(leaves)
+    if steady:
+        live += state_bytes
+        born |= state
+    peak = live
     for i, c in enumerate(calls):
         for t in c.outputs:
             if t.id not in born:

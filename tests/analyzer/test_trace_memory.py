@@ -38,6 +38,49 @@ def test_estimate_simulates_live_bytes():
     assert est.transient == 400
 
 
+def test_steady_estimate_counts_the_optimizer_state_from_the_start():
+    """A later step runs its forward with the optimizer state the first step created: the
+    same calls estimated with steady=True peak higher, by the state's share at the peak."""
+    calls = [
+        OpCall(0, "aten::mm", "aten::mm.default", "forward", [_t(1, 100), _t(2, 10)], [_t(3, 20)]),
+        OpCall(1, "aten::relu", "aten::relu.default", "forward", [_t(3, 20)], [_t(5, 20)]),
+        OpCall(2, "aten::mm", "aten::mm.default", "backward", [_t(3, 20), _t(5, 20)], [_t(6, 100)]),
+        OpCall(3, "aten::zeros_like", "aten::zeros_like.default", "optimizer", [_t(1, 100)], [_t(7, 100)]),
+        OpCall(4, "aten::add_", "aten::add_.Tensor", "optimizer", [_t(7, 100), _t(6, 100)], [_t(7, 100)]),
+    ]
+    t = Trace(framework="torch", mode="meta", model="m.py", calls=calls)
+    first, later = estimate(t), estimate(t, steady=True)
+    # first step: the peak is after the backward (a and relu(a) gone, g and s alive)
+    assert first == MemoryEstimate(leaves=440, optimizer_state=400, peak=440 + 400 + 400)
+    # a later step: s (400) is alive from the start, so the backward's peak holds
+    # a (80) + relu(a) (80) + g (400) on top of the leaves and the state
+    assert later == MemoryEstimate(leaves=440, optimizer_state=400, peak=440 + 400 + 80 + 80 + 400)
+
+
+def test_auto_estimates_from_one_meta_step_whatever_steps_is(monkeypatch):
+    """--steps 3 in auto mode: one meta step for the estimate (not three), then the real
+    trace of the three steps asked for."""
+    import analyzer.trace.torch as torch_tracer
+
+    seen = []
+    real_trace = torch_tracer.trace
+
+    def spy(model, *, mode, steps, **kw):
+        seen.append((mode, steps))
+        return real_trace(model, mode=mode, steps=steps, **kw)
+
+    monkeypatch.setattr(torch_tracer, "trace", spy)
+    t = trace(FIX / "tiny_mlp.py", framework="torch", steps=3, adapted={"aten::addmm"})
+    assert seen == [("meta", 1), ("real", 3)]
+    assert t.mode == "real" and t.steps == 3
+
+
+def test_auto_traces_the_steps_asked_for_when_it_keeps_meta(monkeypatch):
+    monkeypatch.setattr(memory, "available_bytes", lambda: 1000)
+    t = trace(FIX / "tiny_mlp.py", framework="torch", steps=2, adapted={"aten::addmm"})
+    assert t.mode == "meta" and t.steps == 2
+
+
 def test_auto_runs_real_when_the_step_fits():
     t = trace(FIX / "tiny_mlp.py", framework="torch", adapted={"aten::addmm"})
     assert t.mode == "real"
