@@ -3,8 +3,10 @@
 For each model, in one run, each in a fresh child process (peak RSS from the child's own
 rusage, wall time around the child):
   plain: the model's N training steps and nothing else (import, build, N steps);
-  scan:  `python -m analyzer.cli MODEL --steps N -q ...` (import, build, trace N steps,
-         classify, write every report format).
+  scan:  `python -m analyzer.cli MODEL --mode M --steps N -q ...` (import, build, trace N
+         steps, classify, write every report format). M is --mode: `auto` (default), what
+         `opscan MODEL.py` runs, so it includes auto's one-step meta trace for the memory
+         estimate (a --script skips it); `real`, the real-mode trace alone.
 and prints scan/plain ratios for N = 1..4, also of CPU time (user + system), which a
 machine shared with other jobs distorts far less than wall time. Goals (issue 16): peak
 RSS <= 1.3x plain and flat across N; wall <= 1.2x plain.
@@ -15,7 +17,7 @@ benchmarks/models/paddle_det_train.py, a PP-OCR-det-like training script (argpar
 `--script` mode) whose plain step needs >= 2 GiB.
 
     python benchmarks/scan_cost.py [--steps 1,2,3,4] [--only NAME] [--skip NAME] [--json out.json]
-                                   [--threads N] [--repeat N]
+                                   [--threads N] [--repeat N] [--mode auto|real]
 
 --repeat N runs each pair N times, alternating (plain, scan, plain, ...) so that both meet
 the same load, and keeps the fastest of each (by wall time). Before measuring, the
@@ -110,21 +112,21 @@ def plain(m: Model, steps: int) -> Run:
     return _child([sys.executable, "-c", _PLAIN_BUILD, str(m.path), m.framework, str(steps)])
 
 
-def scan(m: Model, steps: int, out: Path) -> Run:
+def scan(m: Model, steps: int, out: Path, mode: str = "auto") -> Run:
     cmd = [sys.executable, "-m", "analyzer.cli", str(m.path), "--framework", m.framework,
-           "--mode", "real", "--steps", str(steps), "-o", str(out), "--force", "-q"]
+           "--mode", mode, "--steps", str(steps), "-o", str(out), "--force", "-q"]
     if m.script_args:
         # the script's own loop would run longer: opscan stops it after --steps
         cmd += ["--script", "--", *m.script_args, m.steps_flag, str(steps + 100)]
     return _child(cmd)
 
 
-def fastest_pair(m: Model, n: int, out: Path, repeat: int) -> tuple[Run, Run]:
+def fastest_pair(m: Model, n: int, out: Path, repeat: int, mode: str) -> tuple[Run, Run]:
     """The fastest plain run and the fastest scan of `repeat` alternating runs of each."""
     plains, scans = [], []
     for i in range(repeat):
         plains.append(plain(m, n))
-        scans.append(scan(m, n, out / str(i)))
+        scans.append(scan(m, n, out / str(i), mode))
     return (min(plains, key=lambda r: (r.rc != 0, r.seconds)),
             min(scans, key=lambda r: (r.rc != 0, r.seconds)))
 
@@ -149,6 +151,8 @@ def main(argv=None) -> int:
                     help="intra-op threads of both children (default: the frameworks' own)")
     ap.add_argument("--repeat", type=int, default=1,
                     help="runs per command, alternating; the fastest counts (default 1)")
+    ap.add_argument("--mode", choices=("auto", "real"), default="auto",
+                    help="the scan's --mode: auto (default, what `opscan MODEL.py` runs) or real")
     args = ap.parse_args(argv)
     if args.threads is not None and args.threads < 1:
         ap.error(f"--threads must be at least 1, got {args.threads}")
@@ -160,6 +164,7 @@ def main(argv=None) -> int:
         _THREADS.update(OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads))
     step_list = [int(s) for s in args.steps.split(",")]
     rows = []
+    print(f"scan: --mode {args.mode}")
     print("| model | steps | plain RSS | scan RSS | RSS ratio | plain wall | scan wall | wall ratio "
           "| plain CPU | scan CPU | CPU ratio |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -168,12 +173,13 @@ def main(argv=None) -> int:
             if args.only and args.only not in m.name or args.skip and args.skip in m.name:
                 continue
             for n in step_list:
-                p, s = fastest_pair(m, n, Path(tmp) / f"{m.name}-{n}", args.repeat)
+                p, s = fastest_pair(m, n, Path(tmp) / f"{m.name}-{n}", args.repeat,
+                                    args.mode)
                 if p.rc != 0 or s.rc not in (0,):
                     print(f"| {m.name} | {n} | failed: plain rc {p.rc}, scan rc {s.rc} | "
                           f"{(p.stderr or s.stderr).strip().splitlines()[-1:]} |||||")
                     continue
-                row = dict(model=m.name, steps=n, plain_rss=p.peak_rss, scan_rss=s.peak_rss,
+                row = dict(model=m.name, steps=n, mode=args.mode, plain_rss=p.peak_rss, scan_rss=s.peak_rss,
                            rss_ratio=s.peak_rss / p.peak_rss, plain_s=p.seconds,
                            scan_s=s.seconds, wall_ratio=s.seconds / p.seconds,
                            plain_cpu=p.cpu_seconds, scan_cpu=s.cpu_seconds,
