@@ -232,13 +232,13 @@ def write_tree(files: dict[str, str], out_dir: Path, force: bool = False) -> Pat
     destination and renamed into place, with a marker listing what opgen wrote. An existing
     `out_dir` is refused without `force`, and replaced with `force` only if opgen wrote it;
     no path may escape `out_dir`. `build/` (from --build) belongs to the tree."""
-    return fsio.write_tree(files, out_dir, force=force, tool="opgen", option="-o/--out",
+    return fsio.write_tree(files, out_dir, force=force, tool="opgen", option="-o/--output",
                            scratch=("build",))
 
 
 def check_out(out_dir: Path, force: bool) -> Path:
     """Refuse an output directory write_tree would refuse, before rendering anything."""
-    return fsio.check_tree(out_dir, force, tool="opgen", option="-o/--out")
+    return fsio.check_tree(out_dir, force, tool="opgen", option="-o/--output")
 
 
 def _acl_op_fallback(db, framework: str, op: FrameworkOp) -> bool:

@@ -22,7 +22,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="generate every cann-available gap of an opscan report.json")
     p.add_argument("--target", choices=("paddle", "torch"))
     p.add_argument("--layout", choices=("in-tree", "standalone", "both"), default="both")
-    p.add_argument("-o", "--out", type=clikit.path_arg, help="output directory (new or empty; --force replaces one opgen generated)")
+    # -o/--output as in every opscan command (--out: the spelling opgen had first, kept)
+    p.add_argument("-o", "--output", "--out", dest="out", type=clikit.path_arg,
+                   help="output directory (new or empty; --force replaces one opgen generated)")
     p.add_argument("--force", action="store_true", help="replace an output directory opgen generated (files you added are kept)")
     p.add_argument("--snapshot", type=Path, help="opdb snapshot directory (default: shipped)")
     p.add_argument("--soc", type=clikit.soc_arg, help="chip whose aclnn dtypes to register and test (default "
@@ -33,7 +35,8 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--target", dest="target_sub", choices=("paddle", "torch"))
     a.add_argument("--op", help="framework op to adapt (adam, aten::_fused_adamw_)")
     a.add_argument("--layout", dest="layout_sub", choices=("in-tree", "standalone", "both"))
-    a.add_argument("-o", "--out", dest="out_sub", type=clikit.path_arg)
+    a.add_argument("-o", "--output", "--out", dest="out_sub", type=clikit.path_arg,
+                   help="output directory (new or empty; --force replaces one opgen generated)")
     a.add_argument("--force", dest="force_sub", action="store_true")
     a.add_argument("--pick", type=clikit.positive_int, help="choose candidate N when NAME is ambiguous")
     a.add_argument("--soc", dest="soc_sub", type=clikit.soc_arg, help="chip whose aclnn dtypes to register and test")

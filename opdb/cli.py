@@ -39,10 +39,11 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("build", help="regenerate the shipped snapshot from the sources")
     s.add_argument("--sources", type=Path, default=None,
                    help="opdb-sources directory (default: opdb/sources in the repository, or $OPSCAN_SOURCES)")
-    s.add_argument("--out", type=Path, default=None,
+    s.add_argument("-o", "--output", "--out", dest="out", type=Path, default=None,
                    help="snapshot directory (default: opdb/snapshot, the shipped snapshot, rebuilt "
                         "in place); another existing one needs --force")
-    s.add_argument("--force", action="store_true", help="overwrite the snapshot files in an existing --out")
+    s.add_argument("--force", action="store_true",
+                   help="overwrite the snapshot files in an existing -o/--output")
 
     s = sub.add_parser("sync", help="add facts from a real install to your local overlay")
     ss = s.add_subparsers(dest="what", required=True,

@@ -52,12 +52,12 @@ def check_out_dir(out_dir: Path | None, force: bool = False) -> Path:
     place; another directory that already holds snapshot files needs `force`."""
     if out_dir is None:
         return SNAPSHOT_DIR
-    out = fsio.check_out_dir(out_dir, "--out")
+    out = fsio.check_out_dir(out_dir, "-o/--output")
     if out != SNAPSHOT_DIR and not force:
         existing = [out / n for n in file_names() if (out / n).exists()]
         if existing:
             raise OutputExists(f"{existing[0]} already exists",
-                               hint="pass --force to overwrite, or choose another --out")
+                               hint="pass --force to overwrite, or choose another -o/--output")
     return out
 
 
@@ -74,7 +74,7 @@ def write_snapshot(result: IngestResult, out_dir: Path = SNAPSHOT_DIR) -> dict:
             "sha256": hashlib.sha256(text.encode()).hexdigest(),
         }
     files["manifest.json"] = (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode("utf-8")
-    fsio.write_files(out_dir, files, force=True, option="--out")
+    fsio.write_files(out_dir, files, force=True, option="-o/--output")
     return manifest
 
 
@@ -113,10 +113,10 @@ def snapshot_hash(snapshot_dir: Path = SNAPSHOT_DIR) -> str:
     except (ValueError, AttributeError, TypeError) as e:
         raise OpscanError(f"{snapshot_dir / 'manifest.json'}: not an opdb snapshot manifest "
                           f"({type(e).__name__}: {str(e)[:80]})",
-                          hint=f"rebuild it with `opdb build --out {snapshot_dir} --force`") from None
+                          hint=f"rebuild it with `opdb build -o {snapshot_dir} --force`") from None
     if missing:
         raise OpscanError(f"{snapshot_dir}: the snapshot lacks {missing[0]}.jsonl",
-                          hint=f"rebuild it with `opdb build --out {snapshot_dir} --force`")
+                          hint=f"rebuild it with `opdb build -o {snapshot_dir} --force`")
     h = hashlib.sha256()
     for path in sorted(snapshot_dir.glob("*.jsonl")) + [snapshot_dir / "manifest.json"]:
         h.update(path.name.encode())

@@ -169,3 +169,18 @@ def test_malformed_report_json_is_one_line(db, tmp_path, capsys, content):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err and str(report) in err
     assert not (tmp_path / "g").exists()
+
+
+def test_output_option_is_spelled_as_in_every_opscan_command():
+    """`-o/--output` names the output directory in opgen and `opdb build` as in opscan's
+    commands (the shared clikit group); `--out`, opgen's first spelling, still works."""
+    from pathlib import Path
+
+    from codegen.cli import _parser as opgen_parser
+    from opdb.cli import _parser as opdb_parser
+
+    for flag in ("-o", "--output", "--out"):
+        assert Path(opgen_parser().parse_args(["aclnn", "Adam", flag, "d"]).out_sub) == Path("d")
+        assert Path(opgen_parser().parse_args([flag, "d", "aclnn", "Adam"]).out) == Path("d")
+        assert Path(opdb_parser().parse_args(["build", flag, "d"]).out) == Path("d")
+    assert "-o OUT, --output OUT, --out OUT" in opgen_parser().format_help()

@@ -185,7 +185,7 @@ def test_build_refuses_an_existing_out_without_force(tmp_path):
     assert snapshot.check_out_dir(out, force=True) == out
     assert snapshot.check_out_dir(None) == snapshot.SNAPSHOT_DIR
     (tmp_path / "file").write_text("x")
-    with pytest.raises(OpscanError, match="--out .*is a file"):
+    with pytest.raises(OpscanError, match="-o/--output .*is a file"):
         snapshot.check_out_dir(tmp_path / "file")
 
 
