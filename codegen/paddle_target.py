@@ -358,10 +358,30 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     signature best is called. `rank_variant`: (API, rank) upstream calls instead when the
     first tensor input has that rank (arg_rules.yaml `rank_variants`): rendered as a branch
     mapped on that API's own signature (`branch`)."""
+    from codegen.paddle_flag_siblings import FlagBranch
+
     k = _build_paddle_kernel(api, op, framework_dtypes, candidates, soc)
-    k["branch"] = (_rank_branch(k, rank_variant, op, framework_dtypes, soc)
-                   if rank_variant is not None else None)
+    if isinstance(rank_variant, FlagBranch):
+        k["branch"] = _flag_branch(k, rank_variant, op, framework_dtypes, soc)
+    else:
+        k["branch"] = (_rank_branch(k, rank_variant, op, framework_dtypes, soc)
+                       if rank_variant is not None else None)
     return k
+
+
+def _flag_branch(k: dict, fb, op: FrameworkOp, framework_dtypes: tuple[str, ...] | None,
+                 soc: str | None) -> dict | None:
+    """The call of the sibling API a bool flag selects (codegen.paddle_flag_siblings:
+    tril_triu's `lower` false -> aclnnTriu), only while the kernel's own API leaves the
+    flag unused; the flag is then read by the branch and no longer reported unused."""
+    if not any(u["name"] == fb.flag for u in k["unused"]):
+        return None
+    b = _build_paddle_kernel(fb.api, op, framework_dtypes, None, soc)
+    k["unused"] = [u for u in k["unused"] if u["name"] != fb.flag]
+    return {"api": b["api"], "cond": fb.cond, "why": fb.why,
+            "args": b["args"], "asserts": b["asserts"], "after": b["after"],
+            "fn_alias": b["fn_alias"], "fn_type": b["fn_type"], "includes": b["includes"],
+            "compute_as": b["compute_as"], "todos": [a.todo for a in b["args"] if a.todo]}
 
 
 def _rank_branch(k: dict, rank_variant: tuple[AclnnApi, int], op: FrameworkOp,
