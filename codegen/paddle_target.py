@@ -449,11 +449,13 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     optional = {f.name for f in fwp if f.optional}
     args = _device_copies(args, _any_backend_inputs(op) - optional)
     from codegen.paddle_callsite import (axis_broadcast_views, compute_as, compute_as_dtypes,
-                                         data_dependent_outputs, flatten_view,
+                                         data_dependent_outputs, decreased_axis_views,
+                                         flatten_view,
                                          master_weights, reduce_all_dims, tied_mixed_dtypes,
                                          transpose_views, zero_dim_views)
     args, sized_after = data_dependent_outputs(api, amap, args)
     args = flatten_view(fwp, amap, args)
+    args = decreased_axis_views(amap, args)
     args = reduce_all_dims(amap, args)
     if not backward:  # a grad of a transposed matmul is no transposed call; a grad of a
         # broadcast product reduces to its input's shape (a composite, not one view)
