@@ -206,8 +206,21 @@ BATCH_I_PADDLE = [
     ("aclnnMul", "square"),
 ]
 HELD_OUT_PADDLE += BATCH_I_PADDLE
+
+# batch J (docs/opgen.md): drawn by benchmarks/opgen_draw_paddle.py --before J (seed
+# 20261127), scored first with the code of its branch's start (9f70ee4), then fixed
+BATCH_J_PADDLE = [
+    ("aclnnUpsampleNearest2dBackward", "nearest_interp_grad"), ("aclnnTriu", "triu"),
+    ("aclnnScatterNd", "gather_grad"), ("aclnnReduceSum", "add_grad"),
+    ("aclnnInplaceRandom", "randint"), ("aclnnGridSampler2DBackward", "grid_sample_grad"),
+    ("aclnnSliceV2", "concat_grad"), ("aclnnPrelu", "prelu"),
+    ("aclnnGemm", "fused_gemm_epilogue_grad"), ("aclnnSliceV2", "slice"),
+    ("aclnnDiv", "divide_raw"), ("aclnnTril", "tril_triu"),
+]
+HELD_OUT_PADDLE += BATCH_J_PADDLE
 # the seeded random batches, in the order they were drawn (opgen_draw_paddle.py --before)
-BATCHES_PADDLE = {"G": BATCH_G_PADDLE, "H": BATCH_H_PADDLE, "I": BATCH_I_PADDLE}
+BATCHES_PADDLE = {"G": BATCH_G_PADDLE, "H": BATCH_H_PADDLE, "I": BATCH_I_PADDLE,
+                  "J": BATCH_J_PADDLE}
 
 
 def _paddle_tree(root: Path) -> Path:

@@ -324,10 +324,12 @@ def render_context(db, api: AclnnApi, op: FrameworkOp, target: str) -> dict:
     gop = db.framework_op("paddle", op.name + "_grad")
     if bwd is not None and gop is not None:
         grad = (bwd, gop)
-    variants = {"versions": paddle_candidates(db, api), "rank": _rank_variant(db, api)}
+    from codegen.paddle_flag_siblings import flag_branch
+    variants = {"versions": paddle_candidates(db, api),
+                "rank": _rank_variant(db, api) or flag_branch(db, api, op)}
     if grad is not None:
         variants["grad_versions"] = versions(db, grad[0])
-        variants["grad_rank"] = _rank_variant(db, grad[0])
+        variants["grad_rank"] = _rank_variant(db, grad[0]) or flag_branch(db, *grad)
     ctx.update(grad=grad, variants=variants)
     return ctx
 

@@ -22,7 +22,7 @@ from opdb.model import AclnnApi, Param
 from codegen.kinds import aclnn_kind, aclnn_optional
 
 DECISIONS = ("name", "alias", "role", "inplace", "position", "kind", "rule", "default",
-             "unmapped", "synonym")
+             "unmapped", "synonym", "bounds")
 
 # Names that mean the same thing on the two sides, and the values upstream passes for
 # aclnn params with no counterpart: the reviewed table in opdb (with evidence).
@@ -366,6 +366,12 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
                                    target):
             mapped[i] = _decide(api, api.params[i], aclnn_kind(api.params[i].ctype), take(fw),
                                 "kind", by_name, used, target=target)
+        # pass 4c (paddle): the two ends of an interval under another pair of words
+        # (`_pair_bounds`)
+        for i, fw in _pair_bounds(api, mapped, [f for f in free() if f.name not in read],
+                                  target):
+            mapped[i] = _decide(api, api.params[i], aclnn_kind(api.params[i].ctype), take(fw),
+                                "bounds", by_name, used, target=target)
     # pass 5: nothing fits -> typed default
     for i, p in enumerate(api.params):
         if mapped[i] is None:
@@ -453,6 +459,54 @@ def _pair_numbers(api: AclnnApi, mapped: list, left: list[FwParam], target: str 
     return pairs
 
 
+def _pair_bounds(api: AclnnApi, mapped: list, left: list[FwParam], target: str | None
+                 ) -> list[tuple[int, FwParam]]:
+    """The required aclnn parameters nothing fed whose names are the lower and upper word
+    of one row of arg_rules.yaml `bounds` (from/to), paired with the kernel's two unused
+    attributes that are another row's (low/high) and have their kinds: lower to lower,
+    upper to upper. Exactly one such pair on each side, or nothing: aclnnInplaceRandom
+    `from`/`to` <- randint's `low`/`high` (its `seed`/`offset` are no bound words and stay
+    unfed). Integers are never paired by kind and order alone (`_pair_numbers`)."""
+    b = _load_rules().bounds
+    if b is None:
+        return []
+
+    def ends(items, name_of):
+        found: dict[int, list] = {0: [], 1: []}
+        for it in items:
+            e = b.end(norm_param(name_of(it)))
+            if e is not None:
+                found[e].append(it)
+        return found
+
+    want = ends([i for i, (p, m) in enumerate(zip(api.params, mapped))
+                 if m is None and p.role == "input" and not aclnn_optional(p.name)],
+                lambda i: api.params[i].name)
+    have = ends([f for f in left if f.origin == "param" and not f.is_output
+                 and not f.optional], lambda f: f.name)
+    if any(len(want[e]) != 1 or len(have[e]) != 1 for e in (0, 1)):
+        return []
+    w = [api.params[want[e][0]].name for e in (0, 1)]
+    h = [have[e][0].name for e in (0, 1)]
+    if b.end(norm_param(w[0])) is None or [b.end(norm_param(x)) for x in w] != [0, 1] \
+            or _row(b, w) == _row(b, h) or _row(b, w) is None or _row(b, h) is None:
+        return []
+    pairs = [(want[e][0], have[e][0]) for e in (0, 1)]
+    if not all(aclnn_kind(api.params[i].ctype) == f.kind
+               and _kind_ok_for(aclnn_kind(api.params[i].ctype), f, target) for i, f in pairs):
+        return []
+    return pairs
+
+
+def _row(b, names: list[str]) -> int | None:
+    """The `bounds` row both names belong to, or None."""
+    keys = [norm_param(n) for n in names]
+    for r, pair in enumerate(b.pairs):
+        if list(pair) == keys:
+            return r
+    return None
+
+
 def _decide(api: AclnnApi, p: Param, kind: str, fw: FwParam, how: str,
             by_name: dict[str, FwParam], used: set[str], sole_output: bool = False,
             target: str | None = None) -> MappedParam:
@@ -468,6 +522,9 @@ def _decide(api: AclnnApi, p: Param, kind: str, fw: FwParam, how: str,
     if how == "kind":
         notes.append("matched by kind and order among the unmatched numbers, not by name: "
                      "check the meaning")
+    if how == "bounds":
+        notes.append("matched as the same end of an interval under another pair of words "
+                     "(arg_rules.yaml `bounds`), not by name")
     if fw.kind != kind and (kind, fw.kind) not in LOSSLESS:
         notes.append(f"converted {fw.kind} -> {kind}")
     if not _role_ok(p, fw):

@@ -290,6 +290,59 @@ def flatten_view(fwp, amap, args: list[CallArg]) -> list[CallArg]:
     return out
 
 
+def decreased_axis_views(amap, args: list[CallArg]) -> list[CallArg]:
+    """Paddle's slice convention (`starts`, `ends`, `axes`, `infer_flags`,
+    `decrease_axis`; phi slice_kernel_impl.h SliceCompute, strided_slice.h): InferMeta drops
+    the `decrease_axis` dims (each of extent 1) from `out`, which the aclnn API writes with
+    them, so every output goes as a view with a 1 put back at each of those axes; and a
+    `starts` -1 with `ends` 0 on a decreased axis flagged -1 in `infer_flags` means "the
+    last element" (Paddle's legacy x[-1]), so its end becomes the input's extent. Applied
+    by the attribute names in the phi signature while the API takes none of them
+    (PaddleCustomDevice slice_kernel.cc SliceRawKernel resizes `out` to the undecreased
+    slice dims around aclnnSliceV2 and rewrites `ends` the same way); the attributes leave
+    `amap.unused`."""
+    unused = {u.name: u for u in amap.unused}
+    dec = unused.get("decrease_axis")
+    if dec is None:
+        return args
+    used = {"decrease_axis"}
+    out = []
+    fw_names = {p.fw.name: (p, a) for p, a in zip(amap.params, args) if p.fw is not None}
+    src = next((p.fw.name for p in amap.params if p.aclnn.role == "input" and p.fw is not None
+                and aclnn_kind(p.aclnn.ctype) == "tensor"), None)
+    for p, a in zip(amap.params, args):
+        if p.aclnn.role == "output" and _viewable(p, a):
+            a = _view(a, "_undecreased", lambda v: [
+                f"if (!{dec.name}.empty()) {{  // {dec.name}: InferMeta dropped these "
+                "dims (each 1); the API writes them",
+                f"  std::vector<int64_t> {v}_d = phi::vectorize({v}.dims());",
+                f"  std::vector<int64_t> {v}_ax({dec.name}.begin(), {dec.name}.end());",
+                f"  std::sort({v}_ax.begin(), {v}_ax.end());",
+                f"  for (int64_t {v}_a : {v}_ax) {v}_d.insert({v}_d.begin() + {v}_a, 1);",
+                f"  {v}.Resize(phi::make_ddim({v}_d));",
+                "}"])
+        elif (p.fw is not None and p.fw.name == "ends" and "infer_flags" in unused
+              and {"starts", "axes"} <= set(fw_names) and src is not None):
+            v = _var(a, "_last")
+            starts, axes = fw_names["starts"][0].fw.name, fw_names["axes"][0].fw.name
+            a = CallArg(a.aclnn_name, a.aclnn_ctype, v, list(a.prelude) + [
+                f"std::vector<int64_t> {v} = phi::IntArray({p.fw.name}).GetData();",
+                f"for (size_t {v}_i = 0; {v}_i < {v}.size(); ++{v}_i) {{  // infer_flags -1 "
+                "with starts -1, ends 0 on a decreased axis: up to the last element",
+                f"  const int64_t {v}_ax = {axes}[{v}_i];",
+                f"  if (phi::IntArray({starts}).GetData()[{v}_i] == -1 && {v}[{v}_i] == 0 && "
+                f"infer_flags[{v}_i] == -1 &&",
+                f"      std::find({dec.name}.begin(), {dec.name}.end(), {v}_ax) != "
+                f"{dec.name}.end()) {{",
+                f"    {v}[{v}_i] = {src}.dims()[{v}_ax];",
+                "  }",
+                "}"], a.todo, a.decision, a.after)
+            used.add("infer_flags")
+        out.append(a)
+    amap.unused = [u for u in amap.unused if u.name not in used]
+    return out
+
+
 # a bool attribute that says "this input is transposed": `transpose_x`, `trans_y`
 _TRANSPOSE_ATTR = re.compile(r"^trans(?:pose)?_(\w+)$")
 

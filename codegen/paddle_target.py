@@ -358,10 +358,30 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     signature best is called. `rank_variant`: (API, rank) upstream calls instead when the
     first tensor input has that rank (arg_rules.yaml `rank_variants`): rendered as a branch
     mapped on that API's own signature (`branch`)."""
+    from codegen.paddle_flag_siblings import FlagBranch
+
     k = _build_paddle_kernel(api, op, framework_dtypes, candidates, soc)
-    k["branch"] = (_rank_branch(k, rank_variant, op, framework_dtypes, soc)
-                   if rank_variant is not None else None)
+    if isinstance(rank_variant, FlagBranch):
+        k["branch"] = _flag_branch(k, rank_variant, op, framework_dtypes, soc)
+    else:
+        k["branch"] = (_rank_branch(k, rank_variant, op, framework_dtypes, soc)
+                       if rank_variant is not None else None)
     return k
+
+
+def _flag_branch(k: dict, fb, op: FrameworkOp, framework_dtypes: tuple[str, ...] | None,
+                 soc: str | None) -> dict | None:
+    """The call of the sibling API a bool flag selects (codegen.paddle_flag_siblings:
+    tril_triu's `lower` false -> aclnnTriu), only while the kernel's own API leaves the
+    flag unused; the flag is then read by the branch and no longer reported unused."""
+    if not any(u["name"] == fb.flag for u in k["unused"]):
+        return None
+    b = _build_paddle_kernel(fb.api, op, framework_dtypes, None, soc)
+    k["unused"] = [u for u in k["unused"] if u["name"] != fb.flag]
+    return {"api": b["api"], "cond": fb.cond, "why": fb.why,
+            "args": b["args"], "asserts": b["asserts"], "after": b["after"],
+            "fn_alias": b["fn_alias"], "fn_type": b["fn_type"], "includes": b["includes"],
+            "compute_as": b["compute_as"], "todos": [a.todo for a in b["args"] if a.todo]}
 
 
 def _rank_branch(k: dict, rank_variant: tuple[AclnnApi, int], op: FrameworkOp,
@@ -429,11 +449,13 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     optional = {f.name for f in fwp if f.optional}
     args = _device_copies(args, _any_backend_inputs(op) - optional)
     from codegen.paddle_callsite import (axis_broadcast_views, compute_as, compute_as_dtypes,
-                                         data_dependent_outputs, flatten_view,
+                                         data_dependent_outputs, decreased_axis_views,
+                                         flatten_view,
                                          master_weights, reduce_all_dims, tied_mixed_dtypes,
                                          transpose_views, zero_dim_views)
     args, sized_after = data_dependent_outputs(api, amap, args)
     args = flatten_view(fwp, amap, args)
+    args = decreased_axis_views(amap, args)
     args = reduce_all_dims(amap, args)
     if not backward:  # a grad of a transposed matmul is no transposed call; a grad of a
         # broadcast product reduces to its input's shape (a composite, not one view)

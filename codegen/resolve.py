@@ -10,6 +10,8 @@ with signatures unless `pick` chooses (1-based). The framework op comes from
 """
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 
 from opdb.errors import NotFound, OpscanError
@@ -226,7 +228,7 @@ def _direct_composite_ops(db, framework: str, api: str) -> list:
     return [m for _, m in sorted(out, key=lambda t: t[0])]
 
 
-def _best_op_for_api(db, framework: str, api: AclnnApi) -> tuple[FrameworkOp | None, str]:
+def _best_op_for_api_by_mapping(db, framework: str, api: AclnnApi) -> tuple[FrameworkOp | None, str]:
     for name, via in [(api.name, "")] + [(s, f" via its sibling {s}") for s in sibling_apis(api.name)]:
         ranked = rank_ops_for_api(db, framework, name)
         if name == api.name and ranked and ranked[0][1].evidence in GUESSED_EVIDENCE:
@@ -248,6 +250,15 @@ def _best_op_for_api(db, framework: str, api: AclnnApi) -> tuple[FrameworkOp | N
         hits.sort(key=lambda o: (o.kind != "forward", len(o.name), o.name))
         return hits[0], "normalized name match"
     return None, ""
+
+
+def _best_op_for_api(db, framework: str, api: AclnnApi) -> tuple[FrameworkOp | None, str]:
+    """`_best_op_for_api_by_mapping`, with a paddle kernel's signature from upstream's
+    registration when the installed Paddle declares none (`_adapter_signature`)."""
+    op, how = _best_op_for_api_by_mapping(db, framework, api)
+    if op is None:
+        return op, how
+    return _adapter_signature(db, framework, op, how)
 
 
 def _returns_view(op: FrameworkOp) -> bool:
@@ -292,6 +303,7 @@ def resolve(db, text: str, framework: str, op: str | None = None,
                            hint=f"closest: {', '.join(close)}" if close else
                            "torch ops are `aten::name.overload`, paddle ops phi kernel names")
         fw_op, op_how = _unview(db, framework, fw_op, "--op")
+        fw_op, op_how = _adapter_signature(db, framework, fw_op, op_how)
         if framework == "paddle":  # a step of upstream's composite -> the one-call API
             from codegen.paddle_routing import one_call_route
             route = one_call_route(db, framework, api.name, fw_op)
@@ -302,6 +314,7 @@ def resolve(db, text: str, framework: str, op: str | None = None,
         return Resolution(api, fw_op, how, op_how, alternatives)
     if via_op is not None:
         fw_op, op_how = _unview(db, framework, via_op, "the name given")
+        fw_op, op_how = _adapter_signature(db, framework, fw_op, op_how)
         return Resolution(api, fw_op, how, op_how, alternatives)
     fw_op, op_how = _best_op_for_api(db, framework, api)
     if fw_op is None:
@@ -309,6 +322,31 @@ def resolve(db, text: str, framework: str, op: str | None = None,
                        hint="name it with --op (e.g. --op aten::add.Tensor or --op add)")
     fw_op, op_how = _unview(db, framework, fw_op, op_how)
     return Resolution(api, fw_op, how, op_how, alternatives)
+
+
+def _adapter_signature(db, framework: str, op: FrameworkOp, how: str
+                       ) -> tuple[FrameworkOp, str]:
+    """(paddle) A kernel the installed Paddle registers but declares in no phi header (a
+    kernel kept for older programs: `one_hot_raw`) has no signature to render from.
+    PaddleCustomDevice's registration of it names its C++ function and parameters (opdb's
+    adapters; develop first, else the newest release branch): that signature is used, and
+    `how` says where it came from. Every other op is returned as it is."""
+    if framework != "paddle" or op.params or op.function:
+        return op, how
+    regs = [a for a in db.adapters("paddle", op=op.name)
+            if a.provider == "PaddleCustomDevice" and a.signature and a.function]
+    if not regs:
+        return op, how
+    reg = sorted(regs, key=lambda a: (a.version != "develop", [-int(x) for x in
+                                      re.findall(r"\d+", a.version)], a.version))[0]
+    schema = (f"void {reg.function}(const Context& dev_ctx, "
+              + ", ".join(f"{p.ctype} {p.name}" for p in reg.signature) + ")")
+    where = f"PaddleCustomDevice {reg.version} {reg.source.path}:{reg.source.line}"
+    from dataclasses import replace
+    op = replace(op, params=reg.signature, function=reg.function, schema=schema,
+                 notes=op.notes + (f"signature from {where}",))
+    return op, (f"{how}; signature from {where} (the installed Paddle declares no "
+                f"`{op.name}` kernel)")
 
 
 def backward_api(db, api: AclnnApi) -> AclnnApi | None:

@@ -128,6 +128,27 @@ class ZeroDimViews:
 
 
 @dataclass(frozen=True)
+class Bounds:
+    """(paddle) The words that name the two ends of an interval (`pairs`: [lower, upper]
+    per row: from/to, low/high, min/max, ...). Two required aclnn parameters nothing fed
+    that are one row's lower and upper word take, in that order, the two unused phi
+    attributes of the same kind that are another row's (aclnnInplaceRandom `from`/`to`
+    <- randint's `low`/`high`)."""
+
+    pairs: tuple[tuple[str, str], ...]
+    evidence: str
+
+    def end(self, norm_name: str) -> int | None:
+        """0 for a lower word, 1 for an upper word, None otherwise."""
+        for lo, hi in self.pairs:
+            if norm_name == lo:
+                return 0
+            if norm_name == hi:
+                return 1
+        return None
+
+
+@dataclass(frozen=True)
 class AbsentAffine:
     """(paddle) A required aclnn tensor whose role is a per-channel multiplier (`ones`:
     the normalized aclnn names weight, gamma, scale) or offset (`zeros`: bias, beta), fed
@@ -225,6 +246,7 @@ class ArgRules:
     data_dependent: tuple[DataDependent, ...] = ()
     torch_skips: tuple[TorchSkip, ...] = ()
     absent_affine: AbsentAffine | None = None
+    bounds: Bounds | None = None
 
     def data_dependent_for(self, api: str) -> DataDependent | None:
         import re
@@ -288,7 +310,7 @@ def _fail(where: str, msg: str):
 
 _TOP_KEYS = ("aliases", "rules", "test_values", "expansions", "channel_first", "kernel_rules",
              "zero_dim_views", "compute_as", "master_weights", "flatten", "rank_variants",
-             "data_dependent", "torch_skips", "absent_affine")
+             "data_dependent", "torch_skips", "absent_affine", "bounds")
 
 
 def parse(data: dict) -> ArgRules:
@@ -370,7 +392,8 @@ def parse(data: dict) -> ArgRules:
                     _rank_variants(data.get("rank_variants")),
                     _data_dependent(data.get("data_dependent")),
                     _torch_skips(data.get("torch_skips")),
-                    _absent_affine(data.get("absent_affine")))
+                    _absent_affine(data.get("absent_affine")),
+                    _bounds(data.get("bounds")))
 
 
 def _data_dependent(entries) -> tuple[DataDependent, ...]:
@@ -447,6 +470,20 @@ def _absent_affine(a) -> AbsentAffine | None:
                                "`layout` and `evidence`")
     return AbsentAffine(tuple(str(n) for n in a["ones"]), tuple(str(n) for n in a["zeros"]),
                         tuple(str(n) for n in a["layout"] or ()), str(a["evidence"]))
+
+
+def _bounds(b) -> Bounds | None:
+    if b is None:
+        return None
+    pairs = b.get("pairs") if isinstance(b, dict) else None
+    if not isinstance(b, dict) or set(b) != {"pairs", "evidence"} or not b["evidence"] \
+            or not isinstance(pairs, list) \
+            or not all(isinstance(x, list) and len(x) == 2 for x in pairs):
+        _fail("bounds", "needs exactly `pairs` (a list of [lower, upper] words) and `evidence`")
+    words = [str(w) for x in pairs for w in x]
+    if len(set(words)) != len(words):
+        _fail("bounds", "a word is in two places of `pairs`")
+    return Bounds(tuple((str(lo), str(hi)) for lo, hi in pairs), str(b["evidence"]))
 
 
 def _compute_as(c) -> ComputeAs | None:
