@@ -1,0 +1,111 @@
+"""Mechanisms found by scoring the tenth held-out torch sample (drawn at random,
+`benchmarks/opgen_heldout_draw.py --seed 10 --before 94`) against op-plugin 517f2e7d
+(docs/opgen.md, "Tenth sample"): a torch value whose name is the aclnn param's name up to
+an inflection (`train` / `training`), and an aclnn param named after its kind (`scalar`)
+that takes the one torch Scalar left. None keys on an API name in code; the render
+tests name the upstream adapter."""
+from __future__ import annotations
+
+from codegen.argmap import FwParam, map_args
+from codegen.api import prepare
+from opdb.model import AclnnApi, Param, Source
+from tests.codegen.torch_adapter_parts import ADAPTER, function_body as _fn, shipped_db_fixture
+
+db = shipped_db_fixture()
+SRC = Source("test")
+
+
+def _api(name, *params):
+    return AclnnApi(name, tuple(Param(n, t, r) for n, t, r in params), SRC)
+
+
+def _fw(name, kind, cpp="", **kw):
+    return FwParam(name, kind, cpp or kind, **kw)
+
+
+def _got(m):
+    return {p.aclnn.name: (p.fw.name if p.fw else None, p.decision) for p in m.params}
+
+
+def test_names_one_word_up_to_an_inflection_pair_for_torch():
+    """`train` is `training`, `has_biases` is `hasBias`, `bidirectional` is
+    `bidirection`: one partner of the same kind on each side. Before, each went
+    unmatched (a `false` placeholder and an unused-value TODO)."""
+    a = _api("aclnnFoo", ("self", "const aclTensor*", "input"), ("training", "bool", "input"),
+             ("hasBias", "bool", "input"), ("bidirection", "bool", "input"),
+             ("out", "aclTensor*", "output"))
+    fws = [_fw("self", "tensor"), _fw("train", "bool"), _fw("has_biases", "bool"),
+           _fw("bidirectional", "bool"), _fw("out", "tensor", is_output=True)]
+    got = _got(map_args(a, fws, "torch"))
+    assert got["training"] == ("train", "inflection")
+    assert got["hasBias"] == ("has_biases", "inflection")
+    assert got["bidirection"] == ("bidirectional", "inflection")
+    assert not map_args(a, fws, "torch").todos
+    # paddle keeps its own mapping (no pass there)
+    assert _got(map_args(a, fws, "paddle"))["training"] == (None, "unmapped")
+
+
+def test_inflection_needs_a_stem_one_kind_and_one_partner():
+    """`low`/`lows` (a stem under four letters), an int against a bool, and two
+    framework values that both inflect the aclnn name pair nothing."""
+    short = _api("aclnnFoo", ("self", "const aclTensor*", "input"), ("lows", "int64_t", "input"),
+                 ("out", "aclTensor*", "output"))
+    assert _got(map_args(short, [_fw("self", "tensor"), _fw("low", "int"),
+                                 _fw("out", "tensor", is_output=True)], "torch"))["lows"] \
+        == (None, "unmapped")
+    kind = _api("aclnnFoo", ("self", "const aclTensor*", "input"), ("training", "bool", "input"),
+                ("out", "aclTensor*", "output"))
+    assert _got(map_args(kind, [_fw("self", "tensor"), _fw("train", "int"),
+                                _fw("out", "tensor", is_output=True)], "torch"))["training"] \
+        == (None, "unmapped")
+    two = _got(map_args(kind, [_fw("self", "tensor"), _fw("train", "bool"), _fw("trainings", "bool"),
+                               _fw("out", "tensor", is_output=True)], "torch"))
+    assert two["training"] == (None, "unmapped")
+
+
+def test_batch_norm_backward_passes_train_as_training(db):
+    """op-plugin BatchNormBackwardKernelNpuOpApi.cpp passes `train` as aclnn `training`;
+    opgen passed `false`, so a training-mode backward ran the eval-mode formula."""
+    r = prepare(db, "aclnnBatchNormBackward", "torch", op="aten::native_batch_norm_backward")
+    body = _fn(r.files[ADAPTER.format("NativeBatchNormBackward")],
+               "std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_backward(")
+    assert ("EXEC_NPU_CMD(aclnnBatchNormBackward, grad_out, input, weight, running_mean, "
+            "running_var, save_mean, save_invstd, train, eps, output_mask,") in body
+    assert "acl_training" not in body
+    assert not r.todos
+
+
+def test_kind_named_scalar_takes_the_one_torch_scalar(db):
+    """aclnnForeachAddcdivScalar(V2)'s `scalar` is torch's `value`. With it mapped,
+    V2 (an aclScalar) fits better than V1 (a device tensor) and is chosen, as
+    op-plugin ForeachAddcdivScalarKernelNpuOpApi.cpp calls V2 (V1 only as its
+    DO_COMPATIBILITY fallback); the list route and the calls of at most 12 (16 in
+    place) tensors follow from V2's call limits. Before: V1 with nullptr as `scalar`."""
+    r = prepare(db, "aclnnForeachAddcdivScalar", "torch", op="aten::_foreach_addcdiv.Scalar")
+    text = r.files[ADAPTER.format("ForeachAddcdiv")]
+    fn = _fn(text, "std::vector<at::Tensor> _foreach_addcdiv(")
+    assert "EXEC_NPU_CMD(aclnnForeachAddcdivScalarV2, opgen_x1_part, opgen_x2_part, " \
+           "opgen_x3_part, value, opgen_out_part);" in fn
+    assert "return at::native::foreach_tensor_addcdiv_scalar_slow(self, tensor1, tensor2, value);" in fn
+    assert "opgen_i += 12" in fn
+    assert "opgen_i += 16" in _fn(text, "void _foreach_addcdiv_(")
+    assert "nullptr" not in text
+    assert not any("`value`" in t or "`scalar`" in t for t in r.todos)
+
+
+def test_kind_named_scalar_needs_exactly_one_scalar_left():
+    """Two Scalars left (or none) is no answer: the param stays a placeholder."""
+    a = _api("aclnnFoo", ("x", "const aclTensorList*", "input"), ("scalar", "const aclScalar*", "input"),
+             ("out", "aclTensorList*", "output"))
+    one = _got(map_args(a, [_fw("self", "tensor_list"), _fw("value", "scalar"),
+                            _fw("out", "tensor_list", is_output=True)], "torch"))
+    assert one["scalar"] == ("value", "kind-named")
+    two = _got(map_args(a, [_fw("self", "tensor_list"), _fw("value", "scalar"), _fw("weight", "scalar"),
+                            _fw("out", "tensor_list", is_output=True)], "torch"))
+    assert two["scalar"] == (None, "unmapped")
+    dev = _api("aclnnFoo", ("x", "const aclTensorList*", "input"), ("scalar", "const aclTensor*", "input"),
+               ("out", "aclTensorList*", "output"))
+    assert _got(map_args(dev, [_fw("self", "tensor_list"), _fw("value", "scalar"),
+                               _fw("out", "tensor_list", is_output=True)], "torch"))["scalar"] \
+        == ("value", "kind-named")
+
