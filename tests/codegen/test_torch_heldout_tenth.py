@@ -109,3 +109,34 @@ def test_kind_named_scalar_needs_exactly_one_scalar_left():
                                _fw("out", "tensor_list", is_output=True)], "torch"))["scalar"] \
         == ("value", "kind-named")
 
+
+def test_like_op_output_takes_the_callers_tensor_options(db):
+    """op-plugin OnesLikeKernelNpuOpApi.cpp allocates with
+    `self.options().merge_in(TensorOptions().dtype(dtype).device(device).layout(layout)
+    .pinned_memory(pin_memory)).merge_memory_format(memory_format)` and sends another
+    device to `empty_like(...).fill_(1)` (torch's own `at::native::ones_like`). Before,
+    the output took `self.options()` and the four options were unused TODOs. The meta
+    call runs with device Meta (no allocation on the caller's device)."""
+    r = prepare(db, "aclnnInplaceOne", "torch", op="aten::ones_like")
+    text = r.files[ADAPTER.format("OnesLike")]
+    body = _fn(text, "at::Tensor ones_like(")
+    assert ("auto meta = at::ones_like(opgen_meta(self), dtype, layout, at::Device(at::kMeta), "
+            "c10::nullopt, memory_format);") in body
+    assert ("self.options().merge_in(c10::TensorOptions().dtype(meta.scalar_type())"
+            ".device(device).layout(layout).pinned_memory(pin_memory))"
+            ".merge_memory_format(memory_format)") in body
+    assert "if (device.has_value() && !torch_npu::utils::is_npu(*device)) {" in body
+    assert ("        return at::native::ones_like(self, dtype, layout, device, pin_memory, "
+            "memory_format);") in body
+    assert body.index("at::native::ones_like(") < body.index("EXEC_NPU_CMD(")
+    assert "#include <ATen/NativeFunctions.h>" in text
+    assert not r.todos
+
+
+def test_ops_without_tensor_options_keep_the_inputs_options(db):
+    """An op with no TensorOptions arguments (ne.Scalar) allocates with its input's
+    options and gets no device route."""
+    r = prepare(db, "aclnnNeScalar", "torch", op="aten::ne.Scalar")
+    text = r.files[ADAPTER.format("Ne")]
+    assert "merge_in(" not in text and "at::native::" not in text
+    assert "NativeFunctions.h" not in text
