@@ -140,3 +140,17 @@ def test_ops_without_tensor_options_keep_the_inputs_options(db):
     text = r.files[ADAPTER.format("Ne")]
     assert "merge_in(" not in text and "at::native::" not in text
     assert "NativeFunctions.h" not in text
+
+
+def test_every_convolution_api_follows_the_conv_hf32_switch(db):
+    """op-plugin 517f2e7d ConvDepthwise2dKernelNpuOpApi.cpp (and conv_tbc's yaml entry,
+    ConvolutionBackwardKernelNpuOpApi.cpp for aclnnConvTbcBackward) pass
+    `get_cube_math_type(IsAllowConvHF32())`, as for aclnnConvolution; the reviewed rule
+    matched `Convolution` only, so ConvDepthwise2d got `get_cube_math_type(false)`."""
+    want = ("int8_t acl_cube_math_type = npu_preparation::get_cube_math_type("
+            "at_npu::native::env::IsAllowConvHF32());")
+    for api, op, stem in [("aclnnConvDepthwise2d", "aten::_conv_depthwise2d", "ConvDepthwise2d"),
+                          ("aclnnConvTbc", "aten::conv_tbc", "ConvTbc")]:
+        text = prepare(db, api, "torch", op=op).files[ADAPTER.format(stem)]
+        assert want in text, api
+        assert "get_cube_math_type(false)" not in text
