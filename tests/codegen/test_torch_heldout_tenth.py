@@ -154,3 +154,13 @@ def test_every_convolution_api_follows_the_conv_hf32_switch(db):
         text = prepare(db, api, "torch", op=op).files[ADAPTER.format(stem)]
         assert want in text, api
         assert "get_cube_math_type(false)" not in text
+
+
+def test_inflected_scales_take_upstreams_unset_value(db):
+    """torch `scales` reaches aclnnUpsampleLinear1d's `scale` by the inflection pairing;
+    unset it is -1 (op-plugin UpsampleLinear1dKernelNpuOpApi.cpp DEFAULT_SCALES), a
+    reviewed value, not the placeholder 0 it was before."""
+    r = prepare(db, "aclnnUpsampleLinear1d", "torch", op="aten::upsample_linear1d")
+    text = r.files[ADAPTER.format("UpsampleLinear1d")]
+    assert "double acl_scale = static_cast<double>(scales.value_or(-1.0));" in text
+    assert not r.todos
