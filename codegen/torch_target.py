@@ -705,11 +705,15 @@ def _promoted(inputs: list[str], dst: str) -> str:
 
 
 def _inplace_api_into_out(api: AclnnApi, amap: ArgMap, args: list[CallArg], role: str,
-                          outs: tuple[str, ...]) -> list[str]:
+                          outs: tuple[str, ...], functional: TorchSchema | None = None
+                          ) -> list[str]:
     """A functional or `.out` member whose only API updates its input in place
     (aclnnInplaceMaskedFillScalar) must not write the caller's input: the input is
     copied into the output first and the API updates the output. Returns the copy
-    statement (none when this does not apply)."""
+    statement (none when this does not apply). No copy when the functional op reads no
+    value of that input (`torch_facts.reads_values`: ones_like, zeros_like, rand_like):
+    the API fills the output by itself."""
+    from codegen import torch_facts
     from opdb.input_updates import updated_inputs
     updated = updated_inputs(api.name)
     if role == "inplace" or len(outs) != 1 or not (
@@ -719,6 +723,15 @@ def _inplace_api_into_out(api: AclnnApi, amap: ArgMap, args: list[CallArg], role
     for a, p in zip(args, amap.params):
         if (p.aclnn.role == "inout" or p.aclnn.name in updated) and p.fw is not None \
                 and p.fw.name not in outs:
+            if functional is not None and p.fw.kind == "tensor" \
+                    and torch_facts.reads_values(_op_name(functional), p.fw.name) is False:
+                # the op reads only the input's sizes and options (probed on the CPU):
+                # the API fills the fresh output itself, no copy (op-plugin
+                # OnesLikeKernelNpuOpApi.cpp runs aclnnInplaceOne on the new result)
+                lines.append(f"// {api.name} fills `{outs[0]}`: {_op_name(functional)} reads "
+                             f"no value of `{p.fw.name}`, so nothing is copied first")
+                a.expr = outs[0]
+                continue
             why = (f"writes its `{p.aclnn.name}` in place ({updated[p.aclnn.name]}; op-plugin "
                    "IndexAddKernelNpuOpApi.cpp copies self into the result first)"
                    if p.aclnn.name in updated else "updates its input")
@@ -1319,7 +1332,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     args = call_args(amap, dialect, ref_expr)
     _flatten_for_unset_dim(amap, args, functional, ref, fwp)
     read_back = _read_back_result(amap, args, schema, ref)
-    into_out = _inplace_api_into_out(chosen, amap, args, role, outs)
+    into_out = _inplace_api_into_out(chosen, amap, args, role, outs, functional)
     alias, _ = fn_pointer_type(amap)
     main = Branch(chosen, args, static_asserts(chosen.name, alias, args, "ConvertType"),
                   static_asserts(chosen.name, alias, args, "::opgen::at_conv::ConvertType"))

@@ -164,3 +164,22 @@ def test_inflected_scales_take_upstreams_unset_value(db):
     text = r.files[ADAPTER.format("UpsampleLinear1d")]
     assert "double acl_scale = static_cast<double>(scales.value_or(-1.0));" in text
     assert not r.todos
+
+
+def test_an_op_that_reads_no_input_value_gets_no_copy(db):
+    """op-plugin OnesLikeKernelNpuOpApi.cpp runs aclnnInplaceOne on the fresh result.
+    opgen copied `self` into it first (the rule for Inplace APIs, which must not write
+    the caller's input), a full copy the fill overwrites. torch_facts.reads_values
+    probes on the CPU whether the op's results depend on the input's values: not for
+    ones_like, zeros_like or rand_like, yes for relu, unknown where the samples do not fit
+    (masked_fill's float mask)."""
+    from codegen import torch_facts
+    assert torch_facts.reads_values("aten::ones_like", "self") is False
+    assert torch_facts.reads_values("aten::rand_like", "self") is False
+    assert torch_facts.reads_values("aten::relu", "self") is True
+    assert torch_facts.reads_values("aten::masked_fill.Scalar", "self") is None
+    assert torch_facts.reads_values("aten::relu", "nothing") is None
+    body = _fn(prepare(db, "aclnnInplaceOne", "torch", op="aten::ones_like")
+               .files[ADAPTER.format("OnesLike")], "at::Tensor ones_like(")
+    assert "copy_(" not in body
+    assert "EXEC_NPU_CMD(aclnnInplaceOne, out);" in body
