@@ -11,8 +11,9 @@ first op, in YAML order, that calls it first. Excluded: every API and every upst
 source file already in a table of docs/opgen.md (the 12 and `HELD_OUT_TORCH`), and the
 ops the docs name as skimmed or picked for a gap. `--before N` counts only the first N
 rows of `HELD_OUT_TORCH` as scored, to redraw an earlier sample (the eighth: `--seed 8
---before 70`; the ninth: `--seed 9 --before 82`). The units are sorted by name and
-shuffled with `random.Random(seed)`; the first n are the sample. Prints `API op file`.
+--before 70`; the ninth: `--seed 9 --before 82`; the tenth: `--seed 10 --before 94`).
+The units are sorted by name and shuffled with `random.Random(seed)`; the first n are
+the sample. Prints `API op file`.
 """
 from __future__ import annotations
 

@@ -134,6 +134,19 @@ HELD_OUT_TORCH = [
     ("aclnnForeachSubList", "aten::_foreach_sub.List"),
     ("aclnnForeachErfc", "aten::_foreach_erfc"),
     ("aclnnForeachAddcmulScalarList", "aten::_foreach_addcmul.Tensor"),
+    # tenth sample: drawn by benchmarks/opgen_heldout_draw.py --seed 10 --before 94 (docs/opgen.md)
+    ("aclnnNeScalar", "aten::ne.Scalar"),
+    ("aclnnForeachAddcdivScalar", "aten::_foreach_addcdiv.Scalar"),
+    ("aclnnUnfoldGrad", "aten::unfold_backward"),
+    ("aclnnUpsampleNearestExact3d", "aten::_upsample_nearest_exact3d"),
+    ("aclnnCummax", "aten::_cummax_helper"),
+    ("aclnnUpsampleBilinear2dAABackward", "aten::_upsample_bilinear2d_aa_backward"),
+    ("aclnnInplaceOne", "aten::ones_like"),
+    ("aclnnLSTM", "aten::lstm.data"),
+    ("aclnnBatchNormBackward", "aten::native_batch_norm_backward"),
+    ("aclnnAffineGrid", "aten::affine_grid_generator"),
+    ("aclnnConvDepthwise2d", "aten::_conv_depthwise2d"),
+    ("aclnnForeachExp", "aten::_foreach_exp"),
 ]
 
 # the held-out paddle sample of docs/opgen.md (not among the 12): (aclnn API, phi kernel)

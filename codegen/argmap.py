@@ -137,6 +137,64 @@ def unused_todo(api: AclnnApi, p: FwParam) -> str:
             f"{api.name}: check whether the API needs it (or handle it in the body)")
 
 
+# inflections that keep a word's meaning: torch `train` is aclnn `training`
+# (aclnnBatchNormBackward), `has_biases` is `hasBias` (aclnnLSTM, aclnnGRU),
+# `bidirectional` is `bidirection` (aclnnGRU)
+_INFLECTIONS = ("s", "es", "ing", "al", "ed", "d")
+
+
+def _inflected(a: str, b: str) -> bool:
+    """`a` and `b` (squashed names) are one word up to an inflection suffix of the
+    longer one, with a stem of at least four letters (so `dim`/`dims` never pair)."""
+    short, long_ = sorted((a, b), key=len)
+    return len(short) >= 4 and any(long_ == short + s for s in _INFLECTIONS)
+
+
+def _squashed(names: set[str]) -> set[str]:
+    return {n.replace("_", "") for n in names}
+
+
+def _inflection_pairs(api: AclnnApi, mapped: list, left: list[FwParam]
+                      ) -> list[tuple[int, FwParam]]:
+    """Unfed aclnn plain values (bools, ints, floats, strings) and unused framework
+    values of the same kind whose names are one word up to an inflection
+    (`_inflected`), where each side has exactly one such partner. Torch only: its
+    names are ATen's, spelled as the aclnn headers spell theirs but for the form."""
+    plain = ("bool", "int", "float", "string")
+    cands = {}
+    for i, p in enumerate(api.params):
+        kind = aclnn_kind(p.ctype)
+        if mapped[i] is not None or p.role != "input" or kind not in plain:
+            continue
+        wants = _squashed(name_keys(p.name))
+        cands[i] = [f for f in left if not f.is_output and f.kind == kind
+                    and any(_inflected(w, n) for w in wants for n in _squashed(name_keys(f.name)))]
+    out = []
+    for i, fws in cands.items():
+        if len(fws) != 1:
+            continue
+        if sum(1 for j, other in cands.items() if fws[0] in other) != 1:
+            continue
+        out.append((i, fws[0]))
+    return out
+
+
+def _kind_named(api: AclnnApi, mapped: list, left: list[FwParam]) -> list[tuple[int, FwParam]]:
+    """An aclnn input named after its kind of value rather than its meaning (`scalar`:
+    aclnnForeachAddcdivScalar(V2), aclnnForeachAddcmulScalar(V2) take torch's Scalar
+    `value` there) takes the one unused framework Scalar, when exactly one is left and
+    nothing else fed the param. A torch Scalar converts to an aclScalar or, for a
+    `const aclTensor*`, is copied to the device (op-plugin
+    ForeachAddcdivScalarKernelNpuOpApi.cpp `copy_scalar_to_device` for the V1 API)."""
+    want = [i for i, p in enumerate(api.params)
+            if mapped[i] is None and p.role == "input" and norm_param(p.name) == "scalar"
+            and aclnn_kind(p.ctype) in ("scalar", "tensor")]
+    have = [f for f in left if f.kind == "scalar" and not f.is_output]
+    if len(want) != 1 or len(have) != 1:
+        return []
+    return [(want[0], have[0])]
+
+
 def _kind_ok(aclnn_kind_: str, fw_kind: str) -> bool:
     return (aclnn_kind_, fw_kind) in CONVERTIBLE
 
@@ -304,6 +362,12 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
                 how = "name" if pass_kind == "squashed" else pass_kind
                 mapped[i] = _decide(api, p, kind, take(fw), how, by_name, used, target=target)
                 break
+    # pass 1a (torch): names that are one word up to an inflection (`train` /
+    # `training`), one partner on each side
+    if target == "torch":
+        for i, fw in _inflection_pairs(api, mapped, free()):
+            mapped[i] = _decide(api, api.params[i], aclnn_kind(api.params[i].ctype), take(fw),
+                                "inflection", by_name, used, target=target)
     # pass 1b (paddle): the torch -> paddle argument renamings PaConvert lists (aclnn
     # params carry ATen's names), for the inputs names, aliases and reviewed rules leave
     # unfed
@@ -357,6 +421,12 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
                 src = needs[0][1] if needs else None
                 mapped[i] = MappedParam(p, kind, aclnn_optional(p.name), src, "rule", "",
                                         rule=rule, needs=needs)
+    # pass 4a (torch): an aclnn `scalar` takes the one Scalar left (`value`)
+    if target == "torch":
+        read = {f.name for m in mapped if m is not None for _, f in m.needs}
+        for i, fw in _kind_named(api, mapped, [f for f in free() if f.name not in read]):
+            mapped[i] = _decide(api, api.params[i], aclnn_kind(api.params[i].ctype), take(fw),
+                                "kind-named", by_name, used, target=target)
     # pass 4b (paddle): required numbers left unmatched, paired with the kernel's
     # leftover number attributes when both sides have the same count (see
     # `_pair_numbers`; a review TODO on each)

@@ -160,6 +160,46 @@ def _probe_args(ov, host: frozenset = frozenset(), host_len: int = 2,
     return args
 
 
+@functools.lru_cache(maxsize=None)
+def reads_values(op: str, arg: str) -> bool | None:
+    """Whether `op`'s results depend on the values of its tensor argument `arg`, probed
+    on the CPU: the op runs on schema-typed samples (`_probe_args`, tensors (2, 3) in
+    float32) twice, from the same random seed, with `arg` holding two different sets of
+    values (random, and -3 x + 7 of them), and the results are compared. False:
+    the results are equal, so the op reads only `arg`'s sizes and options (`ones_like`,
+    `zeros_like`, `rand_like`); True: they differ; None: torch, the op or the argument
+    is unknown, the samples do not fit or the op fails on them."""
+    ov = _aten_overload(op)
+    torch = _torch()
+    if ov is None or torch is None:
+        return None
+    meta = _probe_args(ov, lists=False)
+    names = [a.name for a in ov._schema.arguments][:len(meta or [])]
+    if meta is None or arg not in names:
+        return None
+    gen = torch.Generator().manual_seed(0)
+    base = [torch.randn(x.shape, generator=gen) if isinstance(x, torch.Tensor) else x
+            for x in meta]
+    i = names.index(arg)
+    if not isinstance(base[i], torch.Tensor):
+        return None
+    other = list(base)
+    other[i] = base[i] * -3 + 7
+    results = []
+    for args in (base, other):
+        with torch.random.fork_rng(devices=[]):  # the caller's random state is kept
+            torch.manual_seed(0)
+            try:
+                res = ov(*args)
+            except Exception:
+                return None
+        flat = list(res) if isinstance(res, (tuple, list)) else [res]
+        if not flat or not all(isinstance(t, torch.Tensor) for t in flat):
+            return None
+        results.append(flat)
+    return not all(torch.equal(a, b) for a, b in zip(*results))
+
+
 def _probe_on_meta(ov, host: frozenset = frozenset(), host_len: int = 2,
                    host_device: str = "cpu") -> bool:
     """Call `ov` on `_probe_args` samples and say whether it returned Meta tensors."""

@@ -551,14 +551,23 @@ def _meta_arg(a, ilistref: bool) -> str:
     return a.name
 
 
-def meta_call(functional: TorchSchema) -> str:
+def meta_call(functional: TorchSchema, meta_device: bool = False) -> str:
     """`at::add(opgen_meta(self), opgen_meta(other), alpha)`: the functional op on
     Meta tensors, i.e. its own meta function (sizes, dtypes, broadcasting, reductions,
-    type promotion exactly as torch computes them)."""
+    type promotion exactly as torch computes them). `meta_device`: an op that takes
+    TensorOptions as well as a tensor (`ones_like`) runs with `device` Meta and no
+    pinned memory, so the call allocates nothing on a real device."""
     from codegen import torch_facts
     # a per-element host tensor (`scalars`) stays on the host: torch's kernel reads it there
     host = torch_facts.host_per_element_tensors(_op_name(functional))
-    args = ", ".join(a.name if a.name in host else _meta_arg(a, False) for a in functional.args)
+
+    def arg(a) -> str:
+        if meta_device and a.name == "device":
+            return "at::Device(at::kMeta)"
+        if meta_device and a.name == "pin_memory":
+            return "c10::nullopt"
+        return a.name if a.name in host else _meta_arg(a, False)
+    args = ", ".join(arg(a) for a in functional.args)
     if functional.name.startswith("npu::"):
         # no at:: function: the op through the dispatcher, by name (header-only, so the
         # standalone binding links without libtorch_npu); a Meta kernel runs it
@@ -696,11 +705,15 @@ def _promoted(inputs: list[str], dst: str) -> str:
 
 
 def _inplace_api_into_out(api: AclnnApi, amap: ArgMap, args: list[CallArg], role: str,
-                          outs: tuple[str, ...]) -> list[str]:
+                          outs: tuple[str, ...], functional: TorchSchema | None = None
+                          ) -> list[str]:
     """A functional or `.out` member whose only API updates its input in place
     (aclnnInplaceMaskedFillScalar) must not write the caller's input: the input is
     copied into the output first and the API updates the output. Returns the copy
-    statement (none when this does not apply)."""
+    statement (none when this does not apply). No copy when the functional op reads no
+    value of that input (`torch_facts.reads_values`: ones_like, zeros_like, rand_like):
+    the API fills the output by itself."""
+    from codegen import torch_facts
     from opdb.input_updates import updated_inputs
     updated = updated_inputs(api.name)
     if role == "inplace" or len(outs) != 1 or not (
@@ -710,6 +723,15 @@ def _inplace_api_into_out(api: AclnnApi, amap: ArgMap, args: list[CallArg], role
     for a, p in zip(args, amap.params):
         if (p.aclnn.role == "inout" or p.aclnn.name in updated) and p.fw is not None \
                 and p.fw.name not in outs:
+            if functional is not None and p.fw.kind == "tensor" \
+                    and torch_facts.reads_values(_op_name(functional), p.fw.name) is False:
+                # the op reads only the input's sizes and options (probed on the CPU):
+                # the API fills the fresh output itself, no copy (op-plugin
+                # OnesLikeKernelNpuOpApi.cpp runs aclnnInplaceOne on the new result)
+                lines.append(f"// {api.name} fills `{outs[0]}`: {_op_name(functional)} reads "
+                             f"no value of `{p.fw.name}`, so nothing is copied first")
+                a.expr = outs[0]
+                continue
             why = (f"writes its `{p.aclnn.name}` in place ({updated[p.aclnn.name]}; op-plugin "
                    "IndexAddKernelNpuOpApi.cpp copies self into the result first)"
                    if p.aclnn.name in updated else "updates its input")
@@ -952,7 +974,8 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
             and functional is not None and opts:
         return [_list_out_allocs(fwp, functional, fresh[0].name, opts, bopts)]
     if tensors and meta_ok and opts and functional is not None:
-        call = meta_call(functional)
+        like = _like_options(functional)
+        call = meta_call(functional, meta_device=bool(like))
         masked = _output_mask(schema, len([r for r in schema.returns if not r.alias]))
         lines = [f"auto meta = {call};"]
         blines = [f"auto meta = {call};"]
@@ -963,6 +986,14 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
             m = "meta" if n_fresh == 1 else f"std::get<{i}>(meta)"
             alloc = (f"npu_preparation::apply_tensor_without_format("
                      f"{m}.sizes(), {opts}.dtype({m}.scalar_type()))")
+            if like:
+                # the caller's TensorOptions over the input's, as op-plugin's `*_like`
+                # adapters allocate (OnesLikeKernelNpuOpApi.cpp: self.options().merge_in(...))
+                merged = (f"{opts}.merge_in(c10::TensorOptions().dtype({m}.scalar_type())"
+                          ".device(device).layout(layout).pinned_memory(pin_memory))")
+                if "memory_format" in like:
+                    merged += ".merge_memory_format(memory_format)"
+                alloc = f"npu_preparation::apply_tensor_without_format({m}.sizes(), {merged})"
             balloc = f"at::empty({m}.sizes(), {bopts}.dtype({m}.scalar_type()))"
             if masked:
                 # a gradient the mask leaves out stays undefined: aclnn gets nullptr for it
@@ -971,7 +1002,7 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
             lines.append(f"at::Tensor {f.name} = {alloc};")
             blines.append(f"at::Tensor {f.name} = {balloc};")
         npu = schema.name.startswith("npu::")
-        out.append({"lines": lines, "binding_lines": blines, "todo": "",
+        out.append({"lines": lines, "binding_lines": blines, "todo": "", "reads": like,
                     "note": f"output sizes and dtypes from {schema.name}"
                             f"{'.' + schema.overload if schema.overload else ''}'s own meta "
                             "function (Meta dispatch key): " +
@@ -1075,6 +1106,42 @@ def _list_out_checks(schema: TorchSchema, fwp: list[FwParam], functional: TorchS
 
 
 _TENSOR_OPTIONS = ("dtype", "layout", "device", "pin_memory")
+
+
+def _like_options(functional: TorchSchema | None) -> tuple[str, ...]:
+    """The TensorOptions arguments (`dtype, layout, device, pin_memory`, and
+    `memory_format` where the op has it) of an op that also takes a tensor (torch's
+    `*_like` ops: `ones_like(Tensor self, *, ScalarType? dtype, Layout? layout, Device?
+    device, bool? pin_memory, MemoryFormat? memory_format)`), or () for any other op.
+    The output takes them over the input's options."""
+    if functional is None or functional.name.startswith("npu::"):
+        return ()
+    names = [a.name for a in functional.args]
+    if not set(_TENSOR_OPTIONS) <= set(names) \
+            or not any(a.kind == "tensor" and not a.optional for a in functional.args):
+        return ()
+    return _TENSOR_OPTIONS + (("memory_format",) if "memory_format" in names else ())
+
+
+def _other_device_route(schema: TorchSchema, functional: TorchSchema | None,
+                        role: str) -> list[str]:
+    """A `*_like` op (`_like_options`) asked for another device than the NPU
+    (`torch.ones_like(npu_tensor, device="cpu")` dispatches on the input's device, so
+    the NPU kernel gets it) runs torch's own CompositeExplicitAutograd kernel, which
+    allocates on that device: op-plugin OnesLikeKernelNpuOpApi.cpp returns
+    `empty_like(...).fill_(1)` there, what `at::native::ones_like` does. Only where
+    native_functions.yaml names such a kernel (torch_facts.explicit_kernel)."""
+    from codegen import torch_facts
+    if role != "functional" or not _like_options(functional) or not schema.name.startswith("aten::"):
+        return []
+    kernel = torch_facts.explicit_kernel(_op_name(functional))
+    if kernel is None:
+        return []
+    call = f"at::native::{kernel}({', '.join(a.name for a in functional.args)})"
+    return ["if (device.has_value() && !torch_npu::utils::is_npu(*device)) {  "
+            "// another device: torch's own kernel allocates there",
+            f"    return {call};",
+            "}"]
 
 
 def _factory_allocs(schema: TorchSchema, functional: TorchSchema | None,
@@ -1265,7 +1332,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     args = call_args(amap, dialect, ref_expr)
     _flatten_for_unset_dim(amap, args, functional, ref, fwp)
     read_back = _read_back_result(amap, args, schema, ref)
-    into_out = _inplace_api_into_out(chosen, amap, args, role, outs)
+    into_out = _inplace_api_into_out(chosen, amap, args, role, outs, functional)
     alias, _ = fn_pointer_type(amap)
     main = Branch(chosen, args, static_asserts(chosen.name, alias, args, "ConvertType"),
                   static_asserts(chosen.name, alias, args, "::opgen::at_conv::ConvertType"))
@@ -1378,7 +1445,8 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         # `DO_COMPATIBILITY(aclnnForeachSign, at::native::foreach_tensor_sign_slow(self))`
         [f"DO_COMPATIBILITY({n}, {slow_call});" for n in apis] if slow_call else [],
         argmap=amap, guards=guards,
-        early=_lossy_int_cpu_route(amap, schema, functional, role) + slow_route,
+        early=(_lossy_int_cpu_route(amap, schema, functional, role) + slow_route
+               + _other_device_route(schema, functional, role)),
         split=_list_split(chosen, branches, schema, role, host), view_shapes=view_shapes)
 
 
@@ -1763,6 +1831,7 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
             for f in functions for b in f.branches),
         "uses_foreach_utils": any("at::native::can_use_fast_route(" in line
                                   for f in functions for line in f.early),
+        "uses_native": any("at::native::" in line for f in functions for line in f.early),
         "uses_dispatcher": any("c10::Dispatcher::" in line for f in functions
                                for a in f.allocs for line in a.get("lines", [])),
         "function": primary.name,
