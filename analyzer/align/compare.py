@@ -111,8 +111,9 @@ class AlignReport:
     def summary(self) -> str:
         c = self.counts
         if self.origin is None:
-            head = (f"no divergence above the noise floor: {c['passed']}/{c['calls']} calls pass "
-                    f"({self.floor_source})")
+            head = (f"no divergence above the noise floor: {c['passed']}/{c['calls']} calls pass"
+                    + (f", {c['unmatched']} not compared" if c["unmatched"] else "")
+                    + f" ({self.floor_source})")
         else:
             head = f"runs part ways at {self.origin.key} (error {_fmt(self.origin.err)} > {_fmt(self.origin.threshold)})"
             if self.op is not None:
@@ -410,6 +411,16 @@ def compare_dumps(a: str | Path, b: str | Path, reference: str | None = None,
     if len(extra) - extra_mod:
         notes.append(f"{len(extra) - extra_mod} op call(s) run only in B (casts autocast inserts, "
                      "decompositions): not compared")
+    if not any(r.status in ("pass", "fail") for r in rows):
+        # nothing compared is not "no divergence": say so instead of passing
+        raise OpscanError(
+            f"{a} and {b}: no call compared ({len(ids_a)} call(s) in A, {len(ids_b)} in B, "
+            f"{sum(1 for r in rows if r.status != 'missing-in-b')} matched, none with statistics "
+            "on both sides)" if rows and any(r.status != "missing-in-b" for r in rows) else
+            f"{a} and {b}: no call compared ({len(ids_a)} call(s) in A, {len(ids_b)} in B, none "
+            "matched)",
+            hint="dump both sides from the same model at the same --level, or pass --map FILE "
+                 "for renamed modules")
     rep = AlignReport(a=str(a), b=str(b), meta_a=ma, meta_b=mb, step=da.step, rows=rows,
                       floor_source=floor_source, notes=notes)
     _localize(rep)
