@@ -156,11 +156,12 @@ def _squashed(names: set[str]) -> set[str]:
 
 def _inflection_pairs(api: AclnnApi, mapped: list, left: list[FwParam]
                       ) -> list[tuple[int, FwParam]]:
-    """Unfed aclnn plain values (bools, ints, floats, strings) and unused framework
-    values of the same kind whose names are one word up to an inflection
+    """Unfed aclnn plain values (bools, ints, floats, strings, and lists of numbers or
+    bools: torch `split_sizes` is aclnn `splitSize`, aclnnSplitWithSize) and unused
+    framework values of the same kind whose names are one word up to an inflection
     (`_inflected`), where each side has exactly one such partner. Torch only: its
     names are ATen's, spelled as the aclnn headers spell theirs but for the form."""
-    plain = ("bool", "int", "float", "string")
+    plain = ("bool", "int", "float", "string", "int_array", "float_array", "bool_array")
     cands = {}
     for i, p in enumerate(api.params):
         kind = aclnn_kind(p.ctype)
