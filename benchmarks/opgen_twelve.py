@@ -147,6 +147,19 @@ HELD_OUT_TORCH = [
     ("aclnnAffineGrid", "aten::affine_grid_generator"),
     ("aclnnConvDepthwise2d", "aten::_conv_depthwise2d"),
     ("aclnnForeachExp", "aten::_foreach_exp"),
+    # eleventh sample: drawn by benchmarks/opgen_heldout_draw.py --seed 11 --before 106 (docs/opgen.md)
+    ("aclnnUpsampleNearest3dBackward", "aten::upsample_nearest3d_backward"),
+    ("aclnnUpsampleNearestExact2d", "aten::_upsample_nearest_exact2d"),
+    ("aclnnGroupedMatmul", "aten::_scaled_grouped_mm_v2"),
+    ("aclnnUpsampleNearestExact3dBackward", "aten::_upsample_nearest_exact3d_backward"),
+    ("aclnnForeachAcos", "aten::_foreach_acos"),
+    ("aclnnUniqueConsecutive", "aten::unique_consecutive"),
+    ("aclnnSplitWithSize", "aten::split_with_sizes_copy.out"),
+    ("aclnnAdaptiveMaxPool3dBackward", "aten::adaptive_max_pool3d_backward.grad_input"),
+    ("aclnnUpsampleLinear1dBackward", "aten::upsample_linear1d_backward"),
+    ("aclnnForeachAddList", "aten::_foreach_add.List"),
+    ("aclnnCummin", "aten::_cummin_helper"),
+    ("aclnnApplyAdamWV2", "aten::_fused_adamw_"),
 ]
 
 # the held-out paddle sample of docs/opgen.md (not among the 12): (aclnn API, phi kernel)

@@ -22,7 +22,7 @@ from opdb.model import AclnnApi, Param
 from codegen.kinds import aclnn_kind, aclnn_optional
 
 DECISIONS = ("name", "alias", "role", "inplace", "position", "kind", "rule", "default",
-             "unmapped", "synonym", "bounds")
+             "unmapped", "synonym", "bounds", "element")
 
 # Names that mean the same thing on the two sides, and the values upstream passes for
 # aclnn params with no counterpart: the reviewed table in opdb (with evidence).
@@ -156,11 +156,12 @@ def _squashed(names: set[str]) -> set[str]:
 
 def _inflection_pairs(api: AclnnApi, mapped: list, left: list[FwParam]
                       ) -> list[tuple[int, FwParam]]:
-    """Unfed aclnn plain values (bools, ints, floats, strings) and unused framework
-    values of the same kind whose names are one word up to an inflection
+    """Unfed aclnn plain values (bools, ints, floats, strings, and lists of numbers or
+    bools: torch `split_sizes` is aclnn `splitSize`, aclnnSplitWithSize) and unused
+    framework values of the same kind whose names are one word up to an inflection
     (`_inflected`), where each side has exactly one such partner. Torch only: its
     names are ATen's, spelled as the aclnn headers spell theirs but for the form."""
-    plain = ("bool", "int", "float", "string")
+    plain = ("bool", "int", "float", "string", "int_array", "float_array", "bool_array")
     cands = {}
     for i, p in enumerate(api.params):
         kind = aclnn_kind(p.ctype)
@@ -176,6 +177,38 @@ def _inflection_pairs(api: AclnnApi, mapped: list, left: list[FwParam]
         if sum(1 for j, other in cands.items() if fws[0] in other) != 1:
             continue
         out.append((i, fws[0]))
+    return out
+
+
+def _element_pairs(api: AclnnApi, mapped: list, left: list[FwParam], fw_params: list[FwParam],
+                   target: str, names: frozenset) -> list[tuple[int, FwParam]]:
+    """Unfed aclnn tensors and unused framework tensor lists with the same name or an
+    alias (`var`/`self`, `m`/`exp_avgs`, `grad`/`grads`): the op runs the API once per
+    list element. Only when the API takes no list at all (an API that takes lists is
+    called with the lists), the op takes no plain tensor that would need the same
+    treatment, and at least one such pair exists; a reviewed rule for the param wins."""
+    if any(aclnn_kind(p.ctype) in ("tensor_list", "scalar_list") for p in api.params):
+        return []
+    if not any(f.kind == "tensor_list" and f.origin == "param" for f in fw_params):
+        return []
+    if any(f.kind == "tensor" and f.origin == "param" and not f.optional for f in fw_params):
+        return []
+    out = []
+    taken: set[str] = set()
+    for i, p in enumerate(api.params):
+        if mapped[i] is not None or aclnn_kind(p.ctype) != "tensor":
+            continue
+        if _rule_for(p, "tensor", fw_params, target, api.name, api_params=names) is not None:
+            continue
+        wants = name_keys(p.name)
+        for fw in left:
+            if fw.kind != "tensor_list" or fw.is_output or fw.name in taken:
+                continue
+            fwns = name_keys(fw.name)
+            if wants & fwns or any(f in _ALIASES.get(w, ()) for w in wants for f in fwns):
+                out.append((i, fw))
+                taken.add(fw.name)
+                break
     return out
 
 
@@ -368,6 +401,14 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
         for i, fw in _inflection_pairs(api, mapped, free()):
             mapped[i] = _decide(api, api.params[i], aclnn_kind(api.params[i].ctype), take(fw),
                                 "inflection", by_name, used, target=target)
+    # pass 1c (torch): an op over tensor lists on an API that takes one tensor of each
+    # (`_fused_adamw_(Tensor(a!)[] self, Tensor(b!)[] grads, ...)` on aclnnApplyAdamWV2's
+    # varRef, grad, ...): a list whose name (or alias) is the tensor's feeds it one
+    # element per call (`element`), as op-plugin FusedAdamWKernelNpuOpApi.cpp loops
+    if target == "torch":
+        for i, fw in _element_pairs(api, mapped, free(), fw_params, target, names):
+            mapped[i] = _decide(api, api.params[i], "tensor", take(fw), "element", by_name,
+                                used, target=target)
     # pass 1b (paddle): the torch -> paddle argument renamings PaConvert lists (aclnn
     # params carry ATen's names), for the inputs names, aliases and reviewed rules leave
     # unfed
@@ -595,7 +636,7 @@ def _decide(api: AclnnApi, p: Param, kind: str, fw: FwParam, how: str,
     if how == "bounds":
         notes.append("matched as the same end of an interval under another pair of words "
                      "(arg_rules.yaml `bounds`), not by name")
-    if fw.kind != kind and (kind, fw.kind) not in LOSSLESS:
+    if fw.kind != kind and (kind, fw.kind) not in LOSSLESS and how != "element":
         notes.append(f"converted {fw.kind} -> {kind}")
     if not _role_ok(p, fw):
         notes.append(f"aclnn role is {p.role} but the framework value is written (output)")

@@ -186,6 +186,17 @@ class TorchDialect(Dialect):
         var = local_name(p)
         name = fw.name
         k, fk = p.kind, fw.kind
+        if k == "tensor" and fk == "tensor_list" and p.decision == "element":
+            # one element per call, inside the per-element loop (`opgen_i`); an
+            # `...Optional` tensor takes nothing when the list is empty (op-plugin
+            # FusedAdamWKernelNpuOpApi.cpp: `max_exp_avg_sqs` is empty unless amsgrad)
+            if p.optional:
+                return CallArg(p.aclnn.name, p.aclnn.ctype, var,
+                               [f"c10::optional<at::Tensor> {var} = {name}.empty() ? "
+                                f"c10::optional<at::Tensor>() : c10::optional<at::Tensor>"
+                                f"({name}[opgen_i]);"], p.todo, p.decision)
+            return CallArg(p.aclnn.name, p.aclnn.ctype, f"{name}[opgen_i]", [], p.todo,
+                           p.decision)
         if k == fk == "tensor_list" and name in self.skip_empty and self.ret:
             return self.kept_list(p)
         if k == fk == "tensor_list" and "ITensorListRef" in fw.cpp_type:
@@ -534,6 +545,9 @@ class TorchFunction:
     # outputs resized after a synchronous call to the shape aclnn reports:
     # [{"index": position among the call's arguments, "name": output}]
     view_shapes: list[dict] = field(default_factory=list)
+    # one call per element of the op's tensor lists (argmap decision `element`):
+    # {"total": count expression, "checks": lines before the loop}
+    per_element: dict | None = None
 
     @property
     def apis(self) -> list[AclnnApi]:
@@ -1447,7 +1461,37 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         argmap=amap, guards=guards,
         early=(_lossy_int_cpu_route(amap, schema, functional, role) + slow_route
                + _other_device_route(schema, functional, role)),
-        split=_list_split(chosen, branches, schema, role, host), view_shapes=view_shapes)
+        split=_list_split(chosen, branches, schema, role, host), view_shapes=view_shapes,
+        per_element=_per_element(amap, schema))
+
+
+def _per_element(amap: ArgMap, schema: TorchSchema) -> dict | None:
+    """The loop of an op over tensor lists on an API that takes one tensor of each
+    (argmap decision `element`): the API runs once per element of the first such list;
+    every other required list must have as many (op-plugin FusedAdamWKernelNpuOpApi.cpp
+    checks the sizes, then calls aclnnApplyAdamWV2 for `self[i]`, `grads[i]`, ...); an
+    `...Optional` param's list may also be empty."""
+    lists = [(m.fw.name, m.optional) for m in amap.params
+             if m.decision == "element" and m.fw is not None]
+    if not lists:
+        return None
+    # lists a reviewed rule reads one element of (`{state_steps}[opgen_i]`)
+    lists += [(f.name, False) for m in amap.params if m.rule is not None
+              for _, f in m.needs if f.kind == "tensor_list"
+              and any("[opgen_i]" in line for line in m.rule.lines("torch"))]
+    order = [a.name for a in schema.args]
+    lists.sort(key=lambda x: order.index(x[0]) if x[0] in order else len(order))
+    first = next((n for n, opt in lists if not opt), lists[0][0])
+    checks = []
+    for n, opt in lists:
+        if n == first:
+            continue
+        cond = f"{n}.size() == {first}.size()"
+        if opt:
+            cond = f"{n}.empty() || {cond}"
+        checks.append(f'TORCH_CHECK({cond}, "{schema.name}: `{n}` has ", {n}.size(), '
+                      f'" tensors, `{first}` ", {first}.size());')
+    return {"total": f"{first}.size()", "checks": checks}
 
 
 def _host_tensor_copies(main: Branch, functional: TorchSchema, fwp: list[FwParam]) -> set[str]:
@@ -1848,6 +1892,7 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
         "fn_alias": main_alias,
         "fn_type": main_type,
         "binding_asserts": main.binding_asserts,
+        "per_element": primary.per_element if len(primary.branches) == 1 else None,
         "return_stmt": primary.return_stmt,
         "acl_op_fallback": op.name in fallbacks,
         "unused": primary.unused,
