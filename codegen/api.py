@@ -157,7 +157,8 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
 
         ks = [build_paddle_kernel(api, op, framework_dtypes,
                                   (variants or {}).get("versions"), soc,
-                                  (variants or {}).get("rank"))]
+                                  (variants or {}).get("rank"),
+                                  (variants or {}).get("identity"))]
         if grad is not None:
             ks.append(build_paddle_kernel(grad[0], grad[1], framework_dtypes,
                                           (variants or {}).get("grad_versions"), soc,
@@ -325,8 +326,12 @@ def render_context(db, api: AclnnApi, op: FrameworkOp, target: str) -> dict:
     if bwd is not None and gop is not None:
         grad = (bwd, gop)
     from codegen.paddle_flag_siblings import flag_branch
+    from codegen.paddle_grad_identity import grad_identity
     variants = {"versions": paddle_candidates(db, api),
                 "rank": _rank_variant(db, api) or flag_branch(db, api, op)}
+    identity = grad_identity(db, api, op)
+    if identity is not None:
+        variants["identity"] = identity
     if grad is not None:
         variants["grad_versions"] = versions(db, grad[0])
         variants["grad_rank"] = _rank_variant(db, grad[0]) or flag_branch(db, *grad)
