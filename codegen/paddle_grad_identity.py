@@ -42,6 +42,7 @@ class Node:
     api: str = ""
     args: tuple["Node", ...] = ()
     leaf: str = ""
+    const: str = ""  # a number passed as an aclScalar (`Muls(out, 2)`)
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,9 @@ class GradIdentity:
 
 def parse_expr(text: str) -> Node:
     """`Neg(Mul(grad, out))` -> nested Nodes (call names get the `aclnn` prefix)."""
-    toks = re.findall(r"[A-Za-z_][A-Za-z0-9_]*|[(),]", text)
+    toks = re.findall(r"[A-Za-z_][A-Za-z0-9_]*|-?[0-9]+(?:\.[0-9]+)?|[(),]", text)
+    if "".join(toks) != re.sub(r"\s+", "", text):
+        raise ValueError(f"bad gradient expression {text!r}")
     pos = 0
 
     def peek() -> str:
@@ -74,6 +77,9 @@ def parse_expr(text: str) -> Node:
 
     def node() -> Node:
         nonlocal pos
+        if re.fullmatch(r"-?[0-9]+(?:\.[0-9]+)?", peek()):
+            pos += 1
+            return Node(const=toks[pos - 1])
         if pos >= len(toks) or not re.match(r"[A-Za-z_]", toks[pos]):
             raise ValueError(f"bad gradient expression {text!r}")
         name = toks[pos]
@@ -112,6 +118,8 @@ def _calls(n: Node) -> list[str]:
 
 
 def _leaves(n: Node) -> list[str]:
+    if n.const:
+        return []
     return [n.leaf] if not n.api else [x for c in n.args for x in _leaves(c)]
 
 
@@ -211,8 +219,7 @@ def grad_identity(db, api, op) -> GradIdentity | None:
     step_apis = []
     for s in steps:
         sa = db.aclnn_api(s)
-        if sa is None or (s in arity and len([p for p in sa.params if p.role == "input"
-                                              and "Tensor" in p.ctype]) != arity[s]):
+        if sa is None or (s in arity and arity[s] != _input_kinds(sa)):
             return None
         step_apis.append(sa)
     axis = "axis" if "axis" in gp and gp["axis"].kind in ("int", "scalar") else ""
@@ -224,12 +231,19 @@ def grad_identity(db, api, op) -> GradIdentity | None:
                         tuple(sorted({bind[a] for a in ent["grads"]})), tuple(step_apis))
 
 
-def _arity_checked(grads) -> dict[str, int]:
-    out: dict[str, int] = {}
+def _input_kinds(api) -> tuple[str, ...]:
+    """An API's inputs as the identity spells them: `tensor` or `scalar` each."""
+    return tuple("scalar" if "Scalar" in p.ctype else "tensor" if "Tensor" in p.ctype
+                 else p.ctype for p in api.params if p.role == "input")
+
+
+def _arity_checked(grads) -> dict[str, tuple[str, ...]]:
+    """Every call's argument kinds (`tensor`/`scalar`), to check against the API."""
+    out: dict[str, tuple[str, ...]] = {}
 
     def walk(n: Node) -> None:
         if n.api:
-            out[n.api] = len(n.args)
+            out[n.api] = tuple("scalar" if c.const else "tensor" for c in n.args)
             for c in n.args:
                 walk(c)
     for _, e in grads:
@@ -238,6 +252,8 @@ def _arity_checked(grads) -> dict[str, int]:
 
 
 def _rebind(n: Node, leaf_map: dict[str, str]) -> Node:
+    if n.const:
+        return n
     if not n.api:
         return Node(leaf=leaf_map[n.leaf])
     return Node(api=n.api, args=tuple(_rebind(c, leaf_map) for c in n.args))
@@ -305,6 +321,10 @@ def body_lines(gi: GradIdentity, views: dict[str, str] | None = None) -> list[st
 
 def _emit(n: Node, root: str, g: str, d: str, views: dict, counter: list,
           top: bool = False) -> tuple[str, list[str]]:
+    if n.const:
+        counter[0] += 1
+        c = f"{g}_c{counter[0]}"
+        return c, [f"phi::Scalar {c}({float(n.const)});"]
     if not n.api:
         return views.get(n.leaf, n.leaf), []
     lines: list[str] = []

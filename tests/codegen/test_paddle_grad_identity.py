@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from codegen.paddle_grad_identity import (Node, _calls, _leaves, grad_identity, identities,
-                                          parse_expr)
+from codegen.paddle_grad_identity import (Node, _arity_checked, _calls, _input_kinds, _leaves,
+                                          grad_identity, identities, parse_expr)
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,11 @@ def test_parse_expr_nests_calls_and_leaves():
     assert _calls(n) == ["aclnnNeg", "aclnnMul", "aclnnDiv"]
     assert _leaves(n) == ["grad", "other", "out"]
     assert parse_expr("grad") == Node(leaf="grad")
-    for bad in ("Mul(grad, out", "Mul(grad out)", "Mul(grad), x", ""):
+    n = parse_expr("Muls(PowTensorScalar(out, 3), -0.5)")
+    assert n.args[1] == Node(const="-0.5") and _leaves(n) == ["out"]
+    assert _arity_checked([("g", n)]) == {"aclnnMuls": ("tensor", "scalar"),
+                                           "aclnnPowTensorScalar": ("tensor", "scalar")}
+    for bad in ("Mul(grad, out", "Mul(grad out)", "Mul(grad), x", "", "Mul(grad; out)"):
         with pytest.raises(ValueError):
             parse_expr(bad)
 
@@ -50,6 +54,8 @@ def test_every_identity_names_real_parameters_and_arities(db):
             for call in _calls(expr):
                 step = db.aclnn_api(call)
                 assert step is not None, call
+            for call, kinds in _arity_checked([("g", expr)]).items():
+                assert kinds == _input_kinds(db.aclnn_api(call)), (api_name, call)
 
 
 def test_divide_grad_binds_the_forward_tensors(db):
@@ -99,12 +105,19 @@ def test_add_grad_copies_or_sums_and_writes_the_inplace_gradient_last(db):
                                      "aclnnNeg, dev_ctx, dx_t2, *dx"]),
     ("abs_grad", "aclnnInplaceMul", ["aclnnSign, dev_ctx, x, dx_t1",
                                      "aclnnMul, dev_ctx, dout, dx_t1, *dx"]),
+    ("rsqrt_grad", "aclnnPowTensorScalar", ["aclnnPowTensorScalar, dev_ctx, out, dx_c1, dx_t2",
+                                            "aclnnMuls, dev_ctx, dx_t2, dx_c3, dx_t4",
+                                            "aclnnMul, dev_ctx, dout, dx_t4, *dx"]),
+    ("sqrt_grad", "aclnnMuls", ["aclnnMuls, dev_ctx, out, dx_c1, dx_t2",
+                                "aclnnDiv, dev_ctx, dout, dx_t2, *dx"]),
+    ("log_grad", "aclnnDiv", ["aclnnDiv, dev_ctx, dout, x, *dx"]),
     ("cos_grad", "aclnnSin", ["aclnnSin, dev_ctx, x, dx_t1",
                               "aclnnMul, dev_ctx, dout, dx_t1, dx_t2",
                               "aclnnNeg, dev_ctx, dx_t2, *dx"]),
 ])
 def test_unary_identities(db, kernel, api, calls):
     cc, r = _cc(db, api, kernel)
+    assert "phi::Scalar dx_c1(3.0);" in cc if kernel == "rsqrt_grad" else True
     for c in calls:
         assert f"EXEC_NPU_CMD({c});" in cc, c
     assert "aclnnReduceSum" not in cc and not r.todos
