@@ -130,7 +130,7 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
             for b in f.branches:
                 kernels.append({"api": b.api, "kernel_name": f"{f.op.name} ({f.role})"
                                 + (f" if {b.cond}" if b.cond else ""),
-                                "rows": _rows(map_args_of(b, f), b.args)})
+                                "rows": _rows(map_args_of(b, f), b.args), "note": ""})
                 todos += [a.todo for a in b.args if a.todo]
             todos += [a["todo"] for a in f.allocs if a.get("todo")]
             todos += [u["todo"] for u in f.unused]
@@ -175,7 +175,10 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
                                           for h in k["includes"] + (k.get("branch") or {})
                                           .get("includes", [])}))
         kernels = [{"api": k["api"], "kernel_name": k["kernel_name"],
-                    "rows": _rows(k["argmap"], k["args"])} for k in ks]
+                    "rows": _rows(k["argmap"], k["args"]),
+                    # a body of several calls maps no single API's arguments: its comment
+                    "note": k["composite"][0].removeprefix("// ") if k["composite"] else ""}
+                   for k in ks]
         todos = []
         for k in ks:
             todos += [u["todo"] for u in k["unused"]]

@@ -86,6 +86,9 @@ def test_divide_grad_renders_both_gradients_summed_back(db):
     assert "EXEC_NPU_CMD(aclnnNeg, dev_ctx, dy_t2, dy_full);" in cc
     assert cc.count("EXEC_NPU_CMD(aclnnReduceSum, dev_ctx,") == 2
     assert "EXEC_NPU_CMD(aclnnNeg, dev_ctx, x," not in cc
+    # the README says what the body is instead of an empty argument table
+    assert "aclnnNeg is one step of the gradient of aclnnDiv" in r.files["README.md"]
+    assert "| # | aclnn param |" not in r.files["README.md"]
     # only x is left unread (its shape is dx's): no TODO for dout, y, out or dy
     assert [t for t in r.todos if "`" in t and "framework param" in t] == [
         t for t in r.todos if "`x`" in t]
