@@ -104,11 +104,31 @@ def parse_expr(text: str) -> Node:
 
 @functools.lru_cache(maxsize=1)
 def identities() -> dict[str, dict]:
-    data = yaml.safe_load(IDENTITIES.read_text()) or {}
+    return load_identities(IDENTITIES.read_text(), IDENTITIES.name)
+
+
+def load_identities(text: str, where: str = "grad_identities.yaml") -> dict[str, dict]:
+    """The table, validated: a malformed entry is a one-line error naming it."""
+    from opdb.errors import OpscanError
+    data = yaml.safe_load(text) or {}
     out = {}
-    for e in data.get("identities") or []:
-        out[e["api"]] = {"requires": dict(e.get("requires") or {}),
-                         "grads": {k: parse_expr(v) for k, v in e["grads"].items()},
+    for i, e in enumerate(data.get("identities") or []):
+        name = f"{where}: identities[{i}] ({e.get('api') if isinstance(e, dict) else e})"
+        if not isinstance(e, dict) or set(e) - {"api", "requires", "grads", "evidence"}:
+            raise OpscanError(f"{name}: unknown keys",
+                              hint="an entry has api, grads, evidence and optional requires")
+        if not str(e.get("api", "")).startswith("aclnn") or not e.get("evidence"):
+            raise OpscanError(f"{name}: needs an aclnn `api` and `evidence`")
+        if e["api"] in out:
+            raise OpscanError(f"{name}: {e['api']} is listed twice")
+        grads = e.get("grads")
+        if not isinstance(grads, dict) or not grads:
+            raise OpscanError(f"{name}: `grads` maps each tensor input to its gradient")
+        try:
+            parsed = {k: parse_expr(str(v)) for k, v in grads.items()}
+        except ValueError as exc:
+            raise OpscanError(f"{name}: {exc}") from None
+        out[e["api"]] = {"requires": dict(e.get("requires") or {}), "grads": parsed,
                          "evidence": e["evidence"]}
     return out
 

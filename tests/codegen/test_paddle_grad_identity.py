@@ -124,3 +124,20 @@ def test_unary_identities(db, kernel, api, calls):
     for c in calls:
         assert f"EXEC_NPU_CMD({c});" in cc, c
     assert "aclnnReduceSum" not in cc and not r.todos
+
+
+@pytest.mark.parametrize("text,says", [
+    ("identities: [{api: aclnnX, grads: {self: grad}}]", "evidence"),
+    ("identities: [{api: X, grads: {self: grad}, evidence: e}]", "aclnn"),
+    ("identities: [{api: aclnnX, grads: {self: 'Mul(grad'}, evidence: e}]", "bad gradient"),
+    ("identities: [{api: aclnnX, grads: {}, evidence: e}]", "grads"),
+    ("identities: [{api: aclnnX, grad: {self: grad}, evidence: e}]", "unknown keys"),
+    ("identities: [{api: aclnnX, grads: {self: grad}, evidence: e},"
+     " {api: aclnnX, grads: {self: grad}, evidence: e}]", "twice"),
+])
+def test_a_malformed_table_is_a_one_line_error(text, says):
+    from codegen.paddle_grad_identity import load_identities
+    from opdb.errors import OpscanError
+    with pytest.raises(OpscanError) as exc:
+        load_identities(text, "t.yaml")
+    assert says in str(exc.value) and "\n" not in str(exc.value) and "t.yaml" in str(exc.value)
