@@ -244,9 +244,21 @@ BATCH_J_PADDLE = [
     ("aclnnDiv", "divide_raw"), ("aclnnTril", "tril_triu"),
 ]
 HELD_OUT_PADDLE += BATCH_J_PADDLE
+
+# batch K (docs/opgen.md): drawn by benchmarks/opgen_draw_paddle.py --before K (seed
+# 20261128), scored first with the code of its branch's start (5302302), then fixed
+BATCH_K_PADDLE = [
+    ("aclnnSwiGlu", "swiglu"), ("aclnnInplaceZero", "floor_grad"),
+    ("aclnnBitwiseOrTensor", "bitwise_or"), ("aclnnAmax", "max_raw"),
+    ("aclnnReciprocal", "reciprocal"), ("aclnnNeg", "divide_grad"),
+    ("aclnnRoundDecimals", "round"), ("aclnnEqTensor", "equal_raw"),
+    ("aclnnSliceV2", "strided_slice"), ("aclnnMul", "mean_grad"),
+    ("aclnnSliceV2", "tile_grad"), ("aclnnSin", "sin"),
+]
+HELD_OUT_PADDLE += BATCH_K_PADDLE
 # the seeded random batches, in the order they were drawn (opgen_draw_paddle.py --before)
 BATCHES_PADDLE = {"G": BATCH_G_PADDLE, "H": BATCH_H_PADDLE, "I": BATCH_I_PADDLE,
-                  "J": BATCH_J_PADDLE}
+                  "J": BATCH_J_PADDLE, "K": BATCH_K_PADDLE}
 
 
 def _paddle_tree(root: Path) -> Path:

@@ -130,7 +130,7 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
             for b in f.branches:
                 kernels.append({"api": b.api, "kernel_name": f"{f.op.name} ({f.role})"
                                 + (f" if {b.cond}" if b.cond else ""),
-                                "rows": _rows(map_args_of(b, f), b.args)})
+                                "rows": _rows(map_args_of(b, f), b.args), "note": ""})
                 todos += [a.todo for a in b.args if a.todo]
             todos += [a["todo"] for a in f.allocs if a.get("todo")]
             todos += [u["todo"] for u in f.unused]
@@ -157,7 +157,8 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
 
         ks = [build_paddle_kernel(api, op, framework_dtypes,
                                   (variants or {}).get("versions"), soc,
-                                  (variants or {}).get("rank"))]
+                                  (variants or {}).get("rank"),
+                                  (variants or {}).get("identity"))]
         if grad is not None:
             ks.append(build_paddle_kernel(grad[0], grad[1], framework_dtypes,
                                           (variants or {}).get("grad_versions"), soc,
@@ -174,7 +175,10 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
                                           for h in k["includes"] + (k.get("branch") or {})
                                           .get("includes", [])}))
         kernels = [{"api": k["api"], "kernel_name": k["kernel_name"],
-                    "rows": _rows(k["argmap"], k["args"])} for k in ks]
+                    "rows": _rows(k["argmap"], k["args"]),
+                    # a body of several calls maps no single API's arguments: its comment
+                    "note": k["composite"][0].removeprefix("// ") if k["composite"] else ""}
+                   for k in ks]
         todos = []
         for k in ks:
             todos += [u["todo"] for u in k["unused"]]
@@ -325,8 +329,12 @@ def render_context(db, api: AclnnApi, op: FrameworkOp, target: str) -> dict:
     if bwd is not None and gop is not None:
         grad = (bwd, gop)
     from codegen.paddle_flag_siblings import flag_branch
+    from codegen.paddle_grad_identity import grad_identity
     variants = {"versions": paddle_candidates(db, api),
                 "rank": _rank_variant(db, api) or flag_branch(db, api, op)}
+    identity = grad_identity(db, api, op)
+    if identity is not None:
+        variants["identity"] = identity
     if grad is not None:
         variants["grad_versions"] = versions(db, grad[0])
         variants["grad_rank"] = _rank_variant(db, grad[0]) or flag_branch(db, *grad)

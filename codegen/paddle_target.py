@@ -353,20 +353,49 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
                         framework_dtypes: tuple[str, ...] | None = None,
                         candidates: list[AclnnApi] | None = None,
                         soc: str | None = None,
-                        rank_variant: tuple[AclnnApi, int] | None = None) -> dict:
+                        rank_variant: tuple[AclnnApi, int] | None = None,
+                        identity=None) -> dict:
     """`candidates`: the API's variants (V2/V3, scalar); the one that fits the phi
     signature best is called. `rank_variant`: (API, rank) upstream calls instead when the
     first tensor input has that rank (arg_rules.yaml `rank_variants`): rendered as a branch
-    mapped on that API's own signature (`branch`)."""
+    mapped on that API's own signature (`branch`). `identity`: a grad kernel rendered as
+    its forward API's gradient identity (codegen.paddle_grad_identity), `api` one step."""
     from codegen.paddle_flag_siblings import FlagBranch
 
     k = _build_paddle_kernel(api, op, framework_dtypes, candidates, soc)
+    if identity is not None:
+        return _identity_kernel(k, identity, framework_dtypes, soc)
     if isinstance(rank_variant, FlagBranch):
         k["branch"] = _flag_branch(k, rank_variant, op, framework_dtypes, soc)
     else:
         k["branch"] = (_rank_branch(k, rank_variant, op, framework_dtypes, soc)
                        if rank_variant is not None else None)
     return k
+
+
+def _identity_kernel(k: dict, gi, framework_dtypes: tuple[str, ...] | None,
+                     soc: str | None) -> dict:
+    """The grad kernel `k` as the gradient identity `gi` (its body replaces the one call):
+    registered for the dtypes every step API has on the chip (no float64 computed in
+    float32 here, no complex: Paddle's complex gradients conjugate)."""
+    from codegen.paddle_grad_identity import body_lines
+    op = k["op"]
+    fw_dtypes = framework_dtypes or framework_dtypes_of(op)
+    names = None
+    for step in gi.step_apis:
+        ds = paddle_dtypes(step, fw_dtypes, soc)[0]
+        names = list(ds) if names is None else [d for d in names if d in ds]
+    names = [d for d in (names or []) if not d.startswith("complex")]
+    read = set(gi.read)
+    unused = [{"name": p.name,
+               "todo": f"TODO(opgen): framework param `{p.name}` ({p.ctype}) is not read: "
+                       f"the gradient identity of {gi.forward_api} does not need it "
+                       "(check)"} for p in op.params if p.name not in read]
+    return {**k, "allocs": [], "guards": [], "args": [], "asserts": [], "after": [],
+            "branch": None, "compute_as": [], "host_scalar": False, "count_nonzero": False,
+            "unused": unused, "includes": [],
+            "dtypes": [PHI_DTYPES[d] for d in names], "dtype_names": names,
+            "composite": [f"// {gi.note(k['api'].name, op.name)}"] + body_lines(gi)}
 
 
 def _flag_branch(k: dict, fb, op: FrameworkOp, framework_dtypes: tuple[str, ...] | None,
@@ -516,6 +545,7 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
         "count_nonzero": bool(sized_after),
         "tied_where": tied_where,
         "argmap": amap,
+        "composite": [],  # a body of several calls (codegen.paddle_grad_identity)
     }
 
 

@@ -1,0 +1,390 @@
+"""paddle target: a grad kernel whose forward is an element-wise aclnn API with a known
+gradient identity, asked for with one step of that identity, is rendered as the whole
+identity (every gradient, summed back over the broadcast axes).
+
+Random draws of PaddleCustomDevice kernels (docs/opgen.md, batches H–K) keep meeting grad
+kernels whose upstream adapter composes element-wise calls: `divide_grad` (dout / y and
+-out * dout / y, each reduce-summed over the broadcast axes), `add_grad` (a copy or a
+ReduceSum of dout), `reciprocal_grad` (-dout * out * out), `abs_grad` (dout * sign(x)).
+Asked for one of those steps (`opgen aclnn aclnnNeg --op divide_grad`), opgen used to
+render the step alone as the kernel (-x into dx). The facts used here:
+- Paddle's backward YAML (`opdb/sources/paddle/yaml`): the grad kernel's forward op;
+- opdb: the forward op's primary aclnn API and the phi tensors its parameters take
+  (`codegen.argmap.map_args` on the forward kernel's signature: aclnnDiv's self <- x,
+  other <- y, out <- out), so the grad kernel's tensors of the same names are bound;
+- `opdb/sources/grad_identities.yaml`: per forward aclnn API, the gradient of each tensor
+  input as element-wise aclnn calls (reviewed, with Paddle's own grad functors as
+  evidence). The identity is keyed by the forward API, never by a kernel name, so every
+  grad kernel whose forward maps to that API gets it.
+The gradient is summed back to its input's shape over the axes the forward broadcast it
+along, aligned at Paddle's `axis` (-1: trailing), by upstream's AddGradKernel rule. An
+identity that cannot be bound (a leaf the grad kernel does not take, a grad output it
+does not name, a forward constant the identity assumes and the adapter does not pass)
+does not apply: the kernel renders as before.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+IDENTITIES = Path(__file__).resolve().parent.parent / "opdb" / "sources" / "grad_identities.yaml"
+REDUCE_API = "aclnnReduceSum"  # the step that sums a broadcast gradient back
+GRAD_NAMES = ("{}_grad", "d{}", "d_{}")  # Paddle's grad spellings: x_grad, dx, d_x
+
+
+@dataclass(frozen=True)
+class Node:
+    """One call of an identity (`api` over `args`) or a leaf (`api` empty, `leaf` set)."""
+    api: str = ""
+    args: tuple["Node", ...] = ()
+    leaf: str = ""
+    const: str = ""  # a number passed as an aclScalar (`Muls(out, 2)`)
+
+
+@dataclass(frozen=True)
+class GradIdentity:
+    forward_op: str
+    forward_api: str
+    incoming: str                        # the grad kernel's incoming gradient (dout)
+    grads: tuple[tuple[str, Node], ...]  # (grad output, its expression over phi names)
+    axis: str                            # the kernel's broadcast `axis` attribute, or ""
+    broadcast: bool                      # the forward takes several tensors
+    steps: tuple[str, ...]               # every aclnn API the body calls
+    evidence: str
+    read: tuple[str, ...] = field(default=())  # the kernel params the body reads
+    inputs: tuple[str, ...] = ()         # the forward's tensor inputs (may broadcast)
+    step_apis: tuple = field(default=(), compare=False)  # the AclnnApi of every step
+
+    def note(self, requested: str, op: str) -> str:
+        return (f"{requested} is one step of the gradient of {self.forward_api} (the "
+                f"forward of `{op}`); the kernel computes the whole identity "
+                f"(opdb/sources/grad_identities.yaml: {self.evidence})")
+
+
+def parse_expr(text: str) -> Node:
+    """`Neg(Mul(grad, out))` -> nested Nodes (call names get the `aclnn` prefix)."""
+    toks = re.findall(r"[A-Za-z_][A-Za-z0-9_]*|-?[0-9]+(?:\.[0-9]+)?|[(),]", text)
+    if "".join(toks) != re.sub(r"\s+", "", text):
+        raise ValueError(f"bad gradient expression {text!r}")
+    pos = 0
+
+    def peek() -> str:
+        return toks[pos] if pos < len(toks) else ""
+
+    def node() -> Node:
+        nonlocal pos
+        if re.fullmatch(r"-?[0-9]+(?:\.[0-9]+)?", peek()):
+            pos += 1
+            return Node(const=toks[pos - 1])
+        if pos >= len(toks) or not re.match(r"[A-Za-z_]", toks[pos]):
+            raise ValueError(f"bad gradient expression {text!r}")
+        name = toks[pos]
+        pos += 1
+        if pos < len(toks) and toks[pos] == "(":
+            pos += 1
+            args = [node()]
+            while peek() == ",":
+                pos += 1
+                args.append(node())
+            if peek() != ")":
+                raise ValueError(f"bad gradient expression {text!r}")
+            pos += 1
+            return Node(api="aclnn" + name, args=tuple(args))
+        return Node(leaf=name)
+
+    out = node()
+    if pos != len(toks):
+        raise ValueError(f"bad gradient expression {text!r}")
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def identities() -> dict[str, dict]:
+    return load_identities(IDENTITIES.read_text(), IDENTITIES.name)
+
+
+def load_identities(text: str, where: str = "grad_identities.yaml") -> dict[str, dict]:
+    """The table, validated: a malformed entry is a one-line error naming it."""
+    from opdb.errors import OpscanError
+    data = yaml.safe_load(text) or {}
+    out = {}
+    for i, e in enumerate(data.get("identities") or []):
+        name = f"{where}: identities[{i}] ({e.get('api') if isinstance(e, dict) else e})"
+        if not isinstance(e, dict) or set(e) - {"api", "requires", "grads", "evidence"}:
+            raise OpscanError(f"{name}: unknown keys",
+                              hint="an entry has api, grads, evidence and optional requires")
+        if not str(e.get("api", "")).startswith("aclnn") or not e.get("evidence"):
+            raise OpscanError(f"{name}: needs an aclnn `api` and `evidence`")
+        if e["api"] in out:
+            raise OpscanError(f"{name}: {e['api']} is listed twice")
+        grads = e.get("grads")
+        if not isinstance(grads, dict) or not grads:
+            raise OpscanError(f"{name}: `grads` maps each tensor input to its gradient")
+        try:
+            parsed = {k: parse_expr(str(v)) for k, v in grads.items()}
+        except ValueError as exc:
+            raise OpscanError(f"{name}: {exc}") from None
+        out[e["api"]] = {"requires": dict(e.get("requires") or {}), "grads": parsed,
+                         "evidence": e["evidence"]}
+    return out
+
+
+def _calls(n: Node) -> list[str]:
+    return ([n.api] if n.api else []) + [a for c in n.args for a in _calls(c)]
+
+
+def _leaves(n: Node) -> list[str]:
+    if n.const:
+        return []
+    return [n.leaf] if not n.api else [x for c in n.args for x in _leaves(c)]
+
+
+def _grad_of(name: str, names: set[str]) -> str | None:
+    return next((g.format(name) for g in GRAD_NAMES if g.format(name) in names), None)
+
+
+def _forward_of(kernel: str) -> str | None:
+    from codegen.testspec import _catalog
+    cat = _catalog()
+    fwd = {cat.op(n).forward for n in cat.ops_for_kernel(kernel)
+           if cat.op(n) is not None and cat.op(n).entry == "backward_op"}
+    fwd.discard("")
+    return fwd.pop() if len(fwd) == 1 else None
+
+
+def _inplace_targets(kernel: str) -> set[str]:
+    from codegen.testspec import _catalog
+    cat = _catalog()
+    # the YAML spells grads `x_grad`; the kernel may say `dx`: the forward name is kept
+    return {re.sub(r"_grad$", "", dst) for n in cat.ops_for_kernel(kernel)
+            if cat.op(n) is not None for _, dst in cat.op(n).inplace}
+
+
+def _requires_met(amap, requires: dict) -> bool:
+    """aclnnAdd's `alpha` 1: the forward kernel passes that constant (a reviewed rule)."""
+    for name, value in requires.items():
+        p = next((p for p in amap.params if p.aclnn.name == name), None)
+        if p is None or p.fw is not None or p.rule is None:
+            return False
+        lines = dict(p.rule.code).get("paddle", ())
+        if not any(re.search(rf"=\s*{re.escape(str(value))}(\.0)?f?;", ln) for ln in lines):
+            return False
+    return True
+
+
+def grad_identity(db, api, op) -> GradIdentity | None:
+    """The identity to render for the grad kernel `op` asked for with `api`, or None."""
+    from codegen.argmap import map_args
+    from codegen.paddle_target import fw_params
+    from codegen.resolve import _top_mapped
+
+    if op.kind != "backward" or re.search(r"(Backward|Grad)(V\d+)?$", api.name):
+        return None
+    fwd = _forward_of(op.name)
+    fop = db.framework_op("paddle", fwd) if fwd else None
+    if fop is None:
+        return None
+    table = identities()
+    fapi_name = next((a for a in _top_mapped(db, "paddle", fop) if a in table), None)
+    fapi = db.aclnn_api(fapi_name) if fapi_name else None
+    if fapi is None:
+        return None
+    ent = table[fapi_name]
+    fwp = fw_params(fop)
+    amap = map_args(fapi, fwp, "paddle")
+    if not _requires_met(amap, ent["requires"]):
+        return None
+    bind = {p.aclnn.name: p.fw.name for p in amap.params
+            if p.fw is not None and p.fw.kind == "tensor"}
+    outs = [p.aclnn.name for p in amap.params if p.aclnn.role == "output"]
+    gp = {f.name: f for f in fw_params(op)}
+    ins = {n for n, f in gp.items() if not f.is_output and f.kind == "tensor"}
+    gouts = {n for n, f in gp.items() if f.is_output and f.kind == "tensor"}
+    if len(outs) != 1 or outs[0] not in bind:
+        return None
+    incoming = _grad_of(bind[outs[0]], ins)
+    if incoming is None:
+        return None
+    leaf_map = {"grad": incoming}
+    for a, n in bind.items():
+        if n in ins:
+            leaf_map[a] = n
+    grads = []
+    for a, expr in ent["grads"].items():
+        if a not in bind:
+            return None
+        g = _grad_of(bind[a], gouts)
+        if g is None:
+            return None
+        if any(x not in leaf_map for x in _leaves(expr)):
+            return None
+        grads.append((g, _rebind(expr, leaf_map)))
+    if {g for g, _ in grads} != gouts:
+        return None  # a gradient the identity does not give
+    # a gradient written in place of the incoming one (backward YAML `inplace: (out_grad
+    # -> x_grad)`, add_grad) is computed last: the others still read the incoming gradient
+    last = {_grad_of(b, gouts) for b in _inplace_targets(op.name)}
+    grads.sort(key=lambda ge: ge[0] in last)
+    broadcast = len(ent["grads"]) > 1
+    steps = sorted({c for _, e in grads for c in _calls(e)}
+                   | ({REDUCE_API, "aclnnInplaceCopy"} if broadcast else set()))
+    asked = api.name.replace("Inplace", "", 1) if api.name.startswith("aclnnInplace") else api.name
+    if asked not in steps or asked == "aclnnInplaceCopy":
+        return None  # not a step of this identity: the caller asked for something else
+    arity = _arity_checked(grads)
+    step_apis = []
+    for s in steps:
+        sa = db.aclnn_api(s)
+        if sa is None or (s in arity and arity[s] != _input_kinds(sa)):
+            return None
+        step_apis.append(sa)
+    axis = "axis" if "axis" in gp and gp["axis"].kind in ("int", "scalar") else ""
+    read = {incoming} | {x for _, e in grads for x in _leaves(e)} | {g for g, _ in grads}
+    if axis:
+        read.add("axis")
+    return GradIdentity(fop.name, fapi_name, incoming, tuple(grads), axis, broadcast,
+                        tuple(steps), ent["evidence"].split(":")[0], tuple(sorted(read)),
+                        tuple(sorted({bind[a] for a in ent["grads"]})), tuple(step_apis))
+
+
+def _input_kinds(api) -> tuple[str, ...]:
+    """An API's inputs as the identity spells them: `tensor` or `scalar` each."""
+    return tuple("scalar" if "Scalar" in p.ctype else "tensor" if "Tensor" in p.ctype
+                 else p.ctype for p in api.params if p.role == "input")
+
+
+def _arity_checked(grads) -> dict[str, tuple[str, ...]]:
+    """Every call's argument kinds (`tensor`/`scalar`), to check against the API."""
+    out: dict[str, tuple[str, ...]] = {}
+
+    def walk(n: Node) -> None:
+        if n.api:
+            out[n.api] = tuple("scalar" if c.const else "tensor" for c in n.args)
+            for c in n.args:
+                walk(c)
+    for _, e in grads:
+        walk(e)
+    return out
+
+
+def _rebind(n: Node, leaf_map: dict[str, str]) -> Node:
+    if n.const:
+        return n
+    if not n.api:
+        return Node(leaf=leaf_map[n.leaf])
+    return Node(api=n.api, args=tuple(_rebind(c, leaf_map) for c in n.args))
+
+
+def body_lines(gi: GradIdentity, views: dict[str, str] | None = None) -> list[str]:
+    """The kernel body: every gradient Paddle asks for (nullptr when not), computed at the
+    incoming gradient's shape and summed back over the broadcast axes."""
+    d = gi.incoming
+    lines: list[str] = []
+    views = {}
+    used = {x for _, e in gi.grads for x in _leaves(e)} & set(gi.inputs)
+    if gi.broadcast and gi.axis:
+        for n in sorted(used):
+            v = f"{n}_al"
+            views[n] = v
+            lines += [
+                f"phi::DenseTensor {v}({n});  // `axis`: Paddle aligns {n}'s dims at `axis`, "
+                "aclnn at the last dim",
+                f"if ({n}.dims().size() < {d}.dims().size()) {{",
+                f"  const int64_t at = {gi.axis} == -1 ? {d}.dims().size() - {n}.dims().size()"
+                f" : {gi.axis};",
+                f"  std::vector<int64_t> dims = phi::vectorize({n}.dims());",
+                f"  dims.insert(dims.end(), {d}.dims().size() - at - {n}.dims().size(), 1);",
+                f"  {v}.Resize(phi::make_ddim(dims));",
+                "}"]
+    for g, expr in gi.grads:
+        lines += [f"if ({g}) {{  // nullptr when Paddle does not need this gradient"]
+        body: list[str] = []
+        if gi.broadcast:
+            body += [f"const bool {g}_same = {g}->dims() == {d}.dims();",
+                     f"if (!{g}_same && {g}->IsSharedWith({d})) {{  // in place "
+                     f"({d} -> {g}): the other gradients still read {d}",
+                     f"  const phi::DDim {g}_dims = {g}->dims();",
+                     f"  {g}->clear();",
+                     f"  {g}->Resize({g}_dims);",
+                     "}"]
+        body += [f"opgen_alloc<T>(dev_ctx, {g});"]
+        if not expr.api:  # the gradient is a tensor itself: a copy, or its sum
+            src = views.get(expr.leaf, expr.leaf)
+            if gi.broadcast:
+                body += [f"if ({g}_same) {{",
+                         f"  EXEC_NPU_CMD(aclnnInplaceCopy, dev_ctx, *{g}, {src});", "} else {"]
+                body += ["  " + x for x in _reduce(g, d, src, gi.axis)] + ["}"]
+            else:
+                body += [f"EXEC_NPU_CMD(aclnnInplaceCopy, dev_ctx, *{g}, {src});"]
+        else:
+            full = f"{g}_full"
+            if gi.broadcast:
+                body += [f"phi::DenseTensor {full};  // the gradient at {d}'s shape",
+                         f"if ({g}_same) {{", f"  {full} = *{g};", "} else {",
+                         f"  {full}.set_meta({d}.meta());",
+                         f"  dev_ctx.Alloc(&{full}, {full}.dtype());", "}"]
+                root = full
+            else:
+                root = f"*{g}"
+            counter = [0]
+            body += _emit(expr, root, g, d, views, counter, top=True)[1]
+            if gi.broadcast:
+                body += [f"if (!{g}_same) {{"] + ["  " + x for x in
+                                                   _reduce(g, d, full, gi.axis)] + ["}"]
+        lines += ["  " + x for x in body] + ["}"]
+    return lines
+
+
+def _emit(n: Node, root: str, g: str, d: str, views: dict, counter: list,
+          top: bool = False) -> tuple[str, list[str]]:
+    if n.const:
+        counter[0] += 1
+        c = f"{g}_c{counter[0]}"
+        return c, [f"phi::Scalar {c}({float(n.const)});"]
+    if not n.api:
+        return views.get(n.leaf, n.leaf), []
+    lines: list[str] = []
+    refs = []
+    for c in n.args:
+        r, ls = _emit(c, root, g, d, views, counter)
+        refs.append(r)
+        lines += ls
+    if top:
+        dst = root
+    else:
+        counter[0] += 1
+        dst = f"{g}_t{counter[0]}"
+        lines += [f"phi::DenseTensor {dst};", f"{dst}.set_meta({d}.meta());",
+                  f"dev_ctx.Alloc(&{dst}, {dst}.dtype());"]
+    lines += [f"EXEC_NPU_CMD({n.api}, dev_ctx, {', '.join(refs)}, {dst});"]
+    return dst, lines
+
+
+def _reduce(g: str, d: str, src: str, axis: str) -> list[str]:
+    """Sum `src` (at `d`'s shape) over the axes `d` broadcast `*g` along, into `*g`:
+    PaddleCustomDevice elementwise_add_kernel.cc AddGradKernel's rule (an axis outside
+    g's aligned dims, or where g has 1 and d more), keepDims false into a view of g."""
+    at = (f"({axis} == -1 ? {d}.dims().size() - {g}_rank : {axis})" if axis
+          else f"{d}.dims().size() - {g}_rank")
+    return [f"// sum the gradient over the axes the forward broadcast `{g}` along",
+            f"const int64_t {g}_rank = {g}->dims().size();",
+            f"const int64_t {g}_at = {g}_rank < {d}.dims().size() ? {at} : 0;",
+            f"std::vector<int64_t> {g}_axes, {g}_kept;",
+            f"for (int64_t ax = 0; ax < {d}.dims().size(); ++ax) {{",
+            f"  if (ax < {g}_at || ax >= {g}_at + {g}_rank ||",
+            f"      ({d}.dims()[ax] > 1 && {g}->dims()[ax - {g}_at] == 1)) {{",
+            f"    {g}_axes.push_back(ax);",
+            "  } else {",
+            f"    {g}_kept.push_back({d}.dims()[ax]);",
+            "  }",
+            "}",
+            f"phi::DenseTensor {g}_view(*{g});",
+            f"{g}_view.Resize(phi::make_ddim({g}_kept));",
+            f"bool {g}_keep_dims = false;",
+            f"aclDataType {g}_dtype = ConvertToNpuDtype({g}->dtype());",
+            f"EXEC_NPU_CMD({REDUCE_API}, dev_ctx, {src}, {g}_axes, {g}_keep_dims, {g}_dtype, "
+            f"{g}_view);"]

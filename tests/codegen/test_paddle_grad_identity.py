@@ -1,0 +1,143 @@
+"""A grad kernel asked for with one step of its forward API's gradient identity renders the
+whole identity (docs/opgen.md "Batch K after the fixes", class 8 of "Why paddle first
+passes fail"): `divide_grad` asked for with aclnnNeg used to write -x into dx and leave dy
+unwritten (batch K scored 0); `add_grad` with aclnnReduceSum reduced x into dx (batch J,
+0). The facts: Paddle's backward YAML (the forward op), opdb (its primary API and the phi
+tensors that API's parameters take), opdb/sources/grad_identities.yaml (the gradient per
+forward API, keyed by API, not by kernel)."""
+from __future__ import annotations
+
+import pytest
+
+from codegen.paddle_grad_identity import (Node, _arity_checked, _calls, _input_kinds, _leaves,
+                                          grad_identity, identities, parse_expr)
+
+
+@pytest.fixture(scope="module")
+def db():
+    from opdb.query import OpDB
+    return OpDB.open()
+
+
+def _cc(db, api, kernel):
+    from codegen.api import prepare
+    r = prepare(db, api, "paddle", op=kernel, layout="in-tree")
+    return next(t for p, t in r.files.items() if p.endswith(".cc")), r
+
+
+def test_parse_expr_nests_calls_and_leaves():
+    n = parse_expr("Neg(Mul(Div(grad, other), out))")
+    assert n.api == "aclnnNeg" and n.args[0].api == "aclnnMul"
+    assert _calls(n) == ["aclnnNeg", "aclnnMul", "aclnnDiv"]
+    assert _leaves(n) == ["grad", "other", "out"]
+    assert parse_expr("grad") == Node(leaf="grad")
+    n = parse_expr("Muls(PowTensorScalar(out, 3), -0.5)")
+    assert n.args[1] == Node(const="-0.5") and _leaves(n) == ["out"]
+    assert _arity_checked([("g", n)]) == {"aclnnMuls": ("tensor", "scalar"),
+                                           "aclnnPowTensorScalar": ("tensor", "scalar")}
+    for bad in ("Mul(grad, out", "Mul(grad out)", "Mul(grad), x", "", "Mul(grad; out)"):
+        with pytest.raises(ValueError):
+            parse_expr(bad)
+
+
+def test_every_identity_names_real_parameters_and_arities(db):
+    # a typo in the table (aclnnCos names its input `input`, not `self`) would silently
+    # keep the identity from binding: every key and leaf is a parameter of the API
+    for api_name, ent in identities().items():
+        api = db.aclnn_api(api_name)
+        assert api is not None, api_name
+        ins = [p.name for p in api.params if p.role == "input" and "Tensor" in p.ctype]
+        outs = [p.name for p in api.params if p.role == "output"]
+        assert set(ent["grads"]) == set(ins), api_name
+        for expr in ent["grads"].values():
+            assert set(_leaves(expr)) <= set(ins) | set(outs) | {"grad"}, api_name
+            for call in _calls(expr):
+                step = db.aclnn_api(call)
+                assert step is not None, call
+            for call, kinds in _arity_checked([("g", expr)]).items():
+                assert kinds == _input_kinds(db.aclnn_api(call)), (api_name, call)
+
+
+def test_divide_grad_binds_the_forward_tensors(db):
+    gi = grad_identity(db, db.aclnn_api("aclnnNeg"), db.framework_op("paddle", "divide_grad"))
+    assert gi is not None and gi.forward_api == "aclnnDiv" and gi.incoming == "dout"
+    grads = dict(gi.grads)
+    assert grads["dx"] == parse_expr("Div(dout, y)")
+    assert grads["dy"] == parse_expr("Neg(Mul(Div(dout, y), out))")
+    assert gi.broadcast and gi.axis == "axis" and set(gi.inputs) == {"x", "y"}
+
+
+def test_no_identity_for_a_backward_api_another_api_or_a_forward(db):
+    op = db.framework_op("paddle", "divide_grad")
+    assert grad_identity(db, db.aclnn_api("aclnnExp"), op) is None  # not a step
+    assert grad_identity(db, db.aclnn_api("aclnnSiluBackward"),
+                         db.framework_op("paddle", "silu_grad")) is None
+    assert grad_identity(db, db.aclnn_api("aclnnDiv"),
+                         db.framework_op("paddle", "divide")) is None
+    # square's forward maps to aclnnMul with x twice: `other` is no phi tensor of its own
+    assert grad_identity(db, db.aclnn_api("aclnnMul"),
+                         db.framework_op("paddle", "square_grad")) is None
+
+
+def test_divide_grad_renders_both_gradients_summed_back(db):
+    cc, r = _cc(db, "aclnnNeg", "divide_grad")
+    assert "EXEC_NPU_CMD(aclnnDiv, dev_ctx, dout, y_al, dx_full);" in cc
+    assert "EXEC_NPU_CMD(aclnnMul, dev_ctx, dy_t1, out, dy_t2);" in cc
+    assert "EXEC_NPU_CMD(aclnnNeg, dev_ctx, dy_t2, dy_full);" in cc
+    assert cc.count("EXEC_NPU_CMD(aclnnReduceSum, dev_ctx,") == 2
+    assert "EXEC_NPU_CMD(aclnnNeg, dev_ctx, x," not in cc
+    # the README says what the body is instead of an empty argument table
+    assert "aclnnNeg is one step of the gradient of aclnnDiv" in r.files["README.md"]
+    assert "| # | aclnn param |" not in r.files["README.md"]
+    # only x is left unread (its shape is dx's): no TODO for dout, y, out or dy
+    assert [t for t in r.todos if "`" in t and "framework param" in t] == [
+        t for t in r.todos if "`x`" in t]
+
+
+def test_add_grad_copies_or_sums_and_writes_the_inplace_gradient_last(db):
+    cc, r = _cc(db, "aclnnReduceSum", "add_grad")
+    assert "EXEC_NPU_CMD(aclnnInplaceCopy, dev_ctx, *dx, dout);" in cc
+    assert "EXEC_NPU_CMD(aclnnReduceSum, dev_ctx, dout, dy_axes, dy_keep_dims, dy_dtype, dy_view);" in cc
+    # backward YAML: inplace (out_grad -> x_grad): dy reads dout before dx may overwrite it
+    assert cc.index("if (dy) {") < cc.index("if (dx) {")
+
+
+@pytest.mark.parametrize("kernel,api,calls", [
+    ("reciprocal_grad", "aclnnMul", ["aclnnMul, dev_ctx, dout, out, dx_t1",
+                                     "aclnnMul, dev_ctx, dx_t1, out, dx_t2",
+                                     "aclnnNeg, dev_ctx, dx_t2, *dx"]),
+    ("abs_grad", "aclnnInplaceMul", ["aclnnSign, dev_ctx, x, dx_t1",
+                                     "aclnnMul, dev_ctx, dout, dx_t1, *dx"]),
+    ("rsqrt_grad", "aclnnPowTensorScalar", ["aclnnPowTensorScalar, dev_ctx, out, dx_c1, dx_t2",
+                                            "aclnnMuls, dev_ctx, dx_t2, dx_c3, dx_t4",
+                                            "aclnnMul, dev_ctx, dout, dx_t4, *dx"]),
+    ("sqrt_grad", "aclnnMuls", ["aclnnMuls, dev_ctx, out, dx_c1, dx_t2",
+                                "aclnnDiv, dev_ctx, dout, dx_t2, *dx"]),
+    ("log_grad", "aclnnDiv", ["aclnnDiv, dev_ctx, dout, x, *dx"]),
+    ("cos_grad", "aclnnSin", ["aclnnSin, dev_ctx, x, dx_t1",
+                              "aclnnMul, dev_ctx, dout, dx_t1, dx_t2",
+                              "aclnnNeg, dev_ctx, dx_t2, *dx"]),
+])
+def test_unary_identities(db, kernel, api, calls):
+    cc, r = _cc(db, api, kernel)
+    assert "phi::Scalar dx_c1(3.0);" in cc if kernel == "rsqrt_grad" else True
+    for c in calls:
+        assert f"EXEC_NPU_CMD({c});" in cc, c
+    assert "aclnnReduceSum" not in cc and not r.todos
+
+
+@pytest.mark.parametrize("text,says", [
+    ("identities: [{api: aclnnX, grads: {self: grad}}]", "evidence"),
+    ("identities: [{api: X, grads: {self: grad}, evidence: e}]", "aclnn"),
+    ("identities: [{api: aclnnX, grads: {self: 'Mul(grad'}, evidence: e}]", "bad gradient"),
+    ("identities: [{api: aclnnX, grads: {}, evidence: e}]", "grads"),
+    ("identities: [{api: aclnnX, grad: {self: grad}, evidence: e}]", "unknown keys"),
+    ("identities: [{api: aclnnX, grads: {self: grad}, evidence: e},"
+     " {api: aclnnX, grads: {self: grad}, evidence: e}]", "twice"),
+])
+def test_a_malformed_table_is_a_one_line_error(text, says):
+    from codegen.paddle_grad_identity import load_identities
+    from opdb.errors import OpscanError
+    with pytest.raises(OpscanError) as exc:
+        load_identities(text, "t.yaml")
+    assert says in str(exc.value) and "\n" not in str(exc.value) and "t.yaml" in str(exc.value)
