@@ -29,6 +29,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 # grad kernels scored in the same row as their forward (docs/opgen.md tables: "+ grad")
 SCORED_WITH_FORWARD = {"layer_norm_grad", "pool2d_grad", "conv2d_grad", "sqrt_grad",
                        "log_softmax_grad", "group_norm_grad", "nll_loss_grad"}
+# grads scored in a forward's row of a seeded batch (depthwise_conv2d in H, swiglu in K),
+# excluded from batch L's draw on only, so that the draws of H-K stay reproducible
+SCORED_WITH_FORWARD_FROM = {"L": {"depthwise_conv2d_grad", "swiglu_grad"}}
 
 
 def scored_kernels(with_g: bool = False, before: str | None = None) -> set[str]:
@@ -39,7 +42,8 @@ def scored_kernels(with_g: bool = False, before: str | None = None) -> set[str]:
     before = before or ("H" if with_g else "G")
     later = [row for name, rows in BATCHES_PADDLE.items() if name >= before for row in rows]
     held = [row for row in HELD_OUT_PADDLE if row not in later]
-    return {k for _, _, k in TWELVE} | {k for _, k in held} | SCORED_WITH_FORWARD
+    extra = {k for b, ks in SCORED_WITH_FORWARD_FROM.items() if before >= b for k in ks}
+    return {k for _, _, k in TWELVE} | {k for _, k in held} | SCORED_WITH_FORWARD | extra
 
 
 def draw(seed: int, n: int, with_g: bool = False, before: str | None = None

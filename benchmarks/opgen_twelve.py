@@ -256,9 +256,21 @@ BATCH_K_PADDLE = [
     ("aclnnSliceV2", "tile_grad"), ("aclnnSin", "sin"),
 ]
 HELD_OUT_PADDLE += BATCH_K_PADDLE
+
+# batch L (docs/opgen.md): drawn by benchmarks/opgen_draw_paddle.py --before L (seed
+# 20261129), scored first with the code of its branch's start (7d440c3), then fixed
+BATCH_L_PADDLE = [
+    ("aclnnGeTensor", "greater_equal"), ("aclnnSliceV2", "strided_slice_array"),
+    ("aclnnRoll", "roll_grad"), ("aclnnTriu", "triu_grad"),
+    ("aclnnInplaceFillDiagonal", "fill_diagonal_grad"), ("aclnnLeTensor", "less_equal"),
+    ("aclnnDiv", "log_grad"), ("aclnnBinaryCrossEntropy", "bce_loss"),
+    ("aclnnGemm", "fused_gemm_epilogue"), ("aclnnInplaceFillScalar", "full"),
+    ("aclnnMul", "multiply_grad"), ("aclnnSliceV2", "strided_slice_raw"),
+]
+HELD_OUT_PADDLE += BATCH_L_PADDLE
 # the seeded random batches, in the order they were drawn (opgen_draw_paddle.py --before)
 BATCHES_PADDLE = {"G": BATCH_G_PADDLE, "H": BATCH_H_PADDLE, "I": BATCH_I_PADDLE,
-                  "J": BATCH_J_PADDLE, "K": BATCH_K_PADDLE}
+                  "J": BATCH_J_PADDLE, "K": BATCH_K_PADDLE, "L": BATCH_L_PADDLE}
 
 
 def _paddle_tree(root: Path) -> Path:
