@@ -299,7 +299,7 @@ def _rule_for(p: Param, kind: str, fw_params: list[FwParam], target: str | None,
             continue
         if not set(rule.with_params) <= api_params:
             continue  # the offset reads the seed's draw: only with a `seed` parameter
-        needs = [(n.split("|")[0], _find_first(n, fw_params)) for n in rule.needs]
+        needs = [(n.split("|")[0].rstrip("~"), _find_first(n, fw_params)) for n in rule.needs]
         if all(f is not None for _, f in needs):
             return rule, tuple(needs)  # type: ignore[arg-type]
     return None
@@ -310,14 +310,50 @@ def _find_first(need: str, fw_params: list[FwParam]) -> FwParam | None:
     `{a}`). The generator rule counts `self`, else the output the call writes: torch's
     normal.Tensor_float has no `self`, and op-plugin NormalKernelNpuOpApi.cpp counts its
     `out` / `result`. An alternative `=expr` is that C++ expression itself: an op without
-    a `Generator?` draws from the default generator (`generator|=c10::nullopt`)."""
+    a `Generator?` draws from the default generator (`generator|=c10::nullopt`). A need
+    `a~` is `a` by name or alias, else the one framework input PaConvert's torch ->
+    paddle renamings call `a` (up to an inflection: aclnnSliceV2's `steps` is torch's
+    `step`, which PaConvert renames to Paddle's `strides`)."""
     for name in need.split("|"):
         if name.startswith("="):
             return FwParam(name[1:], "other", "", origin="literal")
+        renamed = name.endswith("~")
+        name = name.rstrip("~")
         f = _find(name, fw_params)
+        if f is None and renamed:
+            f = _renamed(name, fw_params)
         if f is not None:
             return f
     return None
+
+
+def _torch_keys(names: set[str]) -> list[str]:
+    """The torch argument names PaConvert lists that are `names` up to an inflection
+    (`steps` -> `step`), the names themselves first."""
+    from opdb.arg_synonyms import load
+    keys = sorted(names)
+    squashed = _squashed(names)
+    keys += sorted(k for k in load() if k not in names
+                   and any(_inflected(k.replace("_", ""), n) for n in squashed))
+    return keys
+
+
+def _renamed(name: str, fw_params: list[FwParam]) -> FwParam | None:
+    """The one framework input (not an output) PaConvert's renamings give for `name`;
+    the renaming shown by the most APIs wins, a tie is no answer."""
+    from opdb.arg_synonyms import load
+    table = load()
+    fits = []
+    for f in fw_params:
+        if f.is_output:
+            continue
+        n = max((table.get(k, {}).get(f.name, 0) for k in _torch_keys({name})), default=0)
+        if n:
+            fits.append((n, f))
+    fits.sort(key=lambda t: -t[0])
+    if not fits or (len(fits) > 1 and fits[0][0] == fits[1][0]):
+        return None
+    return fits[0][1]
 
 
 def reviewed_unset(p: Param, kind: str, api: str = "") -> str | None:
