@@ -36,6 +36,11 @@ REDUCE_API = "aclnnReduceSum"  # the step that sums a broadcast gradient back
 GRAD_NAMES = ("{}_grad", "d{}", "d_{}")  # Paddle's grad spellings: x_grad, dx, d_x
 
 
+# host steps over a forward attribute (a lower-case call in an expression): the gradient
+# of aclnnRoll rolls back by the negated shifts
+HOST_STEPS = ("negated",)
+
+
 @dataclass(frozen=True)
 class Node:
     """One call of an identity (`api` over `args`) or a leaf (`api` empty, `leaf` set)."""
@@ -43,6 +48,8 @@ class Node:
     args: tuple["Node", ...] = ()
     leaf: str = ""
     const: str = ""  # a number passed as an aclScalar (`Muls(out, 2)`)
+    host: str = ""   # a host step over an attribute (`negated(shifts)`)
+    attr: bool = False  # a leaf bound to a forward attribute (an int list), not a tensor
 
 
 @dataclass(frozen=True)
@@ -93,6 +100,11 @@ def parse_expr(text: str) -> Node:
             if peek() != ")":
                 raise ValueError(f"bad gradient expression {text!r}")
             pos += 1
+            if name[0].islower():
+                if name not in HOST_STEPS or len(args) != 1 or args[0].api or args[0].const:
+                    raise ValueError(f"bad host step {name!r} in {text!r} (known: "
+                                     f"{', '.join(HOST_STEPS)}, over one attribute)")
+                return Node(host=name, args=tuple(args))
             return Node(api="aclnn" + name, args=tuple(args))
         return Node(leaf=name)
 
@@ -140,7 +152,7 @@ def _calls(n: Node) -> list[str]:
 def _leaves(n: Node) -> list[str]:
     if n.const:
         return []
-    return [n.leaf] if not n.api else [x for c in n.args for x in _leaves(c)]
+    return [n.leaf] if not (n.api or n.host) else [x for c in n.args for x in _leaves(c)]
 
 
 def _grad_of(name: str, names: set[str]) -> str | None:
@@ -200,6 +212,10 @@ def grad_identity(db, api, op) -> GradIdentity | None:
         return None
     bind = {p.aclnn.name: p.fw.name for p in amap.params
             if p.fw is not None and p.fw.kind == "tensor"}
+    # the forward's int-list attributes (aclnnRoll's shifts, dims) bind to the grad
+    # kernel's attributes of the same phi name
+    attrs = {p.aclnn.name: p.fw.name for p in amap.params
+             if p.fw is not None and p.fw.kind == "int_array" and p.rule is None}
     outs = [p.aclnn.name for p in amap.params if p.aclnn.role == "output"]
     gp = {f.name: f for f in fw_params(op)}
     ins = {n for n, f in gp.items() if not f.is_output and f.kind == "tensor"}
@@ -213,6 +229,9 @@ def grad_identity(db, api, op) -> GradIdentity | None:
     for a, n in bind.items():
         if n in ins:
             leaf_map[a] = n
+    attr_leaves = {a: n for a, n in attrs.items()
+                   if n in gp and not gp[n].is_output and gp[n].kind == "int_array"}
+    leaf_map.update(attr_leaves)
     grads = []
     for a, expr in ent["grads"].items():
         if a not in bind:
@@ -222,7 +241,10 @@ def grad_identity(db, api, op) -> GradIdentity | None:
             return None
         if any(x not in leaf_map for x in _leaves(expr)):
             return None
-        grads.append((g, _rebind(expr, leaf_map)))
+        try:
+            grads.append((g, _rebind(expr, leaf_map, set(attr_leaves.values()))))
+        except KeyError:
+            return None
     if {g for g, _ in grads} != gouts:
         return None  # a gradient the identity does not give
     # a gradient written in place of the incoming one (backward YAML `inplace: (out_grad
@@ -252,8 +274,9 @@ def grad_identity(db, api, op) -> GradIdentity | None:
 
 
 def _input_kinds(api) -> tuple[str, ...]:
-    """An API's inputs as the identity spells them: `tensor` or `scalar` each."""
+    """An API's inputs as the identity spells them: `tensor`, `scalar` or `int_array`."""
     return tuple("scalar" if "Scalar" in p.ctype else "tensor" if "Tensor" in p.ctype
+                 else "int_array" if "IntArray" in p.ctype
                  else p.ctype for p in api.params if p.role == "input")
 
 
@@ -263,7 +286,8 @@ def _arity_checked(grads) -> dict[str, tuple[str, ...]]:
 
     def walk(n: Node) -> None:
         if n.api:
-            out[n.api] = tuple("scalar" if c.const else "tensor" for c in n.args)
+            out[n.api] = tuple("scalar" if c.const else "int_array" if (c.attr or c.host)
+                               else "tensor" for c in n.args)
             for c in n.args:
                 walk(c)
     for _, e in grads:
@@ -271,12 +295,15 @@ def _arity_checked(grads) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def _rebind(n: Node, leaf_map: dict[str, str]) -> Node:
+def _rebind(n: Node, leaf_map: dict[str, str], attrs: set[str] = frozenset()) -> Node:
     if n.const:
         return n
-    if not n.api:
-        return Node(leaf=leaf_map[n.leaf])
-    return Node(api=n.api, args=tuple(_rebind(c, leaf_map) for c in n.args))
+    if not (n.api or n.host):
+        return Node(leaf=leaf_map[n.leaf], attr=leaf_map[n.leaf] in attrs)
+    if n.host and not all(_rebind(c, leaf_map, attrs).attr for c in n.args):
+        raise KeyError(n.host)  # a host step over a tensor: no such identity
+    return Node(api=n.api, host=n.host,
+                args=tuple(_rebind(c, leaf_map, attrs) for c in n.args))
 
 
 def body_lines(gi: GradIdentity, views: dict[str, str] | None = None) -> list[str]:
@@ -345,6 +372,12 @@ def _emit(n: Node, root: str, g: str, d: str, views: dict, counter: list,
         counter[0] += 1
         c = f"{g}_c{counter[0]}"
         return c, [f"phi::Scalar {c}({float(n.const)});"]
+    if n.host:  # negated(attr): the attribute's values negated, on the host
+        counter[0] += 1
+        h = f"{g}_h{counter[0]}"
+        src = n.args[0].leaf
+        return h, [f"std::vector<int64_t> {h} = phi::IntArray({src}).GetData();",
+                   f"for (int64_t& v : {h}) v = -v;  // {src}, negated"]
     if not n.api:
         return views.get(n.leaf, n.leaf), []
     lines: list[str] = []
