@@ -1,0 +1,65 @@
+"""Mechanisms found by scoring the twelfth held-out torch sample (drawn at random,
+`benchmarks/opgen_heldout_draw.py --seed 12 --before 118`) against op-plugin 517f2e7d
+(docs/opgen.md, "Twelfth sample"): the only Scalar on each side pairs (`other` /
+`shiftBits`). None keys on an API name in code; the render tests name the upstream
+adapter."""
+from __future__ import annotations
+
+from codegen.argmap import FwParam, map_args
+from codegen.api import prepare
+from opdb.model import AclnnApi, Param, Source
+from tests.codegen.torch_adapter_parts import ADAPTER, function_body as _fn, shipped_db_fixture
+
+db = shipped_db_fixture()
+SRC = Source("test")
+
+
+def _api(name, *params):
+    return AclnnApi(name, tuple(Param(n, t, r) for n, t, r in params), SRC)
+
+
+def _fw(name, kind, cpp="", **kw):
+    return FwParam(name, kind, cpp or kind, **kw)
+
+
+def _got(m):
+    return {p.aclnn.name: (p.fw.name if p.fw else None, p.decision) for p in m.params}
+
+
+def test_the_only_scalar_on_each_side_pairs():
+    """torch's Scalar `other` is aclnn's `shiftBits` (aclScalar*), the only one either side
+    has. Before, `shiftBits` was a nullptr placeholder and `other` went unpassed."""
+    a = _api("aclnnFoo", ("self", "const aclTensor*", "input"),
+             ("shiftBits", "const aclScalar*", "input"), ("out", "aclTensor*", "output"))
+    fws = [_fw("self", "tensor"), _fw("other", "scalar"), _fw("out", "tensor", is_output=True)]
+    m = map_args(a, fws, "torch")
+    assert _got(m)["shiftBits"] == ("other", "sole-scalar")
+    assert len(m.todos) == 1 and "only Scalar on each side" in m.todos[0]
+    assert not m.unused
+
+
+def test_sole_scalar_needs_one_on_each_side_and_a_required_param():
+    """Two Scalars left, two aclScalar params or an `...Optional` scalar: no pairing."""
+    out = ("out", "aclTensor*", "output")
+    one = _api("aclnnFoo", ("self", "const aclTensor*", "input"),
+               ("shiftBits", "const aclScalar*", "input"), out)
+    base = [_fw("self", "tensor"), _fw("out", "tensor", is_output=True)]
+    two_fw = base + [_fw("other", "scalar"), _fw("alpha", "scalar")]
+    assert _got(map_args(one, two_fw, "torch"))["shiftBits"][0] is None
+    two_api = _api("aclnnFoo", ("self", "const aclTensor*", "input"),
+                   ("low", "const aclScalar*", "input"), ("high", "const aclScalar*", "input"), out)
+    got = _got(map_args(two_api, base + [_fw("other", "scalar")], "torch"))
+    assert got["low"][0] is None and got["high"][0] is None
+    opt = _api("aclnnFoo", ("self", "const aclTensor*", "input"),
+               ("shiftBitsOptional", "const aclScalar*", "input"), out)
+    assert _got(map_args(opt, base + [_fw("other", "scalar")], "torch"))[
+        "shiftBitsOptional"][0] is None
+
+
+def test_lshift_scalar_passes_other_as_shift_bits(db):
+    """op-plugin __Lshift__KernelNpuOpApi.cpp: `EXEC_NPU_CMD(aclnnLeftShifts, self, other,
+    result)`; opgen passed nullptr as the required `shiftBits`."""
+    r = prepare(db, "aclnnLeftShifts", "torch", op="aten::__lshift__.Scalar")
+    body = _fn(r.files[ADAPTER.format("Lshift")], "at::Tensor __lshift__(")
+    assert "EXEC_NPU_CMD(aclnnLeftShifts, self, other, out);" in body
+    assert "nullptr" not in body
