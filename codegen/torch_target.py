@@ -199,6 +199,24 @@ class TorchDialect(Dialect):
                            p.decision)
         if k == fk == "tensor_list" and name in self.skip_empty and self.ret:
             return self.kept_list(p)
+        if k == fk == "tensor_list" and "c10::optional<at::Tensor>" in fw.cpp_type and ref:
+            # torch `Tensor?[]` (index_put's indices): op-plugin's ConvertType has no
+            # overload for c10::List<c10::optional<at::Tensor>>, so the list is built as
+            # op-plugin IndexPutKernelNpuOpApi.cpp does: an unset entry is an empty tensor
+            # of `ref`'s options, and an entry on another device is moved to `ref`'s
+            return CallArg(p.aclnn.name, p.aclnn.ctype, var,
+                           [f"std::vector<at::Tensor> {var}_vec;",
+                            f"for (const c10::optional<at::Tensor>& opgen_t : {name}) {{",
+                            "    if (!opgen_t.has_value() || !opgen_t->defined()) {",
+                            f"        {var}_vec.push_back(at::empty({{0}}, {ref}.options()));"
+                            "  // unset: an empty tensor",
+                            f"    }} else if (opgen_t->device() != {ref}.device()) {{",
+                            f"        {var}_vec.push_back(opgen_t->to({ref}.device()));",
+                            "    } else {",
+                            f"        {var}_vec.push_back(*opgen_t);",
+                            "    }",
+                            "}",
+                            f"at::TensorList {var}({var}_vec);"], p.todo, p.decision)
         if k == fk == "tensor_list" and "ITensorListRef" in fw.cpp_type:
             # aclTensorList* is built from at::TensorList: materialize the IListRef
             return CallArg(p.aclnn.name, p.aclnn.ctype, var,
@@ -731,7 +749,7 @@ def _inplace_api_into_out(api: AclnnApi, amap: ArgMap, args: list[CallArg], role
     from opdb.input_updates import updated_inputs
     updated = updated_inputs(api.name)
     if role == "inplace" or len(outs) != 1 or not (
-            api.name.startswith("aclnnInplace") or updated):
+            api.name.startswith("aclnnInplace") or updated or _writes_only_inout(api)):
         return []
     lines = []
     for a, p in zip(args, amap.params):
@@ -1760,6 +1778,15 @@ def _updates_first_input(api: AclnnApi) -> bool:
     from opdb.input_updates import updated_inputs
     first = next((p.name for p in api.params if p.ctype.replace(" ", "") == "constaclTensor*"), "")
     return bool(first) and first in updated_inputs(api.name)
+
+
+def _writes_only_inout(api: AclnnApi) -> bool:
+    """The API has no output and writes one `aclTensor*` param in place (aclnnIndexPutImpl's
+    `selfRef`): whatever its name, it is an in-place API, so a functional or `.out`
+    member that feeds that param from a read-only input must hand it a copy (op-plugin
+    IndexPutKernelNpuOpApi.cpp: `self.clone().index_put_(...)`)."""
+    roles = [p.role for p in api.params]
+    return "output" not in roles and roles.count("inout") == 1
 
 
 def _writes_one_output(api: AclnnApi) -> bool:

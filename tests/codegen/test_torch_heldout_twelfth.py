@@ -63,3 +63,29 @@ def test_lshift_scalar_passes_other_as_shift_bits(db):
     body = _fn(r.files[ADAPTER.format("Lshift")], "at::Tensor __lshift__(")
     assert "EXEC_NPU_CMD(aclnnLeftShifts, self, other, out);" in body
     assert "nullptr" not in body
+
+
+def test_index_put_works_on_a_copy_of_self(db):
+    """aclnnIndexPutImpl has no output and writes its `selfRef` in place: whatever the
+    API's name, the functional and `.out` members copy `self` into the output and hand
+    the API the output (op-plugin IndexPutKernelNpuOpApi.cpp: `self.clone().index_put_`).
+    Before, the caller's `self` was written and the returned output never was."""
+    r = prepare(db, "aclnnIndexPutImpl", "torch", op="aten::index_put")
+    text = r.files[ADAPTER.format("IndexPut")]
+    for sig in ("at::Tensor index_put(", "at::Tensor& index_put_out("):
+        body = _fn(text, sig)
+        assert "out.copy_(self);" in body
+        assert "EXEC_NPU_CMD(aclnnIndexPutImpl, out, acl_indices, values, accumulate" in body
+
+
+def test_optional_tensor_list_is_built_for_the_api(db):
+    """torch `Tensor?[]` reaches an aclTensorList as op-plugin builds it: op-plugin's
+    ConvertType has no overload for c10::List<c10::optional<at::Tensor>> (the in-tree
+    check failed on it), an unset entry is an empty tensor and a host index moves to the
+    input's device."""
+    r = prepare(db, "aclnnIndex", "torch", op="aten::index.Tensor")
+    body = _fn(r.files[ADAPTER.format("Index")], "at::Tensor index(")
+    assert "for (const c10::optional<at::Tensor>& opgen_t : indices) {" in body
+    assert "acl_indices_vec.push_back(at::empty({0}, self.options()));" in body
+    assert "acl_indices_vec.push_back(opgen_t->to(self.device()));" in body
+    assert "EXEC_NPU_CMD(aclnnIndex, self, acl_indices, out);" in body
