@@ -859,7 +859,10 @@ def _optional_input_branches(api: AclnnApi, versions: list[AclnnApi], amap: ArgM
     kept, and larger sets are tested first. Returns the branches and the framework
     names they consume."""
     base = {p.aclnn.name: (p.fw.name if p.fw else None) for p in amap.params}
-    wanted = {u.name for u in amap.unused if u.optional and u.kind in ("tensor", "int_array")}
+    # (an optional number too: repeat_interleave's `int? dim` selects
+    # aclnnRepeatInterleaveWithDim, op-plugin RepeatInterLeaveKernelNpuOpApi.cpp)
+    wanted = {u.name for u in amap.unused
+              if u.optional and u.kind in ("tensor", "int_array", "int", "float")}
     picked: dict[frozenset[str], tuple[AclnnApi, ArgMap]] = {}
     for v in versions:
         vmap = map_args(v, fwp, "torch")

@@ -89,3 +89,19 @@ def test_optional_tensor_list_is_built_for_the_api(db):
     assert "acl_indices_vec.push_back(at::empty({0}, self.options()));" in body
     assert "acl_indices_vec.push_back(opgen_t->to(self.device()));" in body
     assert "EXEC_NPU_CMD(aclnnIndex, self, acl_indices, out);" in body
+
+
+def test_an_optional_number_selects_the_sibling_api_that_takes_it(db):
+    """repeat_interleave's `int? dim`: aclnnRepeatInterleave repeats the flattened input,
+    aclnnRepeatInterleaveWithDim (same op directory, every param of the base and `dim`)
+    repeats along `dim`; op-plugin RepeatInterLeaveKernelNpuOpApi.cpp calls the second
+    when `dim.has_value()`. The optional-input branches took tensors and int lists only,
+    so `dim` went unpassed and a given dim was ignored."""
+    r = prepare(db, "aclnnRepeatInterleave", "torch", op="aten::repeat_interleave.self_Tensor")
+    body = _fn(r.files[ADAPTER.format("RepeatInterleave")], "at::Tensor repeat_interleave(")
+    assert "if (dim.has_value()) {" in body
+    with_dim = body.split("if (dim.has_value()) {")[1].split("} else {")[0]
+    assert "EXEC_NPU_CMD(aclnnRepeatInterleaveWithDim, self, repeats, acl_dim," in with_dim
+    assert "EXEC_NPU_CMD(aclnnRepeatInterleave, self, repeats, acl_output_size, out);" in \
+        body.split("} else {")[1]
+    assert not any("`dim`" in t and "not passed" in t for t in r.todos)
