@@ -1,7 +1,9 @@
 """Mechanisms found by scoring the twelfth held-out torch sample (drawn at random,
 `benchmarks/opgen_heldout_draw.py --seed 12 --before 118`) against op-plugin 517f2e7d
 (docs/opgen.md, "Twelfth sample"): the only Scalar on each side pairs (`other` /
-`shiftBits`). None keys on an API name in code; the render tests name the upstream
+`shiftBits`); an API with no output that writes one param is in-place whatever its name;
+a `Tensor?[]` is built into an at::TensorList; an optional number the API lacks selects
+the sibling that takes it (`dim` / aclnnRepeatInterleaveWithDim). None keys on an API name in code; the render tests name the upstream
 adapter."""
 from __future__ import annotations
 
