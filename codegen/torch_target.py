@@ -1809,6 +1809,12 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
     schema = schema_of(op)
     family = dict(family or {schema_role(schema): op})
     variants = dict(variants or {"base": api})
+    if "inplace" not in variants and api.params and api.params[0].role == "inout" \
+            and _writes_only_inout(api):
+        # the API is in-place by role (aclnnIndexPutImpl writes its first param,
+        # `selfRef`): the family's in-place member calls it on `self`, as op-plugin's
+        # `_index_put_impl_` does (IndexPutKernelNpuOpApi.cpp)
+        variants["inplace"] = api
     fallbacks = set(fallbacks or ()) | ({op.name} if acl_op_fallback else set())
     func_op = family.get("functional")
     functional = schema_of(func_op) if func_op is not None else None

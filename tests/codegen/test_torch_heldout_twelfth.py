@@ -107,3 +107,14 @@ def test_an_optional_number_selects_the_sibling_api_that_takes_it(db):
     assert "EXEC_NPU_CMD(aclnnRepeatInterleave, self, repeats, acl_output_size, out);" in \
         body.split("} else {")[1]
     assert not any("`dim`" in t and "not passed" in t for t in r.todos)
+
+
+def test_an_api_in_place_by_role_runs_the_in_place_member_on_self(db):
+    """`index_put_` calls aclnnIndexPutImpl on `self` itself (op-plugin's
+    `_index_put_impl_`). Before, the family's in-place member was dropped: the API has no
+    `Inplace` name and no output, so neither the Inplace variant nor the out = self route
+    applied, and index_put_ on the NPU had no kernel."""
+    r = prepare(db, "aclnnIndexPutImpl", "torch", op="aten::index_put")
+    body = _fn(r.files[ADAPTER.format("IndexPut")], "at::Tensor& index_put_(")
+    assert "EXEC_NPU_CMD(aclnnIndexPutImpl, self, acl_indices, values, accumulate" in body
+    assert "return self;" in body and "copy_" not in body
