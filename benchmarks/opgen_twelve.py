@@ -160,6 +160,19 @@ HELD_OUT_TORCH = [
     ("aclnnForeachAddList", "aten::_foreach_add.List"),
     ("aclnnCummin", "aten::_cummin_helper"),
     ("aclnnApplyAdamWV2", "aten::_fused_adamw_"),
+    # twelfth sample: drawn by benchmarks/opgen_heldout_draw.py --seed 12 --before 118 (docs/opgen.md)
+    ("aclnnLeftShifts", "aten::__lshift__.Scalar"),
+    ("aclnnForeachLog", "aten::_foreach_log"),
+    ("aclnnUpsampleBilinear2d", "aten::upsample_bilinear2d"),
+    ("aclnnRepeatInterleave", "aten::repeat_interleave.self_Tensor"),
+    ("aclnnMaxPool3dWithArgmax", "aten::max_pool3d_with_indices"),
+    ("aclnnForeachSin", "aten::_foreach_sin"),
+    ("aclnnLogSigmoid", "aten::log_sigmoid"),
+    ("aclnnForeachErf", "aten::_foreach_erf"),
+    ("aclnnIndexPutImpl", "aten::index_put"),
+    ("aclnnTriangularSolve", "aten::linalg_solve_triangular"),
+    ("aclnnQuantMatmulV5", "aten::_scaled_mm"),
+    ("aclnnSign", "aten::sgn"),
 ]
 
 # the held-out paddle sample of docs/opgen.md (not among the 12): (aclnn API, phi kernel)

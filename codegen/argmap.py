@@ -228,6 +228,23 @@ def _kind_named(api: AclnnApi, mapped: list, left: list[FwParam]) -> list[tuple[
     return [(want[0], have[0])]
 
 
+def _sole_scalars(api: AclnnApi, mapped: list, left: list[FwParam]) -> list[tuple[int, FwParam]]:
+    """The one required aclnn `aclScalar*` input nothing fed and the one unused framework
+    Scalar, when each side has exactly one (aclnnLeftShifts' `shiftBits` is torch's
+    `other`, aclnnInplaceFillScalar's `value` is full_like's `fill_value`): a Scalar has
+    nowhere else to go, and the API takes no other. Matched by kind, not by name, so the
+    pairing carries a review TODO, as tensors matched by position do."""
+    want = [i for i, p in enumerate(api.params)
+            if mapped[i] is None and p.role == "input" and aclnn_kind(p.ctype) == "scalar"
+            and not aclnn_optional(p.name)]
+    have = [f for f in left if f.kind == "scalar" and not f.is_output]
+    if len(want) != 1 or len(have) != 1:
+        return []
+    if sum(1 for p in api.params if aclnn_kind(p.ctype) == "scalar") != 1:
+        return []
+    return [(want[0], have[0])]
+
+
 def _kind_ok(aclnn_kind_: str, fw_kind: str) -> bool:
     return (aclnn_kind_, fw_kind) in CONVERTIBLE
 
@@ -504,6 +521,13 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
         for i, fw in _kind_named(api, mapped, [f for f in free() if f.name not in read]):
             mapped[i] = _decide(api, api.params[i], aclnn_kind(api.params[i].ctype), take(fw),
                                 "kind-named", by_name, used, target=target)
+    # pass 4d (torch): the only aclScalar the API takes, unfed, and the only Scalar
+    # the op has left (`other` -> aclnnLeftShifts `shiftBits`)
+    if target == "torch":
+        read = {f.name for m in mapped if m is not None for _, f in m.needs}
+        for i, fw in _sole_scalars(api, mapped, [f for f in free() if f.name not in read]):
+            mapped[i] = _decide(api, api.params[i], "scalar", take(fw), "sole-scalar",
+                                by_name, used, target=target)
     # pass 4b (paddle): required numbers left unmatched, paired with the kernel's
     # leftover number attributes when both sides have the same count (see
     # `_pair_numbers`; a review TODO on each)
@@ -666,6 +690,8 @@ def _decide(api: AclnnApi, p: Param, kind: str, fw: FwParam, how: str,
         key, n = _synonym_pairs(p, fw)
         notes.append(f"matched by PaConvert's torch -> paddle renaming `{key}` -> `{fw.name}` "
                      f"({n} API{'s' if n != 1 else ''}), not by name: check the meaning")
+    if how == "sole-scalar":
+        notes.append("matched as the only Scalar on each side, not by name: check the meaning")
     if how == "kind":
         notes.append("matched by kind and order among the unmatched numbers, not by name: "
                      "check the meaning")

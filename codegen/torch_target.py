@@ -199,6 +199,24 @@ class TorchDialect(Dialect):
                            p.decision)
         if k == fk == "tensor_list" and name in self.skip_empty and self.ret:
             return self.kept_list(p)
+        if k == fk == "tensor_list" and "c10::optional<at::Tensor>" in fw.cpp_type and ref:
+            # torch `Tensor?[]` (index_put's indices): op-plugin's ConvertType has no
+            # overload for c10::List<c10::optional<at::Tensor>>, so the list is built as
+            # op-plugin IndexPutKernelNpuOpApi.cpp does: an unset entry is an empty tensor
+            # of `ref`'s options, and an entry on another device is moved to `ref`'s
+            return CallArg(p.aclnn.name, p.aclnn.ctype, var,
+                           [f"std::vector<at::Tensor> {var}_vec;",
+                            f"for (const c10::optional<at::Tensor>& opgen_t : {name}) {{",
+                            "    if (!opgen_t.has_value() || !opgen_t->defined()) {",
+                            f"        {var}_vec.push_back(at::empty({{0}}, {ref}.options()));"
+                            "  // unset: an empty tensor",
+                            f"    }} else if (opgen_t->device() != {ref}.device()) {{",
+                            f"        {var}_vec.push_back(opgen_t->to({ref}.device()));",
+                            "    } else {",
+                            f"        {var}_vec.push_back(*opgen_t);",
+                            "    }",
+                            "}",
+                            f"at::TensorList {var}({var}_vec);"], p.todo, p.decision)
         if k == fk == "tensor_list" and "ITensorListRef" in fw.cpp_type:
             # aclTensorList* is built from at::TensorList: materialize the IListRef
             return CallArg(p.aclnn.name, p.aclnn.ctype, var,
@@ -731,7 +749,7 @@ def _inplace_api_into_out(api: AclnnApi, amap: ArgMap, args: list[CallArg], role
     from opdb.input_updates import updated_inputs
     updated = updated_inputs(api.name)
     if role == "inplace" or len(outs) != 1 or not (
-            api.name.startswith("aclnnInplace") or updated):
+            api.name.startswith("aclnnInplace") or updated or _writes_only_inout(api)):
         return []
     lines = []
     for a, p in zip(args, amap.params):
@@ -841,7 +859,10 @@ def _optional_input_branches(api: AclnnApi, versions: list[AclnnApi], amap: ArgM
     kept, and larger sets are tested first. Returns the branches and the framework
     names they consume."""
     base = {p.aclnn.name: (p.fw.name if p.fw else None) for p in amap.params}
-    wanted = {u.name for u in amap.unused if u.optional and u.kind in ("tensor", "int_array")}
+    # (an optional number too: repeat_interleave's `int? dim` selects
+    # aclnnRepeatInterleaveWithDim, op-plugin RepeatInterLeaveKernelNpuOpApi.cpp)
+    wanted = {u.name for u in amap.unused
+              if u.optional and u.kind in ("tensor", "int_array", "int", "float")}
     picked: dict[frozenset[str], tuple[AclnnApi, ArgMap]] = {}
     for v in versions:
         vmap = map_args(v, fwp, "torch")
@@ -1762,6 +1783,15 @@ def _updates_first_input(api: AclnnApi) -> bool:
     return bool(first) and first in updated_inputs(api.name)
 
 
+def _writes_only_inout(api: AclnnApi) -> bool:
+    """The API has no output and writes one `aclTensor*` param in place (aclnnIndexPutImpl's
+    `selfRef`): whatever its name, it is an in-place API, so a functional or `.out`
+    member that feeds that param from a read-only input must hand it a copy (op-plugin
+    IndexPutKernelNpuOpApi.cpp: `self.clone().index_put_(...)`)."""
+    roles = [p.role for p in api.params]
+    return "output" not in roles and roles.count("inout") == 1
+
+
 def _writes_one_output(api: AclnnApi) -> bool:
     return [p.role for p in api.params].count("output") == 1 and \
         not any(p.role == "inout" for p in api.params)
@@ -1779,6 +1809,12 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
     schema = schema_of(op)
     family = dict(family or {schema_role(schema): op})
     variants = dict(variants or {"base": api})
+    if "inplace" not in variants and api.params and api.params[0].role == "inout" \
+            and _writes_only_inout(api):
+        # the API is in-place by role (aclnnIndexPutImpl writes its first param,
+        # `selfRef`): the family's in-place member calls it on `self`, as op-plugin's
+        # `_index_put_impl_` does (IndexPutKernelNpuOpApi.cpp)
+        variants["inplace"] = api
     fallbacks = set(fallbacks or ()) | ({op.name} if acl_op_fallback else set())
     func_op = family.get("functional")
     functional = schema_of(func_op) if func_op is not None else None
