@@ -122,7 +122,8 @@ class DeferredStepStats(StepStats):
         chunks = [(single, (off if off is not None else buf[:used]), used, starts, pos, slots)
                   for single, buf, used, starts, pos, slots, off in self._chunks if used]
         return {"slot": self._slot, "host": self._host, "slots": self._host_slots,
-                "chunks": chunks, "large": self._large}
+                "chunks": chunks, "large": self._large,
+                "arrays": any(not isinstance(c[1], int) for c in chunks)}
 
 
 def finish_stats(payload: dict, region) -> dict:
@@ -155,12 +156,15 @@ def encode_step(dump: layout.StepDump, payload: dict) -> bytes:
     """One step's message: marshal (a third cheaper than pickle here; its references keep a
     record shared between dump.data and its slot one object, as pickle's memo does), or
     pickle when something marshal cannot write is in it (a staging buffer outside the
-    shared slot, an unusual record value). The first byte says which."""
+    shared slot, which marshal would turn into bytes; a record value it cannot write). The
+    first byte says which."""
     obj = (dump.step, dump.rank, dump.framework, dump.level, dump.data, dump.construct, dump.stack, payload)
-    try:
-        return b"m" + marshal.dumps(obj, 4)
-    except ValueError:
-        return b"p" + pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    if not payload.get("arrays"):  # (marshal would write an array as bytes)
+        try:
+            return b"m" + marshal.dumps(obj, 4)
+        except ValueError:
+            pass
+    return b"p" + pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def decode_step(msg: bytes) -> tuple:
@@ -226,8 +230,9 @@ class WorkerWriter:
             if msg != ("ready",):
                 raise WorkerError(f"unexpected first message {msg!r}")
         except (EOFError, OSError) as e:
+            code = self._proc.poll()
             self._cleanup(kill=True)
-            raise WorkerError(f"exited at start ({e.__class__.__name__})") from None
+            raise WorkerError(f"exited at start ({e.__class__.__name__}, exit code {code})") from None
         except BaseException:
             self._cleanup(kill=True)
             raise

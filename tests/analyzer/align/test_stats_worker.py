@@ -204,8 +204,11 @@ def test_step_message_round_trip_keeps_shared_records():
     import numpy as np
 
     # the second: a staging buffer outside the shared slot (a numpy array: pickled)
-    for payload in ({"slots": [[1, True, rec]]}, {"slots": [[1, True, rec]], "x": np.zeros(3, np.float32)}):
+    for payload in ({"slots": [[1, True, rec]], "chunks": [(True, 0, 1, [0], [0], [])], "arrays": False},
+                    {"slots": [[1, True, rec]], "chunks": [(True, np.zeros(3, np.float32), 1, [0], [0], [])],
+                     "arrays": True}):
         msg = stats_worker.encode_step(d, payload)
-        assert msg[:1] == (b"m" if len(payload) == 1 else b"p")
+        assert msg[:1] == (b"p" if payload["arrays"] else b"m")
         out = stats_worker.decode_step(msg)
         assert out[7]["slots"][0][2] is out[4]["k"]["output"][0]
+        assert type(out[7]["chunks"][0][1]) is type(payload["chunks"][0][1])
