@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import resource
 import statistics
 import sys
@@ -78,6 +79,17 @@ def _proc_cpu(pid) -> float:
         return 0.0
 
 
+def _idle() -> tuple[float, float]:
+    """(idle, total) CPU time of the whole machine so far (/proc/stat, all cores; zeros
+    where it cannot be read): how much of the machine nobody used during a row."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return float(v[3] + v[4]), float(sum(v[:8]))
+    except (OSError, ValueError, IndexError):
+        return 0.0, 0.0
+
+
 class _Clock:
     """Wall time, CPU time of this process, and CPU time of a worker process (`pid`)."""
 
@@ -118,6 +130,7 @@ def measure(framework: str, model: str, work: Path, rounds: int, block: int, dev
     rec.remove()
     step = 0
     worker = stats_worker.WorkerWriter(out) if "worker" in writers else None
+    idle0 = _idle()
     try:
         with s.step_context(None):
             entry.run_step()  # warm-up
@@ -161,6 +174,9 @@ def measure(framework: str, model: str, work: Path, rounds: int, block: int, dev
         if worker is not None:
             worker.close()
         s.close()
+    idle1 = _idle()
+    cores = os.cpu_count() or 1
+    idle = (idle1[0] - idle0[0]) / (idle1[1] - idle0[1]) * cores if idle1[1] > idle0[1] else float("nan")
     size = (last / "dump.json").stat().st_size
     med = lambda xs, k: statistics.median(x[k] for x in xs)  # noqa: E731
     low = lambda xs, k: min(x[k] for x in xs)  # noqa: E731
@@ -177,6 +193,7 @@ def measure(framework: str, model: str, work: Path, rounds: int, block: int, dev
             "ratio_total_cpu": round(med(dm, 2) / med(plain, 1), 2),
             "ratio_fastest_wall": round(low(dm, 0) / low(plain, 0), 2),
             "install_remove_s": round(statistics.median(hooks), 4),
+            "idle_cores": round(idle, 2),  # of the machine's cores, on average during the row
             "dump_json_bytes": size, "bytes_per_call": round(size / max(calls, 1)),
             "undumped_per_step": [[round(w, 4), round(c, 4)] for w, c in plain],
             "dumped_per_step": [[round(w, 4), round(c, 4), round(t, 4)] for w, c, t in dm],
@@ -279,7 +296,8 @@ def main() -> int:
                       f"dumped {r['dumped_wall_s']:.4f}s (cpu {r['dumped_cpu_s']:.4f}s, with worker "
                       f"{r['dumped_total_cpu_s']:.4f}s)  ratio {r['ratio_wall']:.2f}x wall, "
                       f"{r['ratio_cpu']:.2f}x cpu, {r['ratio_total_cpu']:.2f}x total cpu, "
-                      f"{r['ratio_fastest_wall']:.2f}x fastest  {r['bytes_per_call']} B/call", flush=True)
+                      f"{r['ratio_fastest_wall']:.2f}x fastest  {r['bytes_per_call']} B/call  "
+                      f"idle {r['idle_cores']:.2f} of {os.cpu_count()} cores", flush=True)
             r = got[0]
             if args.breakdown:
                 b = r["breakdown_cpu_s"]
@@ -292,7 +310,9 @@ def main() -> int:
     # CPU runs are judged on CPU time (what the dump costs, whatever else loads the machine;
     # on a quiet machine wall and CPU agree); device runs on wall time (the device's work is
     # not CPU time)
-    ok = all((r["ratio_cpu"] if r["device"] == "cpu" else r["ratio_wall"]) <= 1.5
+    # with the worker process the CPU-time ratio is the training process's alone: judged on
+    # wall time, the step the user sees (the total CPU is printed beside it)
+    ok = all((r["ratio_cpu"] if r["device"] == "cpu" and r["writer"] == "thread" else r["ratio_wall"]) <= 1.5
              and r["bytes_per_call"] <= 2048 for r in rows)
     print("criterion (<= 1.5x, <= 2 KB per module call):", "met" if ok else "NOT met")
     return 0 if ok else 1

@@ -191,6 +191,7 @@ class WorkerWriter:
         self._inflight: list = []  # (step, slot) sent, not yet acknowledged
         self._error: str | None = None
         self.recorder = None  # the recorder deferring to this writer (open_writer), handed back at close
+        self._owner = os.getpid()  # (a forked child, a DataLoader worker, never ends the worker)
         size = SLOTS * SLOT_BYTES
         mfd = os.memfd_create("opscan-align-stage", 0) if hasattr(os, "memfd_create") else None
         if mfd is None:
@@ -377,7 +378,7 @@ class WorkerWriter:
         self.close(quiet=exc_type is not None)
 
     def __del__(self):
-        if getattr(self, "_proc", None) is not None:
+        if getattr(self, "_proc", None) is not None and getattr(self, "_owner", None) == os.getpid():
             self._cleanup(kill=True)
 
 
