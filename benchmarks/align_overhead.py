@@ -130,6 +130,10 @@ def measure(framework: str, model: str, work: Path, rounds: int, block: int, dev
     rec.remove()
     step = 0
     worker = stats_worker.WorkerWriter(out) if "worker" in writers else None
+    if PIN and worker is not None:  # --pin: this process on the first core, the worker on the last
+        cpus = sorted(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {cpus[0]})
+        os.sched_setaffinity(worker.pid, {cpus[-1]})
     idle0 = _idle()
     try:
         with s.step_context(None):
@@ -202,6 +206,9 @@ def measure(framework: str, model: str, work: Path, rounds: int, block: int, dev
     return rows
 
 
+PIN = False  # --pin
+
+
 # --breakdown: the dumped step built up in parts, each a block of its own in every round
 # (CPU time per step; cumulative: each part includes the ones before it; the dumped step
 # adds the writing of the files)
@@ -272,7 +279,12 @@ def main() -> int:
                     help="where the statistics, encoding and writing run: the worker process (default, "
                          "as `opscan align dump`), this process with a writer thread (OPSCAN_ALIGN_WORKER=0), "
                          "or both in alternating blocks of the same run")
+    ap.add_argument("--pin", action="store_true",
+                    help="this process on the first core and the worker process on the last (Linux; "
+                         "where the scheduler keeps both on one core of a busy machine)")
     args = ap.parse_args()
+    global PIN
+    PIN = args.pin
     writers = ("thread", "worker") if args.writer == "both" else (args.writer,)
     if args.threads:
         import torch
