@@ -440,12 +440,12 @@ def _serve(argv: list[str]) -> int:
         except Exception as e:  # one line to the training process; the next steps still run
             tx.send(("error", step, one_line(f"{e.__class__.__name__}: {e}")))
     try:
-        writer.close()
-    except Exception as e:
-        tx.send(("error", None, one_line(f"{e.__class__.__name__}: {e}")))
-    try:
+        try:
+            writer.close()
+        except Exception as e:
+            tx.send(("error", None, one_line(f"{e.__class__.__name__}: {e}")))
         tx.send(("closed",))
-    except OSError:
+    except OSError:  # the training process is gone
         pass
     return 0
 
