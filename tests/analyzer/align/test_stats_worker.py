@@ -212,3 +212,30 @@ def test_step_message_round_trip_keeps_shared_records():
         out = stats_worker.decode_step(msg)
         assert out[7]["slots"][0][2] is out[4]["k"]["output"][0]
         assert type(out[7]["chunks"][0][1]) is type(payload["chunks"][0][1])
+
+
+def test_worker_ends_when_the_training_process_is_killed(tmp_path):
+    """SIGKILL of the training process (no close, no finalizer): the worker sees its pipe
+    close and exits (no orphan)."""
+    import signal
+    import time
+
+    code = ("import os, signal, sys; from pathlib import Path; "
+            "from analyzer.align.stats_worker import WorkerWriter; "
+            f"w = WorkerWriter(Path({str(tmp_path)!r})); print(w.pid, flush=True); "
+            "os.kill(os.getpid(), signal.SIGKILL)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert r.returncode == -signal.SIGKILL
+    pid = int(r.stdout.split()[0])
+    for _ in range(100):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":  # (reaped by init soon)
+                    break
+        except FileNotFoundError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        pytest.fail("the worker outlived its training process")
