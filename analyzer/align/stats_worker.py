@@ -190,6 +190,7 @@ class WorkerWriter:
         self._mm = None
         self._inflight: list = []  # (step, slot) sent, not yet acknowledged
         self._error: str | None = None
+        self._os_error = None
         self.recorder = None  # the recorder deferring to this writer (open_writer), handed back at close
         self._owner = os.getpid()  # (a forked child, a DataLoader worker, never ends the worker)
         size = SLOTS * SLOT_BYTES
@@ -295,7 +296,8 @@ class WorkerWriter:
             step = msg[1]
             self._inflight = [(s, k) for s, k in self._inflight if s != step]
             if kind == "error" and self._error is None:
-                self._error = f"step {step}: {msg[2]}"
+                self._error = f"step {step}: {msg[2]}" if step is not None else msg[2]
+                self._os_error = msg[3:] or None  # (errno, strerror, filename) of an OSError
 
     def _finish_dead(self, e) -> None:
         self._inflight = []
@@ -305,9 +307,14 @@ class WorkerWriter:
         self._raise()
 
     def _raise(self) -> None:
+        """The worker's first error: an OSError as the same OSError (the CLI words it as it
+        words the in-process writer's), anything else as one line."""
         if self._error is not None:
             from opdb.errors import OpscanError
             err, self._error = self._error, None
+            os_error, self._os_error = getattr(self, "_os_error", None), None
+            if os_error is not None:
+                raise OSError(*os_error)
             raise OpscanError(f"align dump writer process: {err}",
                               hint=f"rerun with {ENV}=0 to write in-process")
 
@@ -437,6 +444,8 @@ def _serve(argv: list[str]) -> int:
             writer.submit(layout.StepDump(step=step, rank=rank, framework=framework, level=level,
                                           data=data, construct=construct, stack=stack, texts=texts))
             tx.send(("ok", step))
+        except OSError as e:  # raised again as this OSError by the training process
+            tx.send(("error", step, one_line(f"{e.__class__.__name__}: {e}"), e.errno, e.strerror, e.filename))
         except Exception as e:  # one line to the training process; the next steps still run
             tx.send(("error", step, one_line(f"{e.__class__.__name__}: {e}")))
     try:

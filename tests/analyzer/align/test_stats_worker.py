@@ -143,18 +143,29 @@ def test_no_process_or_shared_memory_left(tmp_path, exc):
         assert set(os.listdir("/dev/shm")) == shm_before
 
 
-def test_worker_error_is_one_line(tmp_path):
+def test_worker_os_error_is_the_same_os_error(tmp_path):
+    """A file system error in the worker comes back as the OSError the in-process writer
+    raises (the CLI words both the same way)."""
     (tmp_path / "step0").write_text("a file where the step folder goes")
     model, rec = _torch_recorder()
     w = stats_worker.open_writer(tmp_path, rec)
     w.submit(_step(model, rec, 0))
-    with pytest.raises(OpscanError) as e:
+    with pytest.raises(NotADirectoryError) as e:
         w.close()
     rec.remove()
+    assert e.value.filename == str(tmp_path / "step0" / ".rank0.tmp")
+    assert _worker_pids() == []
+
+
+def test_worker_error_is_one_line(tmp_path):
+    w = stats_worker.open_writer(tmp_path)
+    w._tx.send_bytes(b"m not a marshalled step")
+    with pytest.raises(OpscanError) as e:
+        w.close()
     msg = str(e.value)
     assert "\n" not in msg
-    assert msg.startswith("align dump writer process: step 0: ")
-    assert "OPSCAN_ALIGN_WORKER=0" in msg
+    assert msg.startswith("align dump writer process: ValueError: bad marshal data")
+    assert msg.endswith("(rerun with OPSCAN_ALIGN_WORKER=0 to write in-process)")
     assert _worker_pids() == []
 
 
