@@ -9,13 +9,21 @@ hooks and statistics, end_step (one conversion of the step's statistics), the st
 to the background writer; the block's time includes waiting for the writer to finish its
 last step. Installing and removing the hooks (once per run in a real dump) is timed apart.
 Each block is timed in wall time and in CPU time of this process, all threads (user+sys
-from getrusage: what the dump costs whatever else loads the machine).
+from getrusage: what the dump costs whatever else loads the machine), and with the worker
+process (`--writer worker`, the default, as `opscan align dump`: statistics, encoding and
+writing in analyzer/align/stats_worker.py) its CPU time too (/proc/PID/schedstat: "total
+cpu"); `--writer both` alternates an in-process block (OPSCAN_ALIGN_WORKER=0: statistics
+and encoding in this process, files on a writer thread) and a worker block in every round.
+Each row also says how many of the machine's cores sat idle during it (/proc/stat): the
+worker shortens the step only where a core is free.
 An undumped step is the bare step, outside the dump's step context (its dropout
 interception is part of the dump's cost). Ratio = median dumped step / median undumped step; the fastest-block ratio is printed too.
 Criterion (issue 15): <= 1.5x and <= 2 KB per module call (forward + backward record +
-parameter gradients).
+parameter gradients); the in-process rows judged on CPU time, the worker rows on wall time
+(the step the user sees; the training process's CPU alone would hide the worker's).
 
-    python benchmarks/align_overhead.py [--models fw:path,...] [--rounds N] [--block N] [--threads N] [--breakdown]
+    python benchmarks/align_overhead.py [--models fw:path,...] [--rounds N] [--block N] [--threads N]
+        [--breakdown] [--writer worker|thread|both] [--pin]
 
 The default set: the bundled examples, transformers' Llama decoder and ConvNeXt from small
 configs, and three rows at real sizes (benchmarks/models/: BERT-base widths at sequence 128,
