@@ -11,7 +11,7 @@ which is closed before counting stops; callgrind counts every thread). Instructi
 encoder's code runs at a different IPC than the interpreter's), but two versions of the
 code compare exactly.
 
-    python benchmarks/align_overhead_instructions.py [--models fw:path,...] [--steps N] [--parts]
+    python benchmarks/align_overhead_instructions.py [--models fw:path,...] [--steps N] [--parts] [--worker]
 
 --parts: also the dumped step built up in layers, each counted the same way (torch only):
 "dispatch" (the same hooks registered, each returning at once: what torch's hook calls
@@ -72,7 +72,13 @@ def _child(framework: str, model: str, mode: str, steps: int) -> None:
     if mode == "hooks":  # every tensor's statistics an empty record
         rec._stats = lambda obj: {"type": "stub"}
     out = Path(tempfile.mkdtemp(prefix="opscan-align-ir-"))
-    writer = StepWriter(out)
+    if mode == "worker":  # the statistics, encoding and writing in the worker process
+        from analyzer.align.stats_worker import WorkerWriter
+
+        writer = WorkerWriter(out)
+        rec.defer_to(writer)
+    else:
+        writer = StepWriter(out)
 
     def step(i: int) -> None:
         if mode in ("undumped", "dispatch"):
@@ -82,19 +88,27 @@ def _child(framework: str, model: str, mode: str, steps: int) -> None:
         with s.step_context(None):
             entry.run_step()
         d = rec.end_step()
-        if mode == "dumped":  # (the layers below stop at end_step)
+        if mode in ("dumped", "worker"):  # (the layers below stop at end_step)
             writer.submit(d)
 
     try:
         for i in range(3):
             step(i)
-        writer.close()
-        writer = StepWriter(out)
+        if mode == "worker":
+            writer.drain()
+        else:
+            writer.close()
+            writer = StepWriter(out)
         instrument("on")
         for i in range(steps):
             step(100 + i)
-        writer.close()  # the last step's files written
+        if mode == "worker":
+            writer.drain()  # the last step's files written (by the worker: not counted)
+        else:
+            writer.close()  # the last step's files written
         instrument("off")
+        if mode == "worker":
+            writer.close()
     finally:
         shutil.rmtree(out, ignore_errors=True)
 
@@ -111,6 +125,9 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=10, help="counted steps per measurement (default 10)")
     ap.add_argument("--parts", action="store_true", help="also count the dumped step in layers "
                     "(dispatch, hooks, statistics; torch models)")
+    ap.add_argument("--worker", action="store_true", help="also count the training process's "
+                    "instructions when the statistics, encoding and writing go to the worker process "
+                    "(stats_worker; callgrind does not follow the worker: --trace-children=no)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -128,6 +145,11 @@ def main() -> int:
         print(f"{Path(model).name:26s} {fw:6s} undumped {plain / 1e6:7.2f} M instr/step  dumped "
               f"{dumped / 1e6:7.2f} M instr/step  ratio {dumped / plain:.2f}x  "
               f"overhead {(dumped - plain) / 1e6:.2f} M", flush=True)
+        if args.worker:
+            w = (count(fw, model, "worker", args.steps) - base) / args.steps
+            print(f"{'':26s} {'':6s} worker process: training process {w / 1e6:7.2f} M instr/step  "
+                  f"ratio {w / plain:.2f}x  overhead {(w - plain) / 1e6:.2f} M (the worker's own not counted)",
+                  flush=True)
         if args.parts and fw == "torch":
             last, line = plain, []
             for part in PARTS:

@@ -91,9 +91,9 @@ def queue_stats(t, batch: StepStats, on_device: bool | None = None) -> tuple[dic
         a = t.numpy().reshape(-1)  # (a copy: staged as it is, reduced at flush)
         if n <= STAGED_MAX:
             return rec, batch.add_array(a, rec, n, dt is _FLOAT[0])
-        vals = host_reductions(a)
-        if vals[3] is not None:  # else NaN/Inf or overflow: the careful path below
-            return rec, batch.add_host(vals, rec, n, dt is _FLOAT[0])
+        slot = batch.add_large(a, rec, n, dt is _FLOAT[0])
+        if slot is not None:  # else NaN/Inf or overflow: the careful path below
+            return rec, slot
     if _LOW is None:
         _LOW = (paddle.bfloat16, paddle.float16)
     x = t.detach()
@@ -119,6 +119,9 @@ def queue_stats(t, batch: StepStats, on_device: bool | None = None) -> tuple[dic
     single = a.dtype != np.float64
     if n <= STAGED_MAX:
         return rec, batch.add_array(a, rec, n, single)
+    slot = batch.add_large(a, rec, n, single)
+    if slot is not None:
+        return rec, slot
     mx, mn, total, norm = host_reductions(a)
     if norm is None:  # NaN/Inf, or squares that overflow: numpy's warnings off, NaN/Inf counted
         with np.errstate(all="ignore"):
@@ -212,6 +215,7 @@ class PaddleRecorder:
         self._ops = None
         self._busy = False
         self._gc = GcPause()
+        self._sink = None  # stats_worker.WorkerWriter computing the statistics, or None
         self._param_owner: dict = {}
         self._reset()
 
@@ -238,7 +242,7 @@ class PaddleRecorder:
         self.data: dict = {}
         self.construct: dict = {}
         self._calls: dict = {}
-        self._batch = StepStats(_to_floats)
+        self._batch = self._new_batch(_to_floats) if self._sink is not None else StepStats(_to_floats)
         self._cache: dict = {}  # id(tensor) -> (weakref, inplace version, record, slot)
         self._op_calls: dict = {}
         self._op_in_parent: dict = {}
@@ -249,6 +253,15 @@ class PaddleRecorder:
         if not hasattr(self, "_sites"):
             self._sites = StackSites()  # layer path -> its call site (captured once per run)
         self._sites.begin_step()
+
+    def defer_to(self, sink) -> None:
+        """Statistics of the following steps computed by `sink` (a stats_worker.WorkerWriter:
+        `end_step` leaves the host statistics pending in the StepDump for it), or in-process
+        (None)."""
+        was, self._sink = self._sink, sink
+        self._new_batch = sink.new_batch if sink is not None else None
+        if was is not None or sink is not None:  # (between steps) no batch of the other kind kept
+            self._batch = self._new_batch(_to_floats) if sink is not None else StepStats(_to_floats)
 
     def begin_step(self, step: int) -> None:
         self._reset()
@@ -263,7 +276,10 @@ class PaddleRecorder:
             self._ops = None
         self._busy = True
         try:
-            self._batch.flush()
+            if self._sink is None:
+                self._batch.flush()
+            else:  # the host statistics are the worker's (stats_worker)
+                self._batch.flush_device()
         finally:
             self._busy = False
             self._gc.resume()
@@ -272,7 +288,7 @@ class PaddleRecorder:
         return StepDump(step=self.step, rank=0, framework="paddle",
                         level="mix" if self.level == "op" else "L0",
                         data=self.data, construct=self.construct, stack=self._sites.stack_json(),
-                        texts=self._batch.texts)
+                        texts=self._batch.texts, stats=self._batch if self._sink is not None else None)
 
     # ------------------------------------------------------------ statistics
     def _stats(self, obj) -> dict:

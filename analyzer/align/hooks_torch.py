@@ -20,8 +20,8 @@ from analyzer.align.fault import Fault
 from analyzer.align.gc_pause import GcPause
 from analyzer.align.layout import StepDump
 from analyzer.align.stacks import StackSites
-from analyzer.align.stats import (CHUNKED_MIN, STAGED_MAX, StepStats, host_reductions, place_grad,
-                                  record_template, scalar_record)
+from analyzer.align.stats import (CHUNKED_MIN, STAGED_MAX, StepStats, place_grad, record_template,
+                                  scalar_record)
 
 # ops that return a view or metadata of their input: same numbers as their input
 _SKIP_OPS = {"detach", "alias", "lift_fresh", "_unsafe_view", "view", "t", "transpose",
@@ -76,9 +76,9 @@ def queue_stats(t: torch.Tensor, batch: StepStats, on_device: bool | None = None
             if a is not None:
                 if n <= STAGED_MAX:  # copied now, reduced with the step's others at flush
                     return rec, batch.add_array(a, rec, n, dt is _F32)
-                vals = host_reductions(a)
-                if vals[3] is not None:  # else NaN/Inf or overflow: torch's path below
-                    return rec, batch.add_host(vals, rec, n, dt is _F32)
+                slot = batch.add_large(a, rec, n, dt is _F32)
+                if slot is not None:  # else NaN/Inf or overflow: torch's path below
+                    return rec, slot
     x = t.detach() if t.requires_grad else t  # (numpy refuses a tensor that requires grad)
     n = x.numel()
     if n == 0:
@@ -98,9 +98,9 @@ def queue_stats(t: torch.Tensor, batch: StepStats, on_device: bool | None = None
             if a is not None:
                 if n <= STAGED_MAX:
                     return rec, batch.add_array(a, rec, n, single)
-                vals = host_reductions(a)
-                if vals[3] is not None:
-                    return rec, batch.add_host(vals, rec, n, single)
+                slot = batch.add_large(a, rec, n, single)
+                if slot is not None:
+                    return rec, slot
         mx, mn, total, nv, rec["NanCount"], rec["InfCount"] = _torch_reductions(x)
         slot = batch.add_host((mx, mn, total, nv), rec, n, single)
     else:
@@ -218,6 +218,7 @@ class TorchRecorder:
         self._mode = None
         self._busy = False
         self._gc = GcPause()
+        self._sink = None  # stats_worker.WorkerWriter computing the statistics, or None
         self._reset()
 
     # ------------------------------------------------------------ setup
@@ -247,7 +248,7 @@ class TorchRecorder:
         self.data: dict = {}
         self.construct: dict = {}
         self._calls: dict = {}
-        self._batch = new_step_stats()
+        self._batch = self._new_batch(_to_floats) if self._sink is not None else new_step_stats()
         self._op_calls: dict = {}
         self._op_in_parent: dict = {}
         self._fault_seen = 0
@@ -260,6 +261,15 @@ class TorchRecorder:
         if not hasattr(self, "_sites"):
             self._sites = StackSites()  # module path -> its call site (captured once per run)
         self._sites.begin_step()
+
+    def defer_to(self, sink) -> None:
+        """Statistics of the following steps computed by `sink` (a stats_worker.WorkerWriter:
+        `end_step` leaves the host statistics pending in the StepDump for it), or in-process
+        (None)."""
+        was, self._sink = self._sink, sink
+        self._new_batch = sink.new_batch if sink is not None else None
+        if was is not None or sink is not None:  # (between steps) no batch of the other kind kept
+            self._batch = self._new_batch(_to_floats) if sink is not None else new_step_stats()
 
     def begin_step(self, step: int) -> None:
         self._reset()
@@ -276,13 +286,16 @@ class TorchRecorder:
             self._mode = None
         try:
             with torch._C.DisableTorchFunction():
-                self._batch.flush()
+                if self._sink is None:
+                    self._batch.flush()
+                else:  # the host statistics are the worker's (stats_worker)
+                    self._batch.flush_device()
         finally:
             self._gc.resume()
         d = StepDump(step=self.step, rank=0, framework="pytorch",
                      level="mix" if self.level == "op" else "L0",
                      data=self.data, construct=self.construct, stack=self._sites.stack_json(),
-                     texts=self._batch.texts)
+                     texts=self._batch.texts, stats=self._batch if self._sink is not None else None)
         self._cache = {}
         self._grad_targets = {}
         return d

@@ -181,6 +181,9 @@ class StepDump:
     stack: dict = field(default_factory=dict)
     # id(tensor record) -> its statistics and their texts (StepStats.texts; not compared)
     texts: dict = field(default_factory=dict, repr=False, compare=False)
+    # statistics still to compute (stats_worker.DeferredStepStats: the records' numbers are
+    # filled by the dump's worker process, not in this one)
+    stats: object = field(default=None, repr=False, compare=False)
 
     def encode(self, reuse: dict | None = None) -> dict[str, bytes]:
         """The three files' bytes. reuse: file name -> (object, bytes) of an earlier step;
@@ -260,11 +263,14 @@ class StepWriter:
     first error is raised by the next `submit` or by `close`. A construct.json or stack.json
     identical to the previous step's is hard-linked to it."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, threads: bool = True):
+        """threads=False: each step written by `submit` itself (the dump's worker process,
+        stats_worker, which has no step to overlap)."""
         from concurrent.futures import ThreadPoolExecutor
 
         self.root = Path(root)
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="opscan-align-write")
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="opscan-align-write") \
+            if threads else None
         self._futures: list = []
         self._last: dict = {}  # construct/stack.json -> (bytes, path, object) of the step submitted last
 
@@ -274,7 +280,10 @@ class StepWriter:
         files = dump.encode({n: (obj, b) for n, (b, p, obj) in self._last.items()})
         d = self.root / f"step{dump.step}" / f"rank{dump.rank}"
         same_as = {n: p for n, (b, p, obj) in self._last.items() if files.get(n) is b or files.get(n) == b}
-        self._futures.append(self._pool.submit(dump.write, self.root, files, same_as))
+        if self._pool is None:
+            dump.write(self.root, files, same_as)
+        else:
+            self._futures.append(self._pool.submit(dump.write, self.root, files, same_as))
         self._last = {"construct.json": (files["construct.json"], d / "construct.json", dump.construct),
                       "stack.json": (files["stack.json"], d / "stack.json", dump.stack)}
         return d
@@ -296,7 +305,8 @@ class StepWriter:
                     f.result()
         finally:
             self._futures.clear()
-            self._pool.shutdown(wait=True)
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
 
     def __enter__(self) -> "StepWriter":
         return self

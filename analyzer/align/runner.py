@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analyzer.align import layout
+from analyzer.align import layout, stats_worker
 from analyzer.align.fault import Fault
 from opdb.errors import OpscanError
 
@@ -146,7 +146,9 @@ def run_dump(o: DumpOptions, progress=None) -> DumpResult:
         result = DumpResult(out)
         times = []
         calls = 0
-        writer = layout.StepWriter(out)  # step N is written while step N+1 runs
+        # step N's statistics are reduced, encoded and written by a worker process while
+        # step N+1 runs (in-process, on a writer thread, where the worker cannot start)
+        writer = stats_worker.open_writer(out, rec, notes)
         try:
             for step in range(o.steps):
                 rec.begin_step(step)

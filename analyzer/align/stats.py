@@ -162,8 +162,22 @@ class StepStats:
     def __len__(self) -> int:
         return len(self._host_slots) + sum(len(g[1]) for g in self._groups.values())
 
+    def add_large(self, a, rec: dict, numel: int, single: bool) -> list | None:
+        """Queue a flat float32 (`single`) or float64 numpy array above STAGED_MAX elements:
+        reduced now (`host_reductions`); None when it holds NaN/Inf or squares that could
+        overflow (the caller takes its framework's careful path). A step whose statistics
+        go to the dump's worker process copies the numbers instead (stats_worker)."""
+        vals = host_reductions(a)
+        if vals[3] is None:
+            return None
+        return self.add_host(vals, rec, numel, single)
+
     def flush(self) -> None:
-        groups, self._groups = self._groups, {}
+        self.flush_device()
+        self.flush_host()
+
+    def flush_host(self) -> None:
+        """Fill the host slots' records (staged arrays reduced first)."""
         host, slots = self._host, self._host_slots
         self._host, self._host_slots = [], []
         self._staged.reduce_into(host)
@@ -196,6 +210,10 @@ class StepStats:
                         rec["Min"] = mn
                         rec["Mean"] = mean
                         rec["Norm"] = norm
+
+    def flush_device(self) -> None:
+        """Convert the device groups (one conversion per group) and fill their records."""
+        groups, self._groups = self._groups, {}
         for group, (vals, slots, _) in groups.items():
             nums = self._to_floats(vals)
             quads = []  # Max, Min, Sum, Norm of each slot, the sum then turned into the mean

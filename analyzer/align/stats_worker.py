@@ -1,0 +1,463 @@
+"""A dumped step's statistics, records, encoding and writing in a worker process.
+
+The training process's hooks copy each small host tensor's numbers into a staging area
+(as they do in-process, `stats.StagedReductions`); here that area is a shared memory
+file (`memfd`, three slots of 8 MB, one per step in flight), and tensors of up to
+CHUNKED_MIN elements are copied there too instead of reduced in the hook. At the end of
+the step the training process converts what is still on a device (one conversion, as
+before), pickles the step's records (their statistics still empty), the slots that point
+at them and the staging offsets, and hands that to the worker in one message
+(`DeferredStepStats.payload`); the worker (`python -m analyzer.align.stats_worker`: a
+fresh interpreter importing numpy and opscan's align modules, never torch or paddle)
+reduces the staged numbers, fills the records with `StepStats.flush_host`, encodes and
+writes the step's three files with layout's code: the same bytes as the in-process dump
+(tests/analyzer/align/test_stats_worker.py). The one difference: a staged tensor holding
+NaN/Inf or values whose squares could overflow is reduced by `stats.numpy_fallback`
+(what Paddle's recorder does in-process); torch's in-process path takes torch's
+reductions there, whose Sum and Norm can differ in the last digits when they are finite.
+
+`WorkerWriter` is the training process's side: `submit(dump)` like `layout.StepWriter`,
+at most two steps in flight (a third waits for the worker: back-pressure), the worker's
+first error raised as one line by the next `submit` or by `close`; `close()` always ends
+the worker (it ignores SIGINT and finishes the steps it has; it exits when its pipe
+closes, so it cannot outlive the training process) and unmaps the staging file (a memfd:
+no name to leak). `open_writer` starts one, or falls back to the in-process
+`layout.StepWriter` with a one-line note when the worker cannot start
+(OPSCAN_ALIGN_WORKER=0 asks for the in-process writer).
+"""
+from __future__ import annotations
+
+import marshal
+import os
+import pickle
+import sys
+from pathlib import Path
+
+from analyzer.align import layout
+from analyzer.align.stats import (_PENDING, _STAGE, CHUNKED_MIN, StagedReductions, StepStats,
+                                  host_reductions, numpy_fallback)
+
+SLOTS = 3  # staging slots: steps in flight (MAX_INFLIGHT) + the step being recorded
+MAX_INFLIGHT = 2
+SLOT_BYTES = 8 << 20
+ENV = "OPSCAN_ALIGN_WORKER"  # "0": in-process writer
+_ALIGN = 64  # staging buffers start on a cache line
+
+
+def _numpy():
+    import numpy
+    return numpy
+
+
+class DeferredStepStats(StepStats):
+    """StepStats whose host statistics are computed by the worker: `add_array` copies into
+    staging buffers of _STAGE elements cut from this step's shared slot (a full buffer
+    starts the next one, where the in-process path reduces it: the same segments, so the
+    same sums), `add_large` copies arrays of up to CHUNKED_MIN elements likewise (larger
+    ones, and anything beyond the slot's 8 MB, are reduced here as before). `payload()`
+    converts the device groups and returns what the worker needs."""
+
+    def __init__(self, to_floats, region, slot: int):
+        super().__init__(to_floats)
+        self._region = region  # this slot's uint8 view of the shared file (None: no sharing)
+        self._slot = slot
+        self._used = 0
+        self._chunks: list = []  # [single, array, used, [starts], [host positions], [slots], offset]
+        self._open: dict = {}  # single -> its open chunk
+        self._large: list = []  # (offset or array, numel, single, host position, slot)
+
+    def _take(self, n: int, single: bool):
+        """n elements of this slot's shared memory -> (array, byte offset), or a private
+        array and None when the slot is full."""
+        np = _numpy()
+        dt = np.float32 if single else np.float64
+        nbytes = n * (4 if single else 8)
+        off = self._used
+        if self._region is not None and off + nbytes <= len(self._region):
+            self._used = off + ((nbytes + _ALIGN - 1) // _ALIGN) * _ALIGN
+            return self._region[off:off + nbytes].view(dt), off
+        return np.empty(n, dt), None
+
+    def add_array(self, a, rec: dict, numel: int, single: bool) -> list:
+        host = self._host
+        slot = [numel, single, rec]
+        pos = len(host)
+        host += _PENDING
+        st = self._open.get(single)
+        if st is None or st[2] + numel > _STAGE:
+            buf, off = self._take(_STAGE, single)
+            st = self._open[single] = [single, buf, 0, [], [], [], off]
+            self._chunks.append(st)
+        used = st[2]
+        end = st[2] = used + numel
+        st[1][used:end] = a
+        st[3].append(used)
+        st[4].append(pos)
+        st[5].append(slot)
+        self._host_slots.append(slot)
+        return slot
+
+    def add_large(self, a, rec: dict, numel: int, single: bool) -> list | None:
+        if numel > CHUNKED_MIN:
+            return super().add_large(a, rec, numel, single)
+        buf, off = self._take(numel, single)
+        if off is None:  # the slot is full: reduced here
+            return super().add_large(a, rec, numel, single)
+        buf[:] = a
+        host = self._host
+        slot = [numel, single, rec]
+        self._large.append((off, numel, single, len(host), slot))
+        host += _PENDING
+        self._host_slots.append(slot)
+        return slot
+
+    def release(self) -> None:
+        """Drop this step's views of the shared slot (its numbers are the worker's now)."""
+        self._region = None
+        self._chunks, self._open, self._large = [], {}, []
+
+    def payload(self) -> dict:
+        """The worker's share of the step (device values converted first)."""
+        self.flush_device()
+        chunks = [(single, (off if off is not None else buf[:used]), used, starts, pos, slots)
+                  for single, buf, used, starts, pos, slots, off in self._chunks if used]
+        return {"slot": self._slot, "host": self._host, "slots": self._host_slots,
+                "chunks": chunks, "large": self._large,
+                "arrays": any(not isinstance(c[1], int) for c in chunks)}
+
+
+def finish_stats(payload: dict, region) -> dict:
+    """The worker's half of `StepStats.flush`: reduce the staged and copied arrays of one
+    step (from `region`, its shared slot), fill the records; -> the texts for the encoder."""
+    np = _numpy()
+    host = payload["host"]
+    st = StepStats(None, numpy_fallback)
+    staged = StagedReductions(numpy_fallback)
+    for single, src, used, starts, positions, slots in payload["chunks"]:
+        dt = np.float32 if single else np.float64
+        buf = region[src:src + used * (4 if single else 8)].view(dt) if isinstance(src, int) else src
+        staged._reduce([buf, used, starts, positions, slots], single, host)
+    for off, n, single, pos, slot in payload["large"]:
+        a = region[off:off + n * (4 if single else 8)].view(np.float32 if single else np.float64)
+        vals = host_reductions(a)
+        if vals[3] is None:  # NaN/Inf or overflow: the careful path (Paddle's in-process one)
+            mx, mn, total, norm, nan, inf = numpy_fallback(a)
+            vals = (mx, mn, total, norm)
+            if nan or inf:
+                for rec in slot[2:]:
+                    rec["NanCount"], rec["InfCount"] = nan, inf
+        host[pos:pos + 4] = vals
+    st._host, st._host_slots = host, payload["slots"]
+    st.flush_host()
+    return st.texts
+
+
+def encode_step(dump: layout.StepDump, payload: dict) -> bytes:
+    """One step's message: marshal (a third cheaper than pickle here; its references keep a
+    record shared between dump.data and its slot one object, as pickle's memo does), or
+    pickle when something marshal cannot write is in it (a staging buffer outside the
+    shared slot, which marshal would turn into bytes; a record value it cannot write). The
+    first byte says which."""
+    obj = (dump.step, dump.rank, dump.framework, dump.level, dump.data, dump.construct, dump.stack, payload)
+    if not payload.get("arrays"):  # (marshal would write an array as bytes)
+        try:
+            return b"m" + marshal.dumps(obj, 4)
+        except ValueError:
+            pass
+    return b"p" + pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def decode_step(msg: bytes) -> tuple:
+    return marshal.loads(memoryview(msg)[1:]) if msg[:1] == b"m" else pickle.loads(memoryview(msg)[1:])
+
+
+class WorkerError(Exception):
+    pass
+
+
+class WorkerWriter:
+    """The training process's end of the worker (module docstring). `new_batch(to_floats)`
+    is the recorder's StepStats factory while this writer is open."""
+
+    def __init__(self, root: Path, start_timeout: float = 60.0):
+        import mmap
+        import subprocess
+
+        np = _numpy()
+        self.root = Path(root)
+        self._proc = None
+        self._fds: list = []
+        self._mm = None
+        self._inflight: list = []  # (step, slot) sent, not yet acknowledged
+        self._error: str | None = None
+        self._os_error = None
+        self.recorder = None  # the recorder deferring to this writer (open_writer), handed back at close
+        self._owner = os.getpid()  # (a forked child, a DataLoader worker, never ends the worker)
+        size = SLOTS * SLOT_BYTES
+        mfd = os.memfd_create("opscan-align-stage", 0) if hasattr(os, "memfd_create") else None
+        if mfd is None:
+            raise WorkerError("no memfd_create on this platform")
+        try:
+            os.ftruncate(mfd, size)
+            self._mm = mmap.mmap(mfd, size)
+            self._view = np.frombuffer(self._mm, np.uint8)
+            to_w, self._w = os.pipe()  # main -> worker
+            self._r, from_w = os.pipe()  # worker -> main
+            self._fds = [self._w, self._r]
+            pkg = str(Path(__file__).resolve().parents[2])
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+                [pkg] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "analyzer.align.stats_worker", str(self.root), str(to_w),
+                 str(from_w), str(mfd), str(SLOTS), str(SLOT_BYTES)],
+                pass_fds=(to_w, from_w, mfd), env=env, stdin=subprocess.DEVNULL, close_fds=True)
+        except BaseException:
+            os.close(mfd)
+            self._cleanup(kill=True)
+            raise
+        finally:
+            for fd in (locals().get("to_w"), locals().get("from_w")):
+                if fd is not None:
+                    os.close(fd)
+        os.close(mfd)  # the mapping and the worker keep the file
+        from multiprocessing.connection import Connection
+
+        self._tx = Connection(self._w, readable=False)
+        self._rx = Connection(self._r, writable=False)
+        self._fds = []  # the connections own them now
+        try:
+            if not self._rx.poll(start_timeout):
+                raise WorkerError(f"no answer within {start_timeout:.0f} s")
+            msg = self._rx.recv()
+            if msg != ("ready",):
+                raise WorkerError(f"unexpected first message {msg!r}")
+        except (EOFError, OSError) as e:
+            code = self._proc.poll()
+            self._cleanup(kill=True)
+            raise WorkerError(f"exited at start ({e.__class__.__name__}, exit code {code})") from None
+        except BaseException:
+            self._cleanup(kill=True)
+            raise
+
+    # ------------------------------------------------------------ recorder side
+    def new_batch(self, to_floats) -> DeferredStepStats:
+        used = {s for _, s in self._inflight}
+        slot = next((i for i in range(SLOTS) if i not in used), None)
+        if slot is None:  # (cannot happen while submit keeps MAX_INFLIGHT < SLOTS)
+            self._wait(len(self._inflight) - 1)
+            return self.new_batch(to_floats)
+        region = self._view[slot * SLOT_BYTES:(slot + 1) * SLOT_BYTES] if self._mm is not None else None
+        return DeferredStepStats(to_floats, region, slot)
+
+    def submit(self, dump: layout.StepDump) -> Path:
+        """Hand a recorder's step (statistics pending, `dump.stats`) to the worker."""
+        self._poll()
+        self._raise()
+        batch = dump.stats
+        payload = batch.payload()
+        msg = encode_step(dump, payload)
+        batch.release()
+        try:
+            self._tx.send_bytes(msg)
+        except OSError as e:
+            self._finish_dead(e)
+        self._inflight.append((dump.step, payload["slot"]))
+        self._wait(MAX_INFLIGHT)
+        self._raise()
+        return self.root / f"step{dump.step}" / f"rank{dump.rank}"
+
+    def drain(self) -> None:
+        """Wait until the worker has written every step sent (raise its first error)."""
+        self._wait(0)
+        self._raise()
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    def _poll(self) -> None:
+        try:
+            while self._rx.poll():
+                self._take(self._rx.recv())
+        except (EOFError, OSError) as e:
+            self._finish_dead(e)
+
+    def _wait(self, most: int) -> None:
+        """Block until at most `most` steps are in flight."""
+        try:
+            while len(self._inflight) > most:
+                self._take(self._rx.recv())
+        except (EOFError, OSError) as e:
+            self._finish_dead(e)
+
+    def _take(self, msg) -> None:
+        kind = msg[0]
+        if kind in ("ok", "error"):
+            step = msg[1]
+            self._inflight = [(s, k) for s, k in self._inflight if s != step]
+            if kind == "error" and self._error is None:
+                self._error = f"step {step}: {msg[2]}" if step is not None else msg[2]
+                self._os_error = msg[3:] or None  # (errno, strerror, filename) of an OSError
+
+    def _finish_dead(self, e) -> None:
+        self._inflight = []
+        if self._error is None:
+            code = self._proc.poll() if self._proc is not None else None
+            self._error = f"the worker process ended ({e.__class__.__name__}; exit code {code})"
+        self._raise()
+
+    def _raise(self) -> None:
+        """The worker's first error: an OSError as the same OSError (the CLI words it as it
+        words the in-process writer's), anything else as one line."""
+        if self._error is not None:
+            from opdb.errors import OpscanError
+            err, self._error = self._error, None
+            os_error, self._os_error = getattr(self, "_os_error", None), None
+            if os_error is not None:
+                raise OSError(*os_error)
+            raise OpscanError(f"align dump writer process: {err}",
+                              hint=f"rerun with {ENV}=0 to write in-process")
+
+    # ------------------------------------------------------------ shutdown
+    def close(self, quiet: bool = False) -> None:
+        """Wait for the worker to write every step sent, end it, unmap the staging file;
+        raise its first error (quiet: an error is on its way up already; raise nothing)."""
+        if self.recorder is not None:  # its next steps' statistics in-process again
+            self.recorder.defer_to(None)
+            self.recorder = None
+        try:
+            if self._proc is not None and self._proc.poll() is None:
+                try:
+                    self._tx.send_bytes(b"close")
+                    while True:
+                        msg = self._rx.recv()
+                        if msg == ("closed",):
+                            break
+                        self._take(msg)
+                except (EOFError, OSError) as e:
+                    if self._error is None and not quiet:
+                        code = self._proc.poll()
+                        self._error = f"the worker process ended ({e.__class__.__name__}; exit code {code})"
+        finally:
+            self._cleanup(kill=False)
+        if not quiet:
+            self._raise()
+
+    def _cleanup(self, kill: bool) -> None:
+        import subprocess
+
+        for c in ("_tx", "_rx"):
+            conn = getattr(self, c, None)
+            if conn is not None:
+                try:
+                    conn.close()
+                except OSError:
+                    pass
+                setattr(self, c, None)
+        for fd in self._fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._fds = []
+        p = self._proc
+        if p is not None:
+            if kill:
+                p.kill()
+            try:
+                p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+            self._proc = None
+        self._view = None
+        if self._mm is not None:
+            try:
+                self._mm.close()
+            except BufferError:  # a batch still holds a view: freed with it
+                pass
+            self._mm = None
+
+    def __enter__(self) -> "WorkerWriter":
+        return self
+
+    def __exit__(self, exc_type, *exc) -> None:
+        self.close(quiet=exc_type is not None)
+
+    def __del__(self):
+        if getattr(self, "_proc", None) is not None and getattr(self, "_owner", None) == os.getpid():
+            self._cleanup(kill=True)
+
+
+def open_writer(root: Path, recorder=None, notes: list | None = None, worker: bool | None = None):
+    """The step writer of a dump: a WorkerWriter (the recorder's statistics go to it),
+    or layout.StepWriter when `worker` is False, OPSCAN_ALIGN_WORKER=0, or the worker
+    cannot start (a one-line note in `notes`)."""
+    if worker is None:
+        worker = os.environ.get(ENV, "1") != "0"
+    if worker:
+        try:
+            w = WorkerWriter(root)
+        except (WorkerError, OSError) as e:
+            if notes is not None:
+                notes.append(f"statistics computed in-process: the writer process did not start ({e})")
+        else:
+            if recorder is not None:
+                recorder.defer_to(w)
+                w.recorder = recorder
+            return w
+    if recorder is not None:
+        recorder.defer_to(None)
+    return layout.StepWriter(root)
+
+
+# ---------------------------------------------------------------- the worker process
+def _serve(argv: list[str]) -> int:
+    import mmap
+    import signal
+    from multiprocessing.connection import Connection
+
+    from opdb.errors import one_line
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the training process decides when to stop
+    root, to_w, from_w, mfd, slots, slot_bytes = argv
+    np = _numpy()
+    mm = mmap.mmap(int(mfd), int(slots) * int(slot_bytes))
+    view = np.frombuffer(mm, np.uint8)
+    slot_bytes = int(slot_bytes)
+    rx = Connection(int(to_w), writable=False)
+    tx = Connection(int(from_w), readable=False)
+    writer = layout.StepWriter(Path(root), threads=False)
+    tx.send(("ready",))
+    while True:
+        try:
+            msg = rx.recv_bytes()
+        except (EOFError, OSError):  # the training process is gone
+            break
+        if msg == b"close":
+            break
+        step = None
+        try:
+            step, rank, framework, level, data, construct, stack, payload = decode_step(msg)
+            s = payload["slot"]
+            texts = finish_stats(payload, view[s * slot_bytes:(s + 1) * slot_bytes])
+            writer.submit(layout.StepDump(step=step, rank=rank, framework=framework, level=level,
+                                          data=data, construct=construct, stack=stack, texts=texts))
+            tx.send(("ok", step))
+        except OSError as e:  # raised again as this OSError by the training process
+            tx.send(("error", step, one_line(f"{e.__class__.__name__}: {e}"), e.errno, e.strerror, e.filename))
+        except Exception as e:  # one line to the training process; the next steps still run
+            tx.send(("error", step, one_line(f"{e.__class__.__name__}: {e}")))
+    try:
+        try:
+            writer.close()
+        except Exception as e:
+            tx.send(("error", None, one_line(f"{e.__class__.__name__}: {e}")))
+        tx.send(("closed",))
+    except OSError:  # the training process is gone
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_serve(sys.argv[1:]))

@@ -1,0 +1,252 @@
+"""The dump's worker process (stats_worker): the same bytes as the in-process writer on
+both frameworks, its errors as one line at the next submit or at close, no process or
+shared memory left behind (also when the step raises, KeyboardInterrupt included), the
+in-process fallback with a note, and a worker that never imports a framework."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from analyzer.align import stats_worker
+from analyzer.align.layout import StepDump, StepWriter
+from opdb.errors import OpscanError
+
+from .conftest import EXAMPLES, MODELS, ROOT
+
+
+def _files(root):
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and p.name != "opscan_align.json"}
+
+
+def _dump_both(tmp_path, monkeypatch, model, framework, **kw):
+    from analyzer.align.runner import DumpOptions, run_dump
+
+    out = {}
+    for mode in ("0", "1"):
+        monkeypatch.setenv(stats_worker.ENV, mode)
+        d = tmp_path / f"w{mode}"
+        r = run_dump(DumpOptions(model=str(model), framework=framework, output=str(d), **kw))
+        assert not any("writer process" in n for n in r.meta["notes"])
+        out[mode] = _files(d)
+    return out["0"], out["1"]
+
+
+@pytest.mark.parametrize("level", ["module", "op"])
+def test_torch_dump_same_bytes_in_worker(tmp_path, monkeypatch, level):
+    inproc, worker = _dump_both(tmp_path, monkeypatch, EXAMPLES / "torch_transformer.py", "torch",
+                                steps=2, level=level)
+    assert len(inproc) == 6 and inproc.keys() == worker.keys()
+    for name in inproc:
+        assert inproc[name] == worker[name], name
+
+
+def test_paddle_dump_same_bytes_in_worker(tmp_path, monkeypatch):
+    pytest.importorskip("paddle")
+    inproc, worker = _dump_both(tmp_path, monkeypatch, MODELS / "paddle_tiny_transformer.py", "paddle",
+                                steps=2)
+    assert len(inproc) == 6 and inproc.keys() == worker.keys()
+    for name in inproc:
+        assert inproc[name] == worker[name], name
+
+
+def _torch_recorder():
+    import torch
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 64), torch.nn.ReLU(), torch.nn.Linear(64, 4))
+    from analyzer.align.hooks_torch import TorchRecorder
+    return model, TorchRecorder(model).install()
+
+
+def _step(model, rec, step, scale=1.0):
+    import torch
+
+    rec.begin_step(step)
+    x = torch.linspace(-1, 1, 8 * 300).reshape(300, 8) * scale  # 19200 outputs: a copied large tensor
+    model(x).square().mean().backward()
+    return rec.end_step()
+
+
+def test_staged_and_copied_tensors_match_in_process(tmp_path):
+    """Small (staged), mid-size (copied to the shared slot) and NaN/Inf tensors: the records
+    the worker writes equal the in-process ones (NaN/Inf counts in every record of a slot)."""
+    import json
+
+    import torch
+
+    for name, worker in (("a", False), ("b", True)):  # (one call site: the same stack.json)
+        model, rec = _torch_recorder()
+        with stats_worker.open_writer(tmp_path / name, rec, worker=worker) as w:
+            assert isinstance(w, stats_worker.WorkerWriter) is worker
+            for step, scale in ((0, 1.0), (1, float("inf"))):
+                w.submit(_step(model, rec, step, scale))
+        rec.remove()
+    a, b = _files(tmp_path / "a"), _files(tmp_path / "b")
+    assert a.keys() == b.keys() and len(a) == 6
+    for name in a:
+        assert a[name] == b[name], name
+    data = json.loads(b["step1/rank0/dump.json"])["data"]
+    assert data["Module.0.Linear.forward.0"]["input_args"][0]["InfCount"] == 2400
+    assert torch.is_tensor(torch.zeros(1))  # (torch stayed in this process)
+
+
+def _worker_pids():
+    me = str(os.getpid())
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                ppid = f.read().rsplit(")", 1)[1].split()[1]
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        if ppid == me and b"analyzer.align.stats_worker" in cmd:
+            out.append(int(pid))
+    return out
+
+
+def _memfds():
+    n = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if "opscan-align-stage" in os.readlink(f"/proc/self/fd/{fd}"):
+                n += 1
+        except OSError:
+            pass
+    maps = open("/proc/self/maps").read().count("opscan-align-stage")
+    return n, maps
+
+
+@pytest.mark.parametrize("exc", [RuntimeError, KeyboardInterrupt])
+def test_no_process_or_shared_memory_left(tmp_path, exc):
+    shm_before = set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+    model, rec = _torch_recorder()
+    with pytest.raises(exc):
+        with stats_worker.open_writer(tmp_path, rec) as w:
+            assert _worker_pids() == [w.pid]
+            assert _memfds() == (1, 1)  # mapped once (mmap keeps its own descriptor), no name
+            w.submit(_step(model, rec, 0))
+            rec.begin_step(1)
+            raise exc("the user's step failed")
+    rec.remove()
+    assert _worker_pids() == []
+    assert _memfds() == (0, 0)
+    assert (tmp_path / "step0" / "rank0" / "dump.json").is_file()  # the step before stays written
+    if os.path.isdir("/dev/shm"):
+        assert set(os.listdir("/dev/shm")) == shm_before
+
+
+def test_worker_os_error_is_the_same_os_error(tmp_path):
+    """A file system error in the worker comes back as the OSError the in-process writer
+    raises (the CLI words both the same way)."""
+    (tmp_path / "step0").write_text("a file where the step folder goes")
+    model, rec = _torch_recorder()
+    w = stats_worker.open_writer(tmp_path, rec)
+    w.submit(_step(model, rec, 0))
+    with pytest.raises(NotADirectoryError) as e:
+        w.close()
+    rec.remove()
+    assert e.value.filename == str(tmp_path / "step0" / ".rank0.tmp")
+    assert _worker_pids() == []
+
+
+def test_worker_error_is_one_line(tmp_path):
+    w = stats_worker.open_writer(tmp_path)
+    w._tx.send_bytes(b"m not a marshalled step")
+    with pytest.raises(OpscanError) as e:
+        w.close()
+    msg = str(e.value)
+    assert "\n" not in msg
+    assert msg.startswith("align dump writer process: ValueError: bad marshal data")
+    assert msg.endswith("(rerun with OPSCAN_ALIGN_WORKER=0 to write in-process)")
+    assert _worker_pids() == []
+
+
+def test_worker_that_cannot_start_falls_back_with_a_note(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "executable", "/bin/false")
+    notes = []
+    model, rec = _torch_recorder()
+    with stats_worker.open_writer(tmp_path, rec, notes) as w:
+        assert isinstance(w, StepWriter)
+        d = _step(model, rec, 0)
+        assert d.stats is None and d.data["Module.0.Linear.forward.0"]["output"][0]["Max"] is not None
+        w.submit(d)
+    rec.remove()
+    assert len(notes) == 1 and notes[0].startswith("statistics computed in-process: the writer process did not start")
+    assert (tmp_path / "step0" / "rank0" / "dump.json").is_file()
+
+
+def test_env_asks_for_in_process(tmp_path, monkeypatch):
+    monkeypatch.setenv(stats_worker.ENV, "0")
+    w = stats_worker.open_writer(tmp_path)
+    assert isinstance(w, StepWriter)
+    w.close()
+
+
+def test_back_pressure_bounds_steps_in_flight(tmp_path):
+    model, rec = _torch_recorder()
+    with stats_worker.open_writer(tmp_path, rec) as w:
+        for i in range(6):
+            w.submit(_step(model, rec, i))
+            assert len(w._inflight) <= stats_worker.MAX_INFLIGHT
+    rec.remove()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"step{i}" for i in range(6)]
+
+
+def test_worker_imports_no_framework():
+    code = ("import sys; import analyzer.align.stats_worker, mmap, signal, multiprocessing.connection, "
+            "opdb.errors; bad = [m for m in ('torch', 'paddle') if m in sys.modules]; print(bad)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)), check=True)
+    assert r.stdout.strip() == "[]"
+
+
+def test_step_message_round_trip_keeps_shared_records():
+    d = StepDump(step=3, rank=0, framework="pytorch", level="L0", data={}, construct={}, stack={})
+    rec = {"type": "torch.Tensor", "Max": None}
+    d.data["k"] = {"output": [rec]}
+    import numpy as np
+
+    # the second: a staging buffer outside the shared slot (a numpy array: pickled)
+    for payload in ({"slots": [[1, True, rec]], "chunks": [(True, 0, 1, [0], [0], [])], "arrays": False},
+                    {"slots": [[1, True, rec]], "chunks": [(True, np.zeros(3, np.float32), 1, [0], [0], [])],
+                     "arrays": True}):
+        msg = stats_worker.encode_step(d, payload)
+        assert msg[:1] == (b"p" if payload["arrays"] else b"m")
+        out = stats_worker.decode_step(msg)
+        assert out[7]["slots"][0][2] is out[4]["k"]["output"][0]
+        assert type(out[7]["chunks"][0][1]) is type(payload["chunks"][0][1])
+
+
+def test_worker_ends_when_the_training_process_is_killed(tmp_path):
+    """SIGKILL of the training process (no close, no finalizer): the worker sees its pipe
+    close and exits (no orphan)."""
+    import signal
+    import time
+
+    code = ("import os, signal, sys; from pathlib import Path; "
+            "from analyzer.align.stats_worker import WorkerWriter; "
+            f"w = WorkerWriter(Path({str(tmp_path)!r})); print(w.pid, flush=True); "
+            "os.kill(os.getpid(), signal.SIGKILL)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert r.returncode == -signal.SIGKILL
+    pid = int(r.stdout.split()[0])
+    for _ in range(100):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":  # (reaped by init soon)
+                    break
+        except FileNotFoundError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        pytest.fail("the worker outlived its training process")
