@@ -366,7 +366,8 @@ def body_lines(gi: GradIdentity, views: dict[str, str] | None = None) -> list[st
             else:
                 root = f"*{g}"
             counter = [0]
-            body += _emit(expr, root, g, d, views, counter, top=True)[1]
+            shaped = set(gi.inputs) if gi.broadcast else set()
+            body += _emit(expr, root, g, d, views, counter, top=True, shaped=shaped)[1]
             if gi.broadcast:
                 body += [f"if (!{g}_same) {{"] + ["  " + x for x in
                                                    _reduce(g, d, full, gi.axis)] + ["}"]
@@ -375,39 +376,58 @@ def body_lines(gi: GradIdentity, views: dict[str, str] | None = None) -> list[st
 
 
 def _emit(n: Node, root: str, g: str, d: str, views: dict, counter: list,
-          top: bool = False) -> tuple[str, list[str]]:
+          top: bool = False, shaped: set[str] = frozenset()) -> tuple[str, list[str]]:
+    """The calls of `n` into `root` (`top`) or a scratch tensor. A scratch is shaped like
+    the incoming gradient `d`, except where every tensor it is computed from is one
+    forward input of `shaped` (the inputs of a broadcasting forward), whose shape it then
+    has: `Subs(exponent, 1, 1)` of elementwise_pow_grad is y - 1 at y's shape (upstream
+    allocates it as y), which a scratch at dout's shape would not accept."""
+    ref, lines, _ = _emit_shaped(n, root, g, d, views, counter, top, shaped)
+    return ref, lines
+
+
+def _emit_shaped(n: Node, root: str, g: str, d: str, views: dict, counter: list,
+                 top: bool, shaped: set[str]) -> tuple[str, list[str], str | None]:
+    """(reference, lines, the forward input whose shape the value has, or None: d's)."""
     if n.const:
         counter[0] += 1
         c = f"{g}_c{counter[0]}"
-        return c, [f"phi::Scalar {c}({float(n.const)});"]
+        return c, [f"phi::Scalar {c}({float(n.const)});"], ""
     if n.host == "decremented":  # a Scalar attribute less one, on the host
         counter[0] += 1
         h = f"{g}_h{counter[0]}"
         src = n.args[0].leaf
-        return h, [f"phi::Scalar {h}({src}.to<double>() - 1.0);  // {src} - 1"]
+        return h, [f"phi::Scalar {h}({src}.to<double>() - 1.0);  // {src} - 1"], ""
     if n.host:  # negated(attr): the attribute's values negated, on the host
         counter[0] += 1
         h = f"{g}_h{counter[0]}"
         src = n.args[0].leaf
         return h, [f"std::vector<int64_t> {h} = phi::IntArray({src}).GetData();",
-                   f"for (int64_t& v : {h}) v = -v;  // {src}, negated"]
+                   f"for (int64_t& v : {h}) v = -v;  // {src}, negated"], ""
     if not n.api:
-        return views.get(n.leaf, n.leaf), []
+        if n.attr:
+            return n.leaf, [], ""
+        return views.get(n.leaf, n.leaf), [], (n.leaf if n.leaf in shaped else None)
     lines: list[str] = []
     refs = []
+    shapes = set()
     for c in n.args:
-        r, ls = _emit(c, root, g, d, views, counter)
+        r, ls, sh = _emit_shaped(c, root, g, d, views, counter, False, shaped)
         refs.append(r)
         lines += ls
+        if sh != "":  # a tensor (numbers and attributes have no shape)
+            shapes.add(sh)
+    own = shapes.pop() if len(shapes) == 1 else None
     if top:
         dst = root
     else:
         counter[0] += 1
         dst = f"{g}_t{counter[0]}"
-        lines += [f"phi::DenseTensor {dst};", f"{dst}.set_meta({d}.meta());",
+        like = views.get(own, own) if own else d
+        lines += [f"phi::DenseTensor {dst};", f"{dst}.set_meta({like}.meta());",
                   f"dev_ctx.Alloc(&{dst}, {dst}.dtype());"]
     lines += [f"EXEC_NPU_CMD({n.api}, dev_ctx, {', '.join(refs)}, {dst});"]
-    return dst, lines
+    return dst, lines, own
 
 
 def _reduce(g: str, d: str, src: str, axis: str) -> list[str]:

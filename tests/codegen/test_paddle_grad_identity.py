@@ -214,3 +214,28 @@ def test_pow_grad_is_dout_times_factor_times_x_to_the_factor_less_one(db):
         assert _cc(db, step, "pow_grad")[0].count("EXEC_NPU_CMD(") == 3
     assert grad_identity(db, db.aclnn_api("aclnnPowTensorScalar"),
                          db.framework_op("paddle", "pow")) is None
+
+
+# batch G's elementwise_pow_grad (asked for with aclnnSubs, the y - 1 step; scored 0): the
+# gradient of aclnnPowTensorTensor, whose scratch y - 1 has y's shape, not dout's
+def test_elementwise_pow_grad_scratches_take_the_shape_they_are_computed_from(db):
+    gi = grad_identity(db, db.aclnn_api("aclnnSubs"),
+                       db.framework_op("paddle", "elementwise_pow_grad"))
+    assert gi is not None and gi.forward_api == "aclnnPowTensorTensor" and gi.broadcast
+    cc, r = _cc(db, "aclnnSubs", "elementwise_pow_grad")
+    assert ("    phi::DenseTensor dx_t3;\n"
+            "    dx_t3.set_meta(y.meta());\n"
+            "    dev_ctx.Alloc(&dx_t3, dx_t3.dtype());\n"
+            "    EXEC_NPU_CMD(aclnnSubs, dev_ctx, y, dx_c1, dx_c2, dx_t3);\n"
+            "    phi::DenseTensor dx_t4;\n"
+            "    dx_t4.set_meta(dout.meta());\n") in cc
+    assert "    EXEC_NPU_CMD(aclnnMul, dev_ctx, dout, dx_t5, dx_full);\n" in cc
+    assert ("    dy_t2.set_meta(x.meta());\n    dev_ctx.Alloc(&dy_t2, dy_t2.dtype());\n"
+            "    EXEC_NPU_CMD(aclnnLog, dev_ctx, x, dy_t2);\n") in cc
+    assert "EXEC_NPU_CMD(aclnnReduceSum, dev_ctx, dy_full, dy_axes" in cc and r.todos == []
+    def calls(text):
+        return [ln for ln in text.splitlines() if "EXEC_NPU_CMD(" in ln]
+    for step in ("aclnnPowTensorTensor", "aclnnLog", "aclnnInplaceMul"):
+        assert calls(_cc(db, step, "elementwise_pow_grad")[0]) == calls(cc), step
+    # a one-input forward's scratches keep dout's shape (the input's, by InferMeta)
+    assert "dx_t1.set_meta(dout.meta());" in _cc(db, "aclnnMul", "cos_grad")[0]
