@@ -6,6 +6,7 @@ phi kernel and one aclnn API (plus its grad kernel when both sides have one).
 """
 from __future__ import annotations
 
+import functools
 import re
 
 from opdb.dtypes import normalize_dtype
@@ -482,7 +483,9 @@ def inplace_overwrites(text: str | None = None, where: str = OVERWRITES) -> froz
     return frozenset(out)
 
 
-_OVERWRITES: list[frozenset[str]] = []
+@functools.lru_cache(maxsize=1)
+def _overwrites() -> frozenset[str]:
+    return inplace_overwrites()
 
 
 def _inplace_from_input(api: AclnnApi, amap) -> None:
@@ -495,9 +498,7 @@ def _inplace_from_input(api: AclnnApi, amap) -> None:
     the diagonal of an uninitialised x_grad was filled. Not for the in-place APIs that
     overwrite every element (`inplace_overwrites`: aclnnInplaceZero of floor_grad and
     fill_grad reads nothing, and the copy would be wasted)."""
-    if not _OVERWRITES:
-        _OVERWRITES.append(inplace_overwrites())
-    if api.name in _OVERWRITES[0]:
+    if api.name in _overwrites():
         return
     spare = [u for u in amap.unused if not u.is_output and u.kind == "tensor"
              and not u.optional]
