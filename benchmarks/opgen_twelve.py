@@ -281,9 +281,22 @@ BATCH_L_PADDLE = [
     ("aclnnMul", "multiply_grad"), ("aclnnSliceV2", "strided_slice_raw"),
 ]
 HELD_OUT_PADDLE += BATCH_L_PADDLE
+
+# batch M (docs/opgen.md): drawn by benchmarks/opgen_draw_paddle.py --before M (seed
+# 20261130), scored first with the code of its branch's start (235fe5d), then fixed
+BATCH_M_PADDLE = [
+    ("aclnnLeTensor", "less_equal_raw"), ("aclnnInplaceZero", "fill_grad"),
+    ("aclnnNeTensor", "not_equal"), ("aclnnFloor", "floor"),
+    ("aclnnCtcLoss", "warpctc"), ("aclnnLogSigmoid", "logsigmoid"),
+    ("aclnnPowTensorScalar", "rsqrt_grad"), ("aclnnPowTensorTensor", "elementwise_pow_raw"),
+    ("aclnnMuls", "pow_grad"), ("aclnnNeg", "subtract_grad"),
+    ("aclnnTril", "tril_grad"), ("aclnnMul", "cos_grad"),
+]
+HELD_OUT_PADDLE += BATCH_M_PADDLE
 # the seeded random batches, in the order they were drawn (opgen_draw_paddle.py --before)
 BATCHES_PADDLE = {"G": BATCH_G_PADDLE, "H": BATCH_H_PADDLE, "I": BATCH_I_PADDLE,
-                  "J": BATCH_J_PADDLE, "K": BATCH_K_PADDLE, "L": BATCH_L_PADDLE}
+                  "J": BATCH_J_PADDLE, "K": BATCH_K_PADDLE, "L": BATCH_L_PADDLE,
+                  "M": BATCH_M_PADDLE}
 
 
 def _paddle_tree(root: Path) -> Path:

@@ -36,9 +36,12 @@ REDUCE_API = "aclnnReduceSum"  # the step that sums a broadcast gradient back
 GRAD_NAMES = ("{}_grad", "d{}", "d_{}")  # Paddle's grad spellings: x_grad, dx, d_x
 
 
-# host steps over a forward attribute (a lower-case call in an expression): the gradient
-# of aclnnRoll rolls back by the negated shifts
-HOST_STEPS = ("negated",)
+# host steps over a forward attribute (a lower-case call in an expression), each with the
+# kind of attribute it reads: the gradient of aclnnRoll rolls back by the negated shifts
+# (an int list), that of aclnnPowTensorScalar raises to the exponent less one (a Scalar)
+HOST_STEPS = {"negated": "int_array", "decremented": "scalar"}
+# the kinds of phi attribute a leaf may bind to: an int list, a phi::Scalar
+ATTR_KINDS = ("int_array", "scalar")
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,8 @@ class Node:
     leaf: str = ""
     const: str = ""  # a number passed as an aclScalar (`Muls(out, 2)`)
     host: str = ""   # a host step over an attribute (`negated(shifts)`)
-    attr: bool = False  # a leaf bound to a forward attribute (an int list), not a tensor
+    attr: str = ""   # a leaf (or host step) bound to a forward attribute: its kind
+    #                  (`int_array`, `scalar`); empty for a tensor
 
 
 @dataclass(frozen=True)
@@ -103,7 +107,7 @@ def parse_expr(text: str) -> Node:
             if name[0].islower():
                 if name not in HOST_STEPS or len(args) != 1 or args[0].api or args[0].const:
                     raise ValueError(f"bad host step {name!r} in {text!r} (known: "
-                                     f"{', '.join(HOST_STEPS)}, over one attribute)")
+                                     f"{', '.join(sorted(HOST_STEPS))}, over one attribute)")
                 return Node(host=name, args=tuple(args))
             return Node(api="aclnn" + name, args=tuple(args))
         return Node(leaf=name)
@@ -212,10 +216,11 @@ def grad_identity(db, api, op) -> GradIdentity | None:
         return None
     bind = {p.aclnn.name: p.fw.name for p in amap.params
             if p.fw is not None and p.fw.kind == "tensor"}
-    # the forward's int-list attributes (aclnnRoll's shifts, dims) bind to the grad
-    # kernel's attributes of the same phi name
+    # the forward's int-list and Scalar attributes (aclnnRoll's shifts, dims;
+    # aclnnPowTensorScalar's exponent) bind to the grad kernel's attributes of the same
+    # phi name and kind
     attrs = {p.aclnn.name: p.fw.name for p in amap.params
-             if p.fw is not None and p.fw.kind == "int_array" and p.rule is None}
+             if p.fw is not None and p.fw.kind in ATTR_KINDS and p.rule is None}
     outs = [p.aclnn.name for p in amap.params if p.aclnn.role == "output"]
     gp = {f.name: f for f in fw_params(op)}
     ins = {n for n, f in gp.items() if not f.is_output and f.kind == "tensor"}
@@ -229,8 +234,9 @@ def grad_identity(db, api, op) -> GradIdentity | None:
     for a, n in bind.items():
         if n in ins:
             leaf_map[a] = n
+    fkind = {p.fw.name: p.fw.kind for p in amap.params if p.fw is not None}
     attr_leaves = {a: n for a, n in attrs.items()
-                   if n in gp and not gp[n].is_output and gp[n].kind == "int_array"}
+                   if n in gp and not gp[n].is_output and gp[n].kind == fkind[n]}
     leaf_map.update(attr_leaves)
     grads = []
     for a, expr in ent["grads"].items():
@@ -242,7 +248,8 @@ def grad_identity(db, api, op) -> GradIdentity | None:
         if any(x not in leaf_map for x in _leaves(expr)):
             return None
         try:
-            grads.append((g, _rebind(expr, leaf_map, set(attr_leaves.values()))))
+            grads.append((g, _rebind(expr, leaf_map,
+                                     {n: gp[n].kind for n in attr_leaves.values()})))
         except KeyError:
             return None
     if {g for g, _ in grads} != gouts:
@@ -286,8 +293,7 @@ def _arity_checked(grads) -> dict[str, tuple[str, ...]]:
 
     def walk(n: Node) -> None:
         if n.api:
-            out[n.api] = tuple("scalar" if c.const else "int_array" if (c.attr or c.host)
-                               else "tensor" for c in n.args)
+            out[n.api] = tuple("scalar" if c.const else c.attr or "tensor" for c in n.args)
             for c in n.args:
                 walk(c)
     for _, e in grads:
@@ -295,15 +301,17 @@ def _arity_checked(grads) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def _rebind(n: Node, leaf_map: dict[str, str], attrs: set[str] = frozenset()) -> Node:
+def _rebind(n: Node, leaf_map: dict[str, str], attrs: dict[str, str] | None = None) -> Node:
+    """Leaves renamed to the grad kernel's phi names; `attrs`: phi attribute -> kind."""
+    attrs = attrs or {}
     if n.const:
         return n
     if not (n.api or n.host):
-        return Node(leaf=leaf_map[n.leaf], attr=leaf_map[n.leaf] in attrs)
-    if n.host and not all(_rebind(c, leaf_map, attrs).attr for c in n.args):
-        raise KeyError(n.host)  # a host step over a tensor: no such identity
-    return Node(api=n.api, host=n.host,
-                args=tuple(_rebind(c, leaf_map, attrs) for c in n.args))
+        return Node(leaf=leaf_map[n.leaf], attr=attrs.get(leaf_map[n.leaf], ""))
+    args = tuple(_rebind(c, leaf_map, attrs) for c in n.args)
+    if n.host and any(c.attr != HOST_STEPS[n.host] for c in args):
+        raise KeyError(n.host)  # a host step over a tensor or another kind: no identity
+    return Node(api=n.api, host=n.host, args=args, attr=HOST_STEPS.get(n.host, ""))
 
 
 def body_lines(gi: GradIdentity, views: dict[str, str] | None = None) -> list[str]:
@@ -358,7 +366,8 @@ def body_lines(gi: GradIdentity, views: dict[str, str] | None = None) -> list[st
             else:
                 root = f"*{g}"
             counter = [0]
-            body += _emit(expr, root, g, d, views, counter, top=True)[1]
+            shaped = set(gi.inputs) if gi.broadcast else set()
+            body += _emit(expr, root, g, d, views, counter, top=True, shaped=shaped)[1]
             if gi.broadcast:
                 body += [f"if (!{g}_same) {{"] + ["  " + x for x in
                                                    _reduce(g, d, full, gi.axis)] + ["}"]
@@ -367,34 +376,58 @@ def body_lines(gi: GradIdentity, views: dict[str, str] | None = None) -> list[st
 
 
 def _emit(n: Node, root: str, g: str, d: str, views: dict, counter: list,
-          top: bool = False) -> tuple[str, list[str]]:
+          top: bool = False, shaped: set[str] = frozenset()) -> tuple[str, list[str]]:
+    """The calls of `n` into `root` (`top`) or a scratch tensor. A scratch is shaped like
+    the incoming gradient `d`, except where every tensor it is computed from is one
+    forward input of `shaped` (the inputs of a broadcasting forward), whose shape it then
+    has: `Subs(exponent, 1, 1)` of elementwise_pow_grad is y - 1 at y's shape (upstream
+    allocates it as y), which a scratch at dout's shape would not accept."""
+    ref, lines, _ = _emit_shaped(n, root, g, d, views, counter, top, shaped)
+    return ref, lines
+
+
+def _emit_shaped(n: Node, root: str, g: str, d: str, views: dict, counter: list,
+                 top: bool, shaped: set[str]) -> tuple[str, list[str], str | None]:
+    """(reference, lines, the forward input whose shape the value has, or None: d's)."""
     if n.const:
         counter[0] += 1
         c = f"{g}_c{counter[0]}"
-        return c, [f"phi::Scalar {c}({float(n.const)});"]
+        return c, [f"phi::Scalar {c}({float(n.const)});"], ""
+    if n.host == "decremented":  # a Scalar attribute less one, on the host
+        counter[0] += 1
+        h = f"{g}_h{counter[0]}"
+        src = n.args[0].leaf
+        return h, [f"phi::Scalar {h}({src}.to<double>() - 1.0);  // {src} - 1"], ""
     if n.host:  # negated(attr): the attribute's values negated, on the host
         counter[0] += 1
         h = f"{g}_h{counter[0]}"
         src = n.args[0].leaf
         return h, [f"std::vector<int64_t> {h} = phi::IntArray({src}).GetData();",
-                   f"for (int64_t& v : {h}) v = -v;  // {src}, negated"]
+                   f"for (int64_t& v : {h}) v = -v;  // {src}, negated"], ""
     if not n.api:
-        return views.get(n.leaf, n.leaf), []
+        if n.attr:
+            return n.leaf, [], ""
+        return views.get(n.leaf, n.leaf), [], (n.leaf if n.leaf in shaped else None)
     lines: list[str] = []
     refs = []
+    shapes = set()
     for c in n.args:
-        r, ls = _emit(c, root, g, d, views, counter)
+        r, ls, sh = _emit_shaped(c, root, g, d, views, counter, False, shaped)
         refs.append(r)
         lines += ls
+        if sh != "":  # a tensor (numbers and attributes have no shape)
+            shapes.add(sh)
+    own = shapes.pop() if len(shapes) == 1 else None
     if top:
         dst = root
     else:
         counter[0] += 1
         dst = f"{g}_t{counter[0]}"
-        lines += [f"phi::DenseTensor {dst};", f"{dst}.set_meta({d}.meta());",
+        like = views.get(own, own) if own else d
+        lines += [f"phi::DenseTensor {dst};", f"{dst}.set_meta({like}.meta());",
                   f"dev_ctx.Alloc(&{dst}, {dst}.dtype());"]
     lines += [f"EXEC_NPU_CMD({n.api}, dev_ctx, {', '.join(refs)}, {dst});"]
-    return dst, lines
+    return dst, lines, own
 
 
 def _reduce(g: str, d: str, src: str, axis: str) -> list[str]:

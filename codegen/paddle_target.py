@@ -6,6 +6,7 @@ phi kernel and one aclnn API (plus its grad kernel when both sides have one).
 """
 from __future__ import annotations
 
+import functools
 import re
 
 from opdb.dtypes import normalize_dtype
@@ -172,8 +173,10 @@ class PaddleDialect(Dialect):
                 # PaddleCustomDevice full_kernel.cc only allocates and fills `out`); copying
                 # it would resize `out` away from InferMeta's shape
                 src_dims = f"{src}->dims()" if p.fw_input.optional else f"{src}.dims()"
-                pre = [f"if ({cond}{name}->data() != {src_data} && {name}->dims() == {src_dims}) {{",
-                       f"  phi::Copy(dev_ctx, {src_ref}, dev_ctx.GetPlace(), false, {name});",
+                dst, dst_ptr = (f"{name}_tensor.", f"&{name}_tensor") \
+                    if name in self.nullable else (f"{name}->", name)
+                pre = [f"if ({cond}{dst}data() != {src_data} && {dst}dims() == {src_dims}) {{",
+                       f"  phi::Copy(dev_ctx, {src_ref}, dev_ctx.GetPlace(), false, {dst_ptr});",
                        "}"]
             return CallArg(p.aclnn.name, p.aclnn.ctype, deref, pre, todo, p.decision)
         if k == fk == "tensor_list":
@@ -455,6 +458,67 @@ def _inplace_into_output(amap) -> None:
             return
 
 
+OVERWRITES = "inplace_overwrites.yaml"  # in opdb/sources: in-place APIs that read nothing
+
+
+def inplace_overwrites(text: str | None = None, where: str = OVERWRITES) -> frozenset[str]:
+    """The aclnn in-place APIs that overwrite every element of their tensor without reading
+    it (reviewed, `opdb/sources/inplace_overwrites.yaml`); a malformed table is a one-line
+    error naming the entry."""
+    import yaml
+    from opdb.errors import OpscanError
+    if text is None:
+        from pathlib import Path
+        text = (Path(__file__).resolve().parent.parent / "opdb" / "sources" / OVERWRITES
+                ).read_text()
+    out = set()
+    for i, e in enumerate((yaml.safe_load(text) or {}).get("overwrites") or []):
+        if not isinstance(e, dict) or set(e) != {"api", "evidence"} \
+                or not str(e["api"]).startswith("aclnnInplace") or not e["evidence"]:
+            raise OpscanError(f"{where}: overwrites[{i}]: needs an aclnnInplace `api` and "
+                              "its `evidence`, nothing else")
+        if e["api"] in out:
+            raise OpscanError(f"{where}: overwrites[{i}]: {e['api']} is listed twice")
+        out.add(e["api"])
+    return frozenset(out)
+
+
+@functools.lru_cache(maxsize=1)
+def _overwrites() -> frozenset[str]:
+    return inplace_overwrites()
+
+
+def _inplace_from_input(api: AclnnApi, amap) -> None:
+    """An aclnn in-place parameter (role inout: `selfRef`) matched by role to a phi
+    *output* while one phi tensor input feeds nothing (fill_diagonal_grad: aclnnInplace
+    FillDiagonal's selfRef <- x_grad, out_grad unused): the API reads its tensor, so the
+    output is first given that input (decision `inplace`, copied when they do not share
+    memory and have the same shape). PaddleCustomDevice fill_diagonal_kernel.cc
+    FillDiagonalGradKernel copies out_grad into x_grad before filling its diagonal; before,
+    the diagonal of an uninitialised x_grad was filled. Not for the in-place APIs that
+    overwrite every element (`inplace_overwrites`: aclnnInplaceZero of floor_grad and
+    fill_grad reads nothing, and the copy would be wasted)."""
+    if api.name in _overwrites():
+        return
+    spare = [u for u in amap.unused if not u.is_output and u.kind == "tensor"
+             and not u.optional]
+    if len(spare) != 1:
+        return
+    for i, p in enumerate(amap.params):
+        if (p.aclnn.role == "inout" and p.kind == "tensor" and p.fw is not None
+                and p.fw.is_output and p.fw.kind == "tensor" and p.fw_input is None
+                and p.decision == "role"):
+            src = spare[0]
+            note = (f"TODO(opgen): aclnn `{p.aclnn.name}` ({p.aclnn.ctype}) <- framework "
+                    f"`{p.fw.name}`: matched by role; in-place: {api.name} reads its tensor, "
+                    f"so `{src.name}` (unused otherwise) is copied into `{p.fw.name}` before "
+                    "the call when they do not share memory and have the same shape")
+            amap.params[i] = MappedParam(p.aclnn, p.kind, p.optional, p.fw, "inplace", note,
+                                         fw_input=src)
+            amap.unused = [u for u in amap.unused if u is not src]
+            return
+
+
 def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
                          framework_dtypes: tuple[str, ...] | None = None,
                          candidates: list[AclnnApi] | None = None,
@@ -465,6 +529,7 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
         api = pick_variant([api] + [c for c in candidates if c.name != api.name], fwp, "paddle")
     amap = map_args(api, fwp, "paddle")
     _inplace_into_output(amap)
+    _inplace_from_input(api, amap)
     ref = next((f.name for f in fwp if f.kind == "tensor" and not f.is_output
                 and not f.optional), "")
     outputs = [f for f in fwp if f.is_output and f.kind == "tensor"]

@@ -48,14 +48,16 @@ def test_every_identity_names_real_parameters_and_arities(db):
         assert api is not None, api_name
         ins = [p.name for p in api.params if p.role == "input" and "Tensor" in p.ctype]
         outs = [p.name for p in api.params if p.role == "output"]
-        lists = {p.name for p in api.params if p.role == "input" and "IntArray" in p.ctype}
+        attrs = {p.name: "int_array" if "IntArray" in p.ctype else "scalar"
+                 for p in api.params if p.role == "input"
+                 and ("IntArray" in p.ctype or "aclScalar" in p.ctype)}
         assert set(ent["grads"]) == set(ins), api_name
         for expr in ent["grads"].values():
-            assert set(_leaves(expr)) <= set(ins) | set(outs) | lists | {"grad"}, api_name
+            assert set(_leaves(expr)) <= set(ins) | set(outs) | set(attrs) | {"grad"}, api_name
             for call in _calls(expr):
                 step = db.aclnn_api(call)
                 assert step is not None, call
-            bound = _rebind(expr, {x: x for x in _leaves(expr)}, lists)
+            bound = _rebind(expr, {x: x for x in _leaves(expr)}, attrs)
             for call, kinds in _arity_checked([("g", bound)]).items():
                 assert kinds == _input_kinds(db.aclnn_api(call)), (api_name, call)
 
@@ -173,3 +175,67 @@ def test_roll_grad_rolls_the_incoming_gradient_back(db):
 
 def test_the_forward_roll_is_no_identity(db):
     assert grad_identity(db, db.aclnn_api("aclnnRoll"), db.framework_op("paddle", "roll")) is None
+
+
+# batch M: the gradient of aclnnPowTensorScalar reads its Scalar attribute, once less one
+# on the host (pow_grad asked for with aclnnMuls; batch M scored 0, writing x * factor)
+def test_scalar_host_steps_take_a_scalar_attribute_only():
+    n = parse_expr("PowTensorScalar(self, decremented(exponent))")
+    assert n.args[1] == Node(host="decremented", args=(Node(leaf="exponent"),))
+    bound = _rebind(n, {"self": "x", "exponent": "factor"}, {"factor": "scalar"})
+    assert bound.args[1].attr == "scalar"
+    assert _arity_checked([("g", bound)]) == {"aclnnPowTensorScalar": ("tensor", "scalar")}
+    with pytest.raises(KeyError):  # an int list is not a Scalar
+        _rebind(n, {"self": "x", "exponent": "shifts"}, {"shifts": "int_array"})
+    with pytest.raises(KeyError):  # nor is a tensor
+        _rebind(n, {"self": "x", "exponent": "y"}, {})
+    with pytest.raises(KeyError):  # negated reads an int list, not a Scalar
+        _rebind(parse_expr("Roll(grad, negated(s), d)"), {"grad": "g", "s": "f", "d": "a"},
+                {"f": "scalar", "a": "int_array"})
+
+
+def test_pow_grad_is_dout_times_factor_times_x_to_the_factor_less_one(db):
+    gi = grad_identity(db, db.aclnn_api("aclnnMuls"), db.framework_op("paddle", "pow_grad"))
+    assert gi is not None and gi.forward_api == "aclnnPowTensorScalar"
+    assert _arity_checked(gi.grads) == {"aclnnMul": ("tensor", "tensor"),
+                                        "aclnnMuls": ("tensor", "scalar"),
+                                        "aclnnPowTensorScalar": ("tensor", "scalar")}
+    cc, r = _cc(db, "aclnnMuls", "pow_grad")
+    assert ("    phi::Scalar dx_h1(factor.to<double>() - 1.0);  // factor - 1\n"
+            "    phi::DenseTensor dx_t2;\n"
+            "    dx_t2.set_meta(dout.meta());\n"
+            "    dev_ctx.Alloc(&dx_t2, dx_t2.dtype());\n"
+            "    EXEC_NPU_CMD(aclnnPowTensorScalar, dev_ctx, x, dx_h1, dx_t2);\n") in cc
+    assert "    EXEC_NPU_CMD(aclnnMuls, dev_ctx, dx_t2, factor, dx_t3);\n" in cc
+    assert "    EXEC_NPU_CMD(aclnnMul, dev_ctx, dout, dx_t3, *dx);\n" in cc
+    assert r.todos == []
+    # every step of the identity renders it; the forward and other kernels do not get it
+    for step in ("aclnnPowTensorScalar", "aclnnMul"):
+        assert _cc(db, step, "pow_grad")[0].count("EXEC_NPU_CMD(") == 3
+    assert grad_identity(db, db.aclnn_api("aclnnPowTensorScalar"),
+                         db.framework_op("paddle", "pow")) is None
+
+
+# batch G's elementwise_pow_grad (asked for with aclnnSubs, the y - 1 step; scored 0): the
+# gradient of aclnnPowTensorTensor, whose scratch y - 1 has y's shape, not dout's
+def test_elementwise_pow_grad_scratches_take_the_shape_they_are_computed_from(db):
+    gi = grad_identity(db, db.aclnn_api("aclnnSubs"),
+                       db.framework_op("paddle", "elementwise_pow_grad"))
+    assert gi is not None and gi.forward_api == "aclnnPowTensorTensor" and gi.broadcast
+    cc, r = _cc(db, "aclnnSubs", "elementwise_pow_grad")
+    assert ("    phi::DenseTensor dx_t3;\n"
+            "    dx_t3.set_meta(y.meta());\n"
+            "    dev_ctx.Alloc(&dx_t3, dx_t3.dtype());\n"
+            "    EXEC_NPU_CMD(aclnnSubs, dev_ctx, y, dx_c1, dx_c2, dx_t3);\n"
+            "    phi::DenseTensor dx_t4;\n"
+            "    dx_t4.set_meta(dout.meta());\n") in cc
+    assert "    EXEC_NPU_CMD(aclnnMul, dev_ctx, dout, dx_t5, dx_full);\n" in cc
+    assert ("    dy_t2.set_meta(x.meta());\n    dev_ctx.Alloc(&dy_t2, dy_t2.dtype());\n"
+            "    EXEC_NPU_CMD(aclnnLog, dev_ctx, x, dy_t2);\n") in cc
+    assert "EXEC_NPU_CMD(aclnnReduceSum, dev_ctx, dy_full, dy_axes" in cc and r.todos == []
+    def calls(text):
+        return [ln for ln in text.splitlines() if "EXEC_NPU_CMD(" in ln]
+    for step in ("aclnnPowTensorTensor", "aclnnLog", "aclnnInplaceMul"):
+        assert calls(_cc(db, step, "elementwise_pow_grad")[0]) == calls(cc), step
+    # a one-input forward's scratches keep dout's shape (the input's, by InferMeta)
+    assert "dx_t1.set_meta(dout.meta());" in _cc(db, "aclnnMul", "cos_grad")[0]
