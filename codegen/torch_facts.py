@@ -575,8 +575,10 @@ class DataDependentOutput:
     """The bound of one output whose size depends on the input's values (torch tags
     the op `dynamic_output_shape`), as an adapter allocates it before the call.
     `dims`: per dim `("bound",)` (the data-dependent dim: at most the broadcast numel
-    of the tensor inputs), `("const", n)` or `("dim", arg)` (`arg.dim()`); `dtype`:
-    `("like", arg)` or `("const", "Long")`."""
+    of the tensor inputs), `("const", n)`, `("dim", arg)` (`arg.dim()`) or
+    `("size_at", arg, int_arg)` (`arg.size(int_arg)`); or the one entry
+    `("sizes", arg)` (`arg.sizes()`, the whole shape); `dtype`: `("like", arg)` or
+    `("const", "Long")`."""
 
     dims: tuple
     dtype: tuple
