@@ -173,6 +173,19 @@ HELD_OUT_TORCH = [
     ("aclnnTriangularSolve", "aten::linalg_solve_triangular"),
     ("aclnnQuantMatmulV5", "aten::_scaled_mm"),
     ("aclnnSign", "aten::sgn"),
+    # thirteenth sample: drawn by benchmarks/opgen_heldout_draw.py --seed 13 --before 130 (docs/opgen.md)
+    ("aclnnMultilabelMarginLoss", "aten::multilabel_margin_loss_forward"),
+    ("aclnnForeachAddcmulScalar", "aten::_foreach_addcmul.Scalar"),
+    ("aclnnUpsampleNearestExact1dBackward", "aten::_upsample_nearest_exact1d_backward.grad_input"),
+    ("aclnnUniqueDim", "aten::unique_dim"),
+    ("aclnnEmbeddingRenorm", "aten::embedding_renorm_"),
+    ("aclnnForeachAddScalar", "aten::_foreach_add.Scalar"),
+    ("aclnnForeachNeg", "aten::_foreach_neg"),
+    ("aclnnMin", "aten::min"),
+    ("aclnnRenorm", "aten::renorm"),
+    ("aclnnThreshold", "aten::threshold"),
+    ("aclnnForeachSinh", "aten::_foreach_sinh"),
+    ("aclnnCtcLoss", "aten::_ctc_loss"),
 ]
 
 # the held-out paddle sample of docs/opgen.md (not among the 12): (aclnn API, phi kernel)

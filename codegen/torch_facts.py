@@ -575,8 +575,10 @@ class DataDependentOutput:
     """The bound of one output whose size depends on the input's values (torch tags
     the op `dynamic_output_shape`), as an adapter allocates it before the call.
     `dims`: per dim `("bound",)` (the data-dependent dim: at most the broadcast numel
-    of the tensor inputs), `("const", n)` or `("dim", arg)` (`arg.dim()`); `dtype`:
-    `("like", arg)` or `("const", "Long")`."""
+    of the tensor inputs), `("const", n)`, `("dim", arg)` (`arg.dim()`) or
+    `("size_at", arg, int_arg)` (`arg.size(int_arg)`); or the one entry
+    `("sizes", arg)` (`arg.sizes()`, the whole shape); `dtype`: `("like", arg)` or
+    `("const", "Long")`."""
 
     dims: tuple
     dtype: tuple
@@ -584,20 +586,22 @@ class DataDependentOutput:
 
 # the probes: tensor k of the call gets shapes[k] (the last shape for more tensors);
 # distinct shapes, ranks and dtypes tell apart the candidate expressions
-_DD_PROBES = (([(2, 3)], "float32"), ([(5, 1), (1, 7)], "float64"),
-              ([(2, 3, 4), (2, 3, 4)], "float32"))
+_DD_PROBES = (([(2, 3)], "float32", 1), ([(5, 1), (1, 7)], "float64", 0),
+              ([(2, 3, 4), (2, 3, 4)], "float32", -1))
 
 
-def _dd_probe(ov, shapes, dtype):
+def _dd_probe(ov, shapes, dtype, int_value=1, flip_bools=False):
     """One call of `ov` under FakeTensorMode with a ShapeEnv (torch's own fake
     implementation, which creates an unbacked size for a data-dependent dim and
     bounds it): ([tensor input names], {name: (shape, dtype)}, [outputs as
-    (dims, dtype)]) where a data-dependent dim is `("sym", upper)`."""
+    (dims, dtype)], {int arg name: value}) where a data-dependent dim is
+    `("sym", upper)`. Every required `int` gets `int_value`; `flip_bools` passes
+    every defaulted `bool` as the opposite of its default."""
     torch = _torch()
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
     env = ShapeEnv()
-    args, names, given = [], [], {}
+    args, names, given, ints = [], [], {}, {}
     with FakeTensorMode(shape_env=env):
         for a in ov._schema.arguments:
             if a.has_default_value() or a.kwarg_only:
@@ -608,6 +612,9 @@ def _dd_probe(ov, shapes, dtype):
                 args.append(torch.empty(*shape, dtype=getattr(torch, dtype)))
                 given[a.name] = (tuple(shape), dtype)
                 names.append(a.name)
+            elif t == "int":
+                args.append(int_value)
+                ints[a.name] = int_value
             elif t in _PROBE_SAMPLES:
                 args.append(_PROBE_SAMPLES[t])
             else:
@@ -615,7 +622,10 @@ def _dd_probe(ov, shapes, dtype):
         if any(not (a.has_default_value() or a.kwarg_only)
                for a in ov._schema.arguments[len(args):]):
             return None
-        res = ov(*args)
+        kwargs = {a.name: not a.default_value for a in ov._schema.arguments[len(args):]
+                  if flip_bools and str(a.type) == "bool"
+                  and isinstance(a.default_value, bool)}
+        res = ov(*args, **kwargs)
     flat = list(res) if isinstance(res, (tuple, list)) else [res]
     outs = []
     for x in flat:
@@ -631,7 +641,7 @@ def _dd_probe(ov, shapes, dtype):
             else:
                 dims.append(int(d))
         outs.append((dims, str(x.dtype).rsplit(".", 1)[-1]))
-    return names, given, outs
+    return names, given, outs, ints
 
 
 def _broadcast_numel(shapes) -> int:
@@ -649,46 +659,77 @@ _SCALAR_TYPE = {"int64": "Long", "int32": "Int", "bool": "Bool", "float32": "Flo
 @functools.lru_cache(maxsize=None)
 def data_dependent_outputs(op: str) -> tuple[DataDependentOutput, ...] | None:
     """The outputs of an op whose output size depends on its input's values (tag
-    `dynamic_output_shape`: masked_select, nonzero), each as a bound an adapter can
-    allocate before the call, or None (not such an op, or no bound found).
+    `dynamic_output_shape`: masked_select, nonzero, unique_dim), each as a bound an
+    adapter can allocate before the call, or None (not such an op, or no bound found).
 
-    Probed with torch's fake implementation (three calls, `_DD_PROBES`): every output
-    must have a data-dependent dim that torch bounds by a finite number, and the
-    broadcast numel of the tensor inputs must be at least that number in every probe
-    (masked_select: torch bounds it by `self.numel()`, op-plugin allocates the
-    broadcast numel, MaskedSelectKernelNpuOpApi.cpp; nonzero: `self.numel()` rows,
+    Probed with torch's fake implementation (three calls, `_DD_PROBES`, each with its
+    own shapes, dtype and value of every required `int`). A data-dependent dim must be
+    bounded by torch in every probe: by a tensor input's size at an `int` argument
+    (`("size_at", arg, int_arg)`: unique_dim's `dim`; UniqueDimKernelNpuOpApi.cpp
+    allocates `self.size(dim)`), else by at most the broadcast numel of the tensor
+    inputs (`("bound",)`: masked_select, MaskedSelectKernelNpuOpApi.cpp; nonzero,
     NonzeroKernelNpuOpApi.cpp `nonzero_npu_max_output_size`). Every other dim must be
-    the same constant in every probe or a tensor input's rank (nonzero's `self.dim()`
-    columns); the dtype a tensor input's or a constant. An output sized by a non-tensor
-    argument (`unique_dim`'s dims, `_unique2`'s `return_inverse`) fails the fit: None,
-    and the adapter keeps its TODO."""
+    the same constant in every probe, a tensor input's rank (nonzero's `self.dim()`
+    columns) or its size at an `int` argument (unique_dim's `inverse`). An output of
+    a tensor input's rank whose every dim is that input's size at the same position, or
+    bounded by it, is allocated like that input (`dims == (("sizes", arg),)`:
+    unique_dim's values, as upstream's `apply_tensor_without_format(self)`). The dtype
+    is a tensor input's or a constant. The probes are repeated with every defaulted
+    `bool` flipped and must give the same outputs, so a size chosen by a flag
+    (`unique_consecutive`'s and `_unique2`'s `return_inverse`) fails the fit: None,
+    and the adapter keeps its TODO. At least one output must have a data-dependent
+    dim."""
     ov = _aten_overload(op)
     torch = _torch()
     if ov is None or torch is None or torch.Tag.dynamic_output_shape not in ov.tags:
         return None
     probes = []
-    for shapes, dtype in _DD_PROBES:
+    for shapes, dtype, int_value in _DD_PROBES:
         try:
-            got = _dd_probe(ov, shapes, dtype)
+            got = _dd_probe(ov, shapes, dtype, int_value)
+            flipped = _dd_probe(ov, shapes, dtype, int_value, flip_bools=True)
         except Exception:
             return None
-        if got is None:
+        if got is None or flipped is None or got[2] != flipped[2]:
             return None
         probes.append(got)
     n_out = {len(p[2]) for p in probes}
     if len(n_out) != 1 or not next(iter(n_out)):
         return None
-    result = []
+
+    def size_at(vals):
+        """The (tensor, int arg) whose size at the int's value is `vals` in every probe."""
+        return next(((n, k) for n in probes[0][0] for k in probes[0][3]
+                     if all(-len(p[1][n][0]) <= p[3][k] < len(p[1][n][0])
+                            and p[1][n][0][p[3][k]] == v for v, p in zip(vals, probes))),
+                    None)
+
+    result, any_bound = [], False
     for i in range(next(iter(n_out))):
-        ranks = {len(p[2][i][0]) for p in probes}
-        dims: list[tuple] = []
+        outs = [p[2][i][0] for p in probes]
+        ranks = {len(o) for o in outs}
+        has_bound = any(isinstance(d, tuple) for o in outs for d in o)
+        any_bound = any_bound or has_bound
+        like = next((n for n in probes[0][0] if all(
+            len(o) == len(p[1][n][0]) and all(
+                d == g or (isinstance(d, tuple) and d[1] == g) for d, g in zip(o, p[1][n][0]))
+            for o, p in zip(outs, probes))), None)
+        dims: list[tuple] | None = []
         for j in range(max(ranks)):
-            vals = [p[2][i][0][j] if j < len(p[2][i][0]) else None for p in probes]
+            vals = [o[j] if j < len(o) else None for o in outs]
             if all(isinstance(v, tuple) for v in vals):
-                if any(v[1] is None or v[1] > _broadcast_numel([s for s, _ in p[1].values()])
-                       for v, p in zip(vals, probes)):
-                    return None
-                dims.append(("bound",))
+                if any(v[1] is None for v in vals):
+                    dims = None
+                    break
+                at = size_at([v[1] for v in vals])
+                if at is not None:
+                    dims.append(("size_at",) + at)
+                elif all(v[1] <= _broadcast_numel([s for s, _ in p[1].values()])
+                         for v, p in zip(vals, probes)):
+                    dims.append(("bound",))
+                else:
+                    dims = None
+                    break
             elif all(isinstance(v, int) for v in vals) and len(ranks) == 1 \
                     and len(set(vals)) == 1:
                 dims.append(("const", vals[0]))
@@ -696,18 +737,26 @@ def data_dependent_outputs(op: str) -> tuple[DataDependentOutput, ...] | None:
                     (n for n in probes[0][0] if all(len(p[1][n][0]) == v
                                                     for v, p in zip(vals, probes))), None)):
                 dims.append(("dim", name))
+            elif all(isinstance(v, int) for v in vals) and len(ranks) == 1 \
+                    and (at := size_at(vals)) is not None:
+                dims.append(("size_at",) + at)
             else:
+                dims = None
+                break
+        if dims is None:
+            if like is None:
                 return None
-        if ("bound",) not in dims:
-            return None
+            dims = [("sizes", like)]
         dts = [p[2][i][1] for p in probes]
-        like = next((n for n in probes[0][0] if all(p[1][n][1] == d
-                                                    for d, p in zip(dts, probes))), None)
-        if like is not None:
-            dtype = ("like", like)
+        like_dt = next((n for n in probes[0][0] if all(p[1][n][1] == d
+                                                       for d, p in zip(dts, probes))), None)
+        if like_dt is not None:
+            dtype = ("like", like_dt)
         elif len(set(dts)) == 1 and dts[0] in _SCALAR_TYPE:
             dtype = ("const", _SCALAR_TYPE[dts[0]])
         else:
             return None
         result.append(DataDependentOutput(tuple(dims), dtype))
+    if not any_bound:
+        return None
     return tuple(result)

@@ -1250,6 +1250,11 @@ def _legacy_empty_lists(schema: TorchSchema, functional: TorchSchema | None
     return {a.name: dims for a in schema.args if a.kind == "tensor_list"}
 
 
+# C++ of one dim of a data-dependent output's bound (`torch_facts.DataDependentOutput`)
+_DD_DIM = {"bound": "opgen_bound", "const": "{0}", "dim": "{0}.dim()",
+           "size_at": "{0}.size({1})"}
+
+
 def _data_dependent_allocs(schema: TorchSchema, fwp: list[FwParam],
                            functional: TorchSchema | None, role: str, opts: str,
                            data_dependent: tuple | None) -> dict | None:
@@ -1279,10 +1284,12 @@ def _data_dependent_allocs(schema: TorchSchema, fwp: list[FwParam],
                          ins[2:], f"at::infer_size({ins[0]}.sizes(), {ins[1]}.sizes())") + ")"
     lines, blines = [], []
     for name, o in zip(outs, data_dependent):
-        dims = ", ".join("opgen_bound" if d[0] == "bound" else str(d[1]) if d[0] == "const"
-                         else f"{d[1]}.dim()" for d in o.dims)
         size = f"opgen_{name}_bound"
-        decl = f"const std::vector<int64_t> {size} = {{{dims}}};"
+        if o.dims and o.dims[0][0] == "sizes":
+            decl = f"const std::vector<int64_t> {size} = {o.dims[0][1]}.sizes().vec();"
+        else:
+            dims = ", ".join(_DD_DIM[d[0]].format(*d[1:]) for d in o.dims)
+            decl = f"const std::vector<int64_t> {size} = {{{dims}}};"
         dtype = f"{o.dtype[1]}.scalar_type()" if o.dtype[0] == "like" else f"at::k{o.dtype[1]}"
         if role == "functional":
             lines += [decl, f"at::Tensor {name} = npu_preparation::apply_tensor_without_format("
@@ -1292,15 +1299,17 @@ def _data_dependent_allocs(schema: TorchSchema, fwp: list[FwParam],
             lines += [decl, f"npu_preparation::check_tensor({{{', '.join(ins)}}}, {name}, "
                             f"{name}.scalar_type(), {size});"]
             blines += [decl, f"{name}.resize_({size});"]
-    pre = f"const int64_t opgen_bound = {bound};"
+    uses_bound = any(d[0] == "bound" for o in data_dependent for d in o.dims)
+    pre = [f"const int64_t opgen_bound = {bound};"] if uses_bound else []
     fname = f"{functional.name}.{functional.overload}" if functional.overload else functional.name
-    return {"lines": [pre] + lines, "binding_lines": [
+    by = (f"the numel of `{ins[0]}`" if len(ins) == 1 else "the broadcast numel of "
+          + ", ".join(f"`{n}`" for n in ins)) if uses_bound else \
+        "the input's size at the data-dependent dim"
+    return {"lines": pre + lines, "binding_lines": [
         "// TODO(opgen): the standalone binding does not read the shape aclnn reports "
-        "(aclGetViewShape): the result keeps its bound size", pre] + blines, "todo": "",
+        "(aclGetViewShape): the result keeps its bound size"] + pre + blines, "todo": "",
             "note": f"data-dependent size (torch tags {fname} dynamic_output_shape): "
-                    f"allocated at its bound, the "
-                    + (f"numel of `{ins[0]}`" if len(ins) == 1 else "broadcast numel of "
-                       + ", ".join(f"`{n}`" for n in ins))
+                    f"allocated at its bound, {by}"
                     + " (torch's fake implementation bounds it by no more), and resized "
                     "after the call to the shape aclnn reports",
             "data_dependent": outs}
