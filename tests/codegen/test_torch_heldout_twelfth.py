@@ -7,25 +7,12 @@ the sibling that takes it (`dim` / aclnnRepeatInterleaveWithDim). None keys on a
 adapter."""
 from __future__ import annotations
 
-from codegen.argmap import FwParam, map_args
+from codegen.argmap import map_args
 from codegen.api import prepare
-from opdb.model import AclnnApi, Param, Source
 from tests.codegen.torch_adapter_parts import ADAPTER, function_body as _fn, shipped_db_fixture
+from tests.codegen.torch_adapter_parts import aclnn_api as _api, fw_param as _fw, mapped_names as _got
 
 db = shipped_db_fixture()
-SRC = Source("test")
-
-
-def _api(name, *params):
-    return AclnnApi(name, tuple(Param(n, t, r) for n, t, r in params), SRC)
-
-
-def _fw(name, kind, cpp="", **kw):
-    return FwParam(name, kind, cpp or kind, **kw)
-
-
-def _got(m):
-    return {p.aclnn.name: (p.fw.name if p.fw else None, p.decision) for p in m.params}
 
 
 def test_the_only_scalar_on_each_side_pairs():
