@@ -239,3 +239,57 @@ def test_elementwise_pow_grad_scratches_take_the_shape_they_are_computed_from(db
         assert calls(_cc(db, step, "elementwise_pow_grad")[0]) == calls(cc), step
     # a one-input forward's scratches keep dout's shape (the input's, by InferMeta)
     assert "dx_t1.set_meta(dout.meta());" in _cc(db, "aclnnMul", "cos_grad")[0]
+
+
+def _op(db, api, kernel):
+    """The op as `opgen` resolves it (mean_grad's phi signature is PaddleCustomDevice's)."""
+    from codegen.resolve import resolve
+    return resolve(db, api, "paddle", op=kernel).op
+
+
+# batch K's mean_grad (asked for with aclnnMul, scored 0: x * out_grad): the gradient of a
+# reduction, out_grad broadcast back over the reduced dims and scaled by 1 / their count.
+# mean_grad's kernel names the dim list `axes` where mean's names it `dims` (one YAML arg,
+# `axis`): bound through the op YAML, not by name
+def test_mean_grad_fills_one_over_the_count_and_multiplies_by_the_kept_dims_view(db):
+    for step in ("aclnnMul", "aclnnInplaceFillScalar"):
+        gi = grad_identity(db, db.aclnn_api(step), _op(db, step, "mean_grad"))
+        assert gi is not None and gi.forward_api == "aclnnMean", step
+        assert gi.reduce_all == "reduce_all" and "axes" in gi.read
+    cc, r = _cc(db, "aclnnMul", "mean_grad")
+    assert "std::vector<int64_t> x_grad_h1_red = phi::IntArray(axes).GetData();" in cc
+    assert "if (x_grad_h1_red.empty() || reduce_all) {  // every dim of `x`" in cc
+    assert "phi::Scalar x_grad_h1(1.0 / static_cast<double>(x_grad_h1_n));" in cc
+    # upstream's order: x_grad filled, then multiplied in place by the view
+    fill = cc.index("EXEC_NPU_CMD(aclnnInplaceFillScalar, dev_ctx, *x_grad, x_grad_h1);")
+    mul = cc.index("EXEC_NPU_CMD(aclnnMul, dev_ctx, *x_grad, x_grad_v2, *x_grad);")
+    assert fill < mul
+    assert "phi::DenseTensor x_grad_v2(out_grad);" in cc
+    assert "for (int64_t ax : x_grad_v2_red) x_grad_v2_dims[ax] = 1;" in cc
+    assert cc.count("EXEC_NPU_CMD(") == 2
+    assert [t for t in r.todos if "keep_dim" not in t] == []
+    # the forward and a step of no reduction identity do not get it
+    assert grad_identity(db, db.aclnn_api("aclnnMean"),
+                         _op(db, "aclnnMean", "mean")) is None
+
+
+def test_sum_grad_broadcasts_the_gradient_back_without_a_scale(db):
+    # aclnnReduceSum names its list `dims`; sum_grad's kernel `dims_array`
+    cc, _ = _cc(db, "aclnnMul", "sum_grad")
+    assert "phi::IntArray(dims_array).GetData()" in cc
+    assert "phi::Scalar x_grad_c1(1.0);" in cc
+    assert "EXEC_NPU_CMD(aclnnMul, dev_ctx, *x_grad, x_grad_v2, *x_grad);" in cc
+
+
+def test_shape_steps_parse_with_their_arity_and_bind_by_kind():
+    n = parse_expr("Mul(filled(self, inverse_count(dim)), unreduced(grad, dim))")
+    assert n.args[0].host == "filled" and n.args[0].args[1].host == "inverse_count"
+    assert n.args[1].host == "unreduced" and _leaves(n) == ["self", "dim", "grad", "dim"]
+    assert _calls(n) == ["aclnnMul", "aclnnInplaceFillScalar"]
+    with pytest.raises(ValueError):
+        parse_expr("unreduced(grad)")
+    # `unreduced` over a tensor where the list should be: no identity
+    with pytest.raises(KeyError):
+        _rebind(parse_expr("unreduced(grad, self)"), {"grad": "dout", "self": "x"}, {})
+    ok = _rebind(n, {"self": "x", "grad": "dout", "dim": "axes"}, {"axes": "int_array"})
+    assert ok.args[1].args[1].leaf == "axes"
