@@ -49,8 +49,14 @@ HOST_RESULT = {"negated": "int_array", "decremented": "scalar", "inverse_count":
 # reduced dims of the forward's input kept as 1 (so that a multiplication broadcasts it
 # back); `filled(self, value)`, a tensor shaped like `self` filled with a Scalar
 # (aclnnInplaceFillScalar)
-TENSOR_STEPS = {"unreduced": ("tensor", "int_array"), "filled": ("tensor", "scalar")}
+TENSOR_STEPS = {"unreduced": ("tensor", "int_array"), "filled": ("tensor", "scalar"),
+                "sliced": ("tensor", "tensor_list", "scalar")}
 FILL_API = "aclnnInplaceFillScalar"  # the call of `filled`
+# `sliced(grad, tensors, dim)`: the gradient of each member of a tensor list the forward
+# joined along `dim`, the incoming gradient sliced at the running offset of the members'
+# extents (members with no elements get none and take no room)
+SLICE_API = "aclnnSliceV2"
+LIST_KINDS = ("tensor", "tensor_list")
 # the kinds of phi attribute a leaf may bind to: an int list, a phi::Scalar
 ATTR_KINDS = ("int_array", "scalar")
 
@@ -81,6 +87,7 @@ class GradIdentity:
     inputs: tuple[str, ...] = ()         # the forward's tensor inputs (may broadcast)
     step_apis: tuple = field(default=(), compare=False)  # the AclnnApi of every step
     reduce_all: str = ""                 # the grad kernel's bool `reduce_all`, or ""
+    attr_kinds: tuple = field(default=(), compare=False)  # (attribute, its phi kind)
 
     def note(self, requested: str, op: str) -> str:
         return (f"{requested} is one step of the gradient of {self.forward_api} (the "
@@ -168,7 +175,8 @@ def load_identities(text: str, where: str = "grad_identities.yaml") -> dict[str,
 
 
 def _calls(n: Node) -> list[str]:
-    own = [n.api] if n.api else [FILL_API] if n.host == "filled" else []
+    own = ([n.api] if n.api else [FILL_API] if n.host == "filled"
+           else [SLICE_API] if n.host == "sliced" else [])
     return own + [a for c in n.args for a in _calls(c)]
 
 
@@ -262,7 +270,7 @@ def grad_identity(db, api, op) -> GradIdentity | None:
     if not _requires_met(amap, ent["requires"]):
         return None
     bind = {p.aclnn.name: p.fw.name for p in amap.params
-            if p.fw is not None and p.fw.kind == "tensor"}
+            if p.fw is not None and p.fw.kind in LIST_KINDS}
     # the forward's int-list and Scalar attributes (aclnnRoll's shifts, dims;
     # aclnnPowTensorScalar's exponent) bind to the grad kernel's attributes of the same
     # phi name and kind
@@ -270,8 +278,9 @@ def grad_identity(db, api, op) -> GradIdentity | None:
              if p.fw is not None and p.fw.kind in ATTR_KINDS and p.rule is None}
     outs = [p.aclnn.name for p in amap.params if p.aclnn.role == "output"]
     gp = {f.name: f for f in fw_params(op)}
-    ins = {n for n, f in gp.items() if not f.is_output and f.kind == "tensor"}
-    gouts = {n for n, f in gp.items() if f.is_output and f.kind == "tensor"}
+    ins = {n for n, f in gp.items() if not f.is_output and f.kind in LIST_KINDS}
+    gouts = {n for n, f in gp.items() if f.is_output and f.kind in LIST_KINDS}
+    lists = {n: "tensor_list" for n, f in gp.items() if f.kind == "tensor_list"}
     if len(outs) != 1 or outs[0] not in bind:
         return None
     incoming = _grad_of(bind[outs[0]], ins)
@@ -300,7 +309,9 @@ def grad_identity(db, api, op) -> GradIdentity | None:
             return None
         try:
             grads.append((g, _rebind(expr, leaf_map,
-                                     {n: gp[n].kind for n in attr_leaves.values()})))
+                                     {**lists, **{n: gp[n].kind for n in attr_leaves.values()}})))
+            if (g in lists) != (expr.host == "sliced"):
+                return None  # a list gradient is a slice per member, and only it
             if _shape_steps(expr) and len(ent["grads"]) != 1:
                 return None  # reduction steps are written for one-input forwards
         except KeyError:
@@ -340,7 +351,7 @@ def grad_identity(db, api, op) -> GradIdentity | None:
     return GradIdentity(fop.name, fapi_name, incoming, tuple(grads), axis, broadcast,
                         tuple(steps), ent["evidence"].split(":")[0], tuple(sorted(read)),
                         tuple(sorted({bind[a] for a in ent["grads"]})), tuple(step_apis),
-                        reduce_all)
+                        reduce_all, tuple(sorted((n, gp[n].kind) for n in attr_leaves.values())))
 
 
 def _shape_steps(n: Node) -> bool:
@@ -409,6 +420,9 @@ def body_lines(gi: GradIdentity, views: dict[str, str] | None = None) -> list[st
                 f"  {v}.Resize(phi::make_ddim(dims));",
                 "}"]
     for g, expr in gi.grads:
+        if expr.host == "sliced":
+            lines += _sliced(g, expr, dict(gi.attr_kinds))
+            continue
         lines += [f"if ({g}) {{  // nullptr when Paddle does not need this gradient"]
         body: list[str] = []
         if gi.broadcast:
@@ -559,6 +573,32 @@ def _emit_shaped(n: Node, root: str, g: str, d: str, views: dict, counter: list,
                   f"dev_ctx.Alloc(&{dst}, {dst}.dtype());"]
     lines += [f"EXEC_NPU_CMD({n.api}, dev_ctx, {', '.join(refs)}, {dst});"]
     return dst, lines, own
+
+
+def _sliced(g: str, n: Node, kinds: dict[str, str]) -> list[str]:
+    """Each member of the list gradient `g`: the incoming gradient sliced along the dim
+    at the running offset of the forward members' extents (PaddleCustomDevice 77090b64
+    concat_kernel.cc ConcatGradKernel: aclnnSliceV2 per non-empty output, steps 1)."""
+    d, xs, dim = (c.leaf for c in n.args)
+    at = (f"{dim}.to<int64_t>()" if kinds.get(dim) == "scalar"
+          else f"static_cast<int64_t>({dim})")
+    return [f"{{  // each `{g}` member: `{d}` sliced along `{dim}` at the running offset",
+            f"  int64_t {g}_dim = {at};",
+            f"  if ({g}_dim < 0) {g}_dim += {xs}[0]->dims().size();",
+            f"  std::vector<int64_t> {g}_axes = {{{g}_dim}};",
+            f"  std::vector<int64_t> {g}_steps = {{1}};",
+            f"  int64_t {g}_offset = 0;",
+            f"  for (size_t j = 0; j < {g}.size(); ++j) {{",
+            f"    if ({g}[j] && {g}[j]->numel() != 0) {{  // nullptr: not needed",
+            f"      opgen_alloc<T>(dev_ctx, {g}[j]);",
+            f"      std::vector<int64_t> {g}_starts = {{{g}_offset}};",
+            f"      std::vector<int64_t> {g}_ends = {{{g}_offset + {xs}[j]->dims()[{g}_dim]}};",
+            f"      EXEC_NPU_CMD({SLICE_API}, dev_ctx, {d}, {g}_starts, {g}_ends, {g}_axes, "
+            f"{g}_steps, *{g}[j]);",
+            "    }",
+            f"    if ({xs}[j]->numel() != 0) {g}_offset += {xs}[j]->dims()[{g}_dim];",
+            "  }",
+            "}"]
 
 
 def _reduce(g: str, d: str, src: str, axis: str) -> list[str]:
