@@ -37,7 +37,8 @@ _PHI_NAMES = ("DenseTensor", "SelectedRows", "TensorArray", "Scalar", "IntArray"
 def qualify(ctype: str) -> str:
     """`const DenseTensor&` -> `const phi::DenseTensor&` (the generated kernel lives in
     namespace custom_kernel, not phi)."""
-    return re.sub(r"(?<![:\w])(" + "|".join(_PHI_NAMES) + r")\b", r"phi::\1", ctype)
+    return re.sub(r"(?<![:\w])(" + "|".join(_PHI_NAMES) + r")\b", r"phi::\1",
+                  plugin_ctype(ctype))
 
 
 def registered_dtypes(op: FrameworkOp) -> tuple[str, ...] | None:
@@ -50,11 +51,21 @@ def registered_dtypes(op: FrameworkOp) -> tuple[str, ...] | None:
     return tuple(sorted(found)) or None
 
 
+def plugin_ctype(ctype: str) -> str:
+    """A phi parameter type as a PaddleCustomDevice kernel declares it: phi's polymorphic
+    `TensorBase` (add_n_kernel.h: `std::vector<const TensorBase*>`, so that the CPU/GPU
+    kernel also takes SelectedRows) is `DenseTensor` there, the only tensor an NPU kernel
+    receives (no kernel under backends/npu/kernels at 77090b64 declares a TensorBase;
+    add_n_kernel.cc AddNKernel takes `std::vector<const phi::DenseTensor*>`). Before, the
+    type was kept, unqualified, and the kernel did not compile in-tree."""
+    return re.sub(r"(?<![\w])(phi::)?TensorBase\b", "DenseTensor", ctype)
+
+
 def fw_params(op: FrameworkOp) -> list[FwParam]:
     names = {p.name for p in op.params}
     out = []
     for p in op.params:
-        kind, optional, is_out = paddle_kind(p.ctype)
+        kind, optional, is_out = paddle_kind(plugin_ctype(p.ctype))
         inplace_of = ""
         if is_out and _out_base(p.name) in names and _out_base(p.name) != p.name:
             inplace_of = _out_base(p.name)
