@@ -306,10 +306,19 @@ BATCH_M_PADDLE = [
     ("aclnnTril", "tril_grad"), ("aclnnMul", "cos_grad"),
 ]
 HELD_OUT_PADDLE += BATCH_M_PADDLE
+BATCH_N_PADDLE = [
+    ("aclnnSplitTensor", "split_with_num"), ("aclnnAdd", "label_smooth"),
+    ("aclnnDropoutDoMask", "dropout"), ("aclnnGtTensor", "greater_than"),
+    ("aclnnInplaceFillScalar", "full_like"), ("aclnnSum", "add_n"),
+    ("aclnnAtan", "atan"), ("aclnnMatmul", "matmul_grad"),
+    ("aclnnSilu", "swish"), ("aclnnStack", "unstack_grad"),
+    ("aclnnInplaceZero", "cross_entropy_with_softmax"), ("aclnnBatchNorm", "batch_norm_infer"),
+]
+HELD_OUT_PADDLE += BATCH_N_PADDLE
 # the seeded random batches, in the order they were drawn (opgen_draw_paddle.py --before)
 BATCHES_PADDLE = {"G": BATCH_G_PADDLE, "H": BATCH_H_PADDLE, "I": BATCH_I_PADDLE,
                   "J": BATCH_J_PADDLE, "K": BATCH_K_PADDLE, "L": BATCH_L_PADDLE,
-                  "M": BATCH_M_PADDLE}
+                  "M": BATCH_M_PADDLE, "N": BATCH_N_PADDLE}
 
 
 def _paddle_tree(root: Path) -> Path:

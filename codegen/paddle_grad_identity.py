@@ -38,8 +38,25 @@ GRAD_NAMES = ("{}_grad", "d{}", "d_{}")  # Paddle's grad spellings: x_grad, dx, 
 
 # host steps over a forward attribute (a lower-case call in an expression), each with the
 # kind of attribute it reads: the gradient of aclnnRoll rolls back by the negated shifts
-# (an int list), that of aclnnPowTensorScalar raises to the exponent less one (a Scalar)
-HOST_STEPS = {"negated": "int_array", "decremented": "scalar"}
+# (an int list), that of aclnnPowTensorScalar raises to the exponent less one (a Scalar);
+# `inverse_count(dim)`: 1 / the element count of the forward's input over the reduced dims
+# (every dim when the list is empty or the grad kernel's `reduce_all` is set), a Scalar
+HOST_STEPS = {"negated": "int_array", "decremented": "scalar", "inverse_count": "int_array"}
+# what each host step gives: a value of that kind
+HOST_RESULT = {"negated": "int_array", "decremented": "scalar", "inverse_count": "scalar"}
+# shape-changing tensor steps (lower-case, several arguments of these kinds), each giving a
+# tensor: `unreduced(grad, dim)`, a view of a reduction's incoming gradient with the
+# reduced dims of the forward's input kept as 1 (so that a multiplication broadcasts it
+# back); `filled(self, value)`, a tensor shaped like `self` filled with a Scalar
+# (aclnnInplaceFillScalar)
+TENSOR_STEPS = {"unreduced": ("tensor", "int_array"), "filled": ("tensor", "scalar"),
+                "sliced": ("tensor", "tensor_list", "scalar")}
+FILL_API = "aclnnInplaceFillScalar"  # the call of `filled`
+# `sliced(grad, tensors, dim)`: the gradient of each member of a tensor list the forward
+# joined along `dim`, the incoming gradient sliced at the running offset of the members'
+# extents (members with no elements get none and take no room)
+SLICE_API = "aclnnSliceV2"
+LIST_KINDS = ("tensor", "tensor_list")
 # the kinds of phi attribute a leaf may bind to: an int list, a phi::Scalar
 ATTR_KINDS = ("int_array", "scalar")
 
@@ -69,6 +86,8 @@ class GradIdentity:
     read: tuple[str, ...] = field(default=())  # the kernel params the body reads
     inputs: tuple[str, ...] = ()         # the forward's tensor inputs (may broadcast)
     step_apis: tuple = field(default=(), compare=False)  # the AclnnApi of every step
+    reduce_all: str = ""                 # the grad kernel's bool `reduce_all`, or ""
+    attr_kinds: tuple = field(default=(), compare=False)  # (attribute, its phi kind)
 
     def note(self, requested: str, op: str) -> str:
         return (f"{requested} is one step of the gradient of {self.forward_api} (the "
@@ -104,10 +123,16 @@ def parse_expr(text: str) -> Node:
             if peek() != ")":
                 raise ValueError(f"bad gradient expression {text!r}")
             pos += 1
+            if name[0].islower() and name in TENSOR_STEPS:
+                if len(args) != len(TENSOR_STEPS[name]):
+                    raise ValueError(f"bad step {name!r} in {text!r} (takes "
+                                     f"{', '.join(TENSOR_STEPS[name])})")
+                return Node(host=name, args=tuple(args))
             if name[0].islower():
                 if name not in HOST_STEPS or len(args) != 1 or args[0].api or args[0].const:
                     raise ValueError(f"bad host step {name!r} in {text!r} (known: "
-                                     f"{', '.join(sorted(HOST_STEPS))}, over one attribute)")
+                                     f"{', '.join(sorted(HOST_STEPS))}, over one attribute;"
+                                     f" {', '.join(sorted(TENSOR_STEPS))})")
                 return Node(host=name, args=tuple(args))
             return Node(api="aclnn" + name, args=tuple(args))
         return Node(leaf=name)
@@ -150,7 +175,9 @@ def load_identities(text: str, where: str = "grad_identities.yaml") -> dict[str,
 
 
 def _calls(n: Node) -> list[str]:
-    return ([n.api] if n.api else []) + [a for c in n.args for a in _calls(c)]
+    own = ([n.api] if n.api else [FILL_API] if n.host == "filled"
+           else [SLICE_API] if n.host == "sliced" else [])
+    return own + [a for c in n.args for a in _calls(c)]
 
 
 def _leaves(n: Node) -> list[str]:
@@ -178,6 +205,34 @@ def _inplace_targets(kernel: str) -> set[str]:
     # the YAML spells grads `x_grad`; the kernel may say `dx`: the forward name is kept
     return {re.sub(r"_grad$", "", dst) for n in cat.ops_for_kernel(kernel)
             if cat.op(n) is not None for _, dst in cat.op(n).inplace}
+
+
+def _attr_names(fwd: str, fwd_params, grad: str, grad_params) -> dict[str, str]:
+    """The forward kernel's attribute names -> the grad kernel's, through Paddle's op
+    YAML: a kernel's attributes are its op's non-tensor YAML args in order (`mean`'s
+    kernel names YAML `axis` `dims`, `mean_grad`'s names it `axes`), so two attributes
+    answering to the same YAML arg are one value. Only where both kernels have as many
+    attributes as their op has non-tensor args; else empty (same names only)."""
+    from codegen.testspec import _catalog
+    cat = _catalog()
+
+    def yaml_attrs(name: str) -> list[str] | None:
+        ops = [cat.op(n) for n in cat.ops_for_kernel(name)]
+        ops = [o for o in ops if o is not None]
+        if len(ops) != 1:
+            return None
+        return [a.name for a in ops[0].args if not a.type.startswith("Tensor")]
+
+    def kernel_attrs(params) -> list[str]:
+        return [f.name for f in params
+                if not f.is_output and f.kind not in ("tensor", "tensor_list")]
+
+    fy, gy = yaml_attrs(fwd), yaml_attrs(grad)
+    fk, gk = kernel_attrs(fwd_params), kernel_attrs(grad_params)
+    if fy is None or gy is None or len(fy) != len(fk) or len(gy) != len(gk):
+        return {}
+    by_yaml = dict(zip(gy, gk))
+    return {k: by_yaml[y] for k, y in zip(fk, fy) if y in by_yaml}
 
 
 def _requires_met(amap, requires: dict) -> bool:
@@ -215,7 +270,7 @@ def grad_identity(db, api, op) -> GradIdentity | None:
     if not _requires_met(amap, ent["requires"]):
         return None
     bind = {p.aclnn.name: p.fw.name for p in amap.params
-            if p.fw is not None and p.fw.kind == "tensor"}
+            if p.fw is not None and p.fw.kind in LIST_KINDS}
     # the forward's int-list and Scalar attributes (aclnnRoll's shifts, dims;
     # aclnnPowTensorScalar's exponent) bind to the grad kernel's attributes of the same
     # phi name and kind
@@ -223,8 +278,9 @@ def grad_identity(db, api, op) -> GradIdentity | None:
              if p.fw is not None and p.fw.kind in ATTR_KINDS and p.rule is None}
     outs = [p.aclnn.name for p in amap.params if p.aclnn.role == "output"]
     gp = {f.name: f for f in fw_params(op)}
-    ins = {n for n, f in gp.items() if not f.is_output and f.kind == "tensor"}
-    gouts = {n for n, f in gp.items() if f.is_output and f.kind == "tensor"}
+    ins = {n for n, f in gp.items() if not f.is_output and f.kind in LIST_KINDS}
+    gouts = {n for n, f in gp.items() if f.is_output and f.kind in LIST_KINDS}
+    lists = {n: "tensor_list" for n, f in gp.items() if f.kind == "tensor_list"}
     if len(outs) != 1 or outs[0] not in bind:
         return None
     incoming = _grad_of(bind[outs[0]], ins)
@@ -235,8 +291,12 @@ def grad_identity(db, api, op) -> GradIdentity | None:
         if n in ins:
             leaf_map[a] = n
     fkind = {p.fw.name: p.fw.kind for p in amap.params if p.fw is not None}
-    attr_leaves = {a: n for a, n in attrs.items()
-                   if n in gp and not gp[n].is_output and gp[n].kind == fkind[n]}
+    renamed = _attr_names(fop.name, fwp, op.name, list(gp.values()))
+    attr_leaves = {}
+    for a, n in attrs.items():
+        g = n if n in gp else renamed.get(n, "")
+        if g in gp and not gp[g].is_output and gp[g].kind == fkind[n]:
+            attr_leaves[a] = g
     leaf_map.update(attr_leaves)
     grads = []
     for a, expr in ent["grads"].items():
@@ -249,7 +309,11 @@ def grad_identity(db, api, op) -> GradIdentity | None:
             return None
         try:
             grads.append((g, _rebind(expr, leaf_map,
-                                     {n: gp[n].kind for n in attr_leaves.values()})))
+                                     {**lists, **{n: gp[n].kind for n in attr_leaves.values()}})))
+            if (g in lists) != (expr.host == "sliced"):
+                return None  # a list gradient is a slice per member, and only it
+            if _shape_steps(expr) and len(ent["grads"]) != 1:
+                return None  # reduction steps are written for one-input forwards
         except KeyError:
             return None
     if {g for g, _ in grads} != gouts:
@@ -262,6 +326,8 @@ def grad_identity(db, api, op) -> GradIdentity | None:
     steps = sorted({c for _, e in grads for c in _calls(e)}
                    | ({REDUCE_API, "aclnnInplaceCopy"} if broadcast else set()))
     asked = api.name.replace("Inplace", "", 1) if api.name.startswith("aclnnInplace") else api.name
+    if asked not in steps and api.name in steps and api.name != "aclnnInplaceCopy":
+        asked = api.name  # an in-place step of the identity itself (aclnnInplaceFillScalar)
     if asked not in steps or asked == "aclnnInplaceCopy":
         return None  # not a step of this identity: the caller asked for something else
     arity = _arity_checked(grads)
@@ -275,9 +341,22 @@ def grad_identity(db, api, op) -> GradIdentity | None:
     read = {incoming} | {x for _, e in grads for x in _leaves(e)} | {g for g, _ in grads}
     if axis:
         read.add("axis")
+    # a reduction's steps read the grad kernel's `reduce_all` (every dim when set, as
+    # codegen.paddle_callsite.reduce_all_dims for the forward)
+    shape = any(_shape_steps(e) for _, e in grads)
+    reduce_all = ("reduce_all" if shape and "reduce_all" in gp
+                  and gp["reduce_all"].kind == "bool" else "")
+    if reduce_all:
+        read.add(reduce_all)
     return GradIdentity(fop.name, fapi_name, incoming, tuple(grads), axis, broadcast,
                         tuple(steps), ent["evidence"].split(":")[0], tuple(sorted(read)),
-                        tuple(sorted({bind[a] for a in ent["grads"]})), tuple(step_apis))
+                        tuple(sorted({bind[a] for a in ent["grads"]})), tuple(step_apis),
+                        reduce_all, tuple(sorted((n, gp[n].kind) for n in attr_leaves.values())))
+
+
+def _shape_steps(n: Node) -> bool:
+    """Whether `n` has a step over a reduction's dims (`unreduced`, `inverse_count`)."""
+    return n.host in ("unreduced", "inverse_count") or any(_shape_steps(c) for c in n.args)
 
 
 def _input_kinds(api) -> tuple[str, ...]:
@@ -309,9 +388,14 @@ def _rebind(n: Node, leaf_map: dict[str, str], attrs: dict[str, str] | None = No
     if not (n.api or n.host):
         return Node(leaf=leaf_map[n.leaf], attr=attrs.get(leaf_map[n.leaf], ""))
     args = tuple(_rebind(c, leaf_map, attrs) for c in n.args)
+    if n.host in TENSOR_STEPS:
+        for c, kind in zip(args, TENSOR_STEPS[n.host]):
+            if (c.attr or "tensor") != kind and not (kind == "scalar" and c.const):
+                raise KeyError(n.host)  # an argument of another kind: no identity
+        return Node(host=n.host, args=args)
     if n.host and any(c.attr != HOST_STEPS[n.host] for c in args):
         raise KeyError(n.host)  # a host step over a tensor or another kind: no identity
-    return Node(api=n.api, host=n.host, args=args, attr=HOST_STEPS.get(n.host, ""))
+    return Node(api=n.api, host=n.host, args=args, attr=HOST_RESULT.get(n.host, ""))
 
 
 def body_lines(gi: GradIdentity, views: dict[str, str] | None = None) -> list[str]:
@@ -336,6 +420,9 @@ def body_lines(gi: GradIdentity, views: dict[str, str] | None = None) -> list[st
                 f"  {v}.Resize(phi::make_ddim(dims));",
                 "}"]
     for g, expr in gi.grads:
+        if expr.host == "sliced":
+            lines += _sliced(g, expr, dict(gi.attr_kinds))
+            continue
         lines += [f"if ({g}) {{  // nullptr when Paddle does not need this gradient"]
         body: list[str] = []
         if gi.broadcast:
@@ -367,7 +454,9 @@ def body_lines(gi: GradIdentity, views: dict[str, str] | None = None) -> list[st
                 root = f"*{g}"
             counter = [0]
             shaped = set(gi.inputs) if gi.broadcast else set()
-            body += _emit(expr, root, g, d, views, counter, top=True, shaped=shaped)[1]
+            red = (gi.inputs[0] if len(gi.inputs) == 1 else "", gi.reduce_all)
+            body += _emit(expr, root, g, d, views, counter, top=True, shaped=shaped,
+                          red=red)[1]
             if gi.broadcast:
                 body += [f"if (!{g}_same) {{"] + ["  " + x for x in
                                                    _reduce(g, d, full, gi.axis)] + ["}"]
@@ -376,19 +465,71 @@ def body_lines(gi: GradIdentity, views: dict[str, str] | None = None) -> list[st
 
 
 def _emit(n: Node, root: str, g: str, d: str, views: dict, counter: list,
-          top: bool = False, shaped: set[str] = frozenset()) -> tuple[str, list[str]]:
+          top: bool = False, shaped: set[str] = frozenset(),
+          red: tuple[str, str] = ("", "")) -> tuple[str, list[str]]:
     """The calls of `n` into `root` (`top`) or a scratch tensor. A scratch is shaped like
     the incoming gradient `d`, except where every tensor it is computed from is one
     forward input of `shaped` (the inputs of a broadcasting forward), whose shape it then
     has: `Subs(exponent, 1, 1)` of elementwise_pow_grad is y - 1 at y's shape (upstream
-    allocates it as y), which a scratch at dout's shape would not accept."""
-    ref, lines, _ = _emit_shaped(n, root, g, d, views, counter, top, shaped)
+    allocates it as y), which a scratch at dout's shape would not accept. `red`: the
+    forward input a reduction's steps are shaped by, and the grad kernel's `reduce_all`."""
+    ref, lines, _ = _emit_shaped(n, root, g, d, views, counter, top, shaped, red)
     return ref, lines
 
 
+def _reduced_dims(src: str, ref: str, reduce_all: str, h: str) -> list[str]:
+    """`{h}_red`: the dims of `ref` a reduction over the attribute `src` reduced,
+    non-negative: every dim when the list is empty or `reduce_all` is set (Paddle's
+    reductions: an empty list reduces every dim)."""
+    every = f"{h}_red.empty()" + (f" || {reduce_all}" if reduce_all else "")
+    return [f"std::vector<int64_t> {h}_red = phi::IntArray({src}).GetData();",
+            f"if ({every}) {{  // every dim of `{ref}`",
+            f"  {h}_red.clear();",
+            f"  for (int64_t ax = 0; ax < {ref}.dims().size(); ++ax) {h}_red.push_back(ax);",
+            "}",
+            f"for (int64_t& ax : {h}_red) {{",
+            f"  if (ax < 0) ax += {ref}.dims().size();",
+            "}"]
+
+
 def _emit_shaped(n: Node, root: str, g: str, d: str, views: dict, counter: list,
-                 top: bool, shaped: set[str]) -> tuple[str, list[str], str | None]:
+                 top: bool, shaped: set[str], red: tuple[str, str] = ("", "")
+                 ) -> tuple[str, list[str], str | None]:
     """(reference, lines, the forward input whose shape the value has, or None: d's)."""
+    ref, reduce_all = red
+    if n.host in ("inverse_count", "unreduced") and not ref:
+        raise ValueError(f"{n.host} needs the forward's one input")
+    if n.host == "inverse_count":  # 1 / the count of the reduced elements, on the host
+        counter[0] += 1
+        h = f"{g}_h{counter[0]}"
+        src = n.args[0].leaf
+        return h, _reduced_dims(src, ref, reduce_all, h) + [
+            f"int64_t {h}_n = 1;",
+            f"for (int64_t ax : {h}_red) {h}_n *= {ref}.dims()[ax];",
+            f"phi::Scalar {h}(1.0 / static_cast<double>({h}_n));  "
+            f"// 1 / the elements `{src}` reduces"], ""
+    if n.host == "unreduced":  # a view of the reduced gradient, the reduced dims kept
+        counter[0] += 1
+        v = f"{g}_v{counter[0]}"
+        t, src = n.args[0].leaf, n.args[1].leaf
+        return v, _reduced_dims(src, ref, reduce_all, v) + [
+            f"std::vector<int64_t> {v}_dims = phi::vectorize({ref}.dims());",
+            f"for (int64_t ax : {v}_red) {v}_dims[ax] = 1;",
+            f"phi::DenseTensor {v}({views.get(t, t)});  // `{t}` with the dims `{src}` "
+            "reduced kept as 1: broadcast back by the next call",
+            f"{v}.Resize(phi::make_ddim({v}_dims));"], None
+    if n.host == "filled":  # a tensor like the first argument, filled with the second
+        t = n.args[0].leaf
+        val, lines, _ = _emit_shaped(n.args[1], root, g, d, views, counter, False, shaped, red)
+        if top:
+            dst = root
+        else:
+            counter[0] += 1
+            dst = f"{g}_t{counter[0]}"
+            like = views.get(t, t)
+            lines += [f"phi::DenseTensor {dst};", f"{dst}.set_meta({like}.meta());",
+                      f"dev_ctx.Alloc(&{dst}, {dst}.dtype());"]
+        return dst, lines + [f"EXEC_NPU_CMD({FILL_API}, dev_ctx, {dst}, {val});"], None
     if n.const:
         counter[0] += 1
         c = f"{g}_c{counter[0]}"
@@ -411,8 +552,12 @@ def _emit_shaped(n: Node, root: str, g: str, d: str, views: dict, counter: list,
     lines: list[str] = []
     refs = []
     shapes = set()
-    for c in n.args:
-        r, ls, sh = _emit_shaped(c, root, g, d, views, counter, False, shaped)
+    for i, c in enumerate(n.args):
+        # a top-level call whose first argument is a fill of its own shape fills the
+        # result itself and computes in place (upstream's MeanGradKernel: x_grad filled
+        # with 1 / n, then multiplied by the gradient view into x_grad)
+        into = top and i == 0 and c.host == "filled" and c.args[0].leaf in shaped | {ref}
+        r, ls, sh = _emit_shaped(c, root, g, d, views, counter, into, shaped, red)
         refs.append(r)
         lines += ls
         if sh != "":  # a tensor (numbers and attributes have no shape)
@@ -428,6 +573,32 @@ def _emit_shaped(n: Node, root: str, g: str, d: str, views: dict, counter: list,
                   f"dev_ctx.Alloc(&{dst}, {dst}.dtype());"]
     lines += [f"EXEC_NPU_CMD({n.api}, dev_ctx, {', '.join(refs)}, {dst});"]
     return dst, lines, own
+
+
+def _sliced(g: str, n: Node, kinds: dict[str, str]) -> list[str]:
+    """Each member of the list gradient `g`: the incoming gradient sliced along the dim
+    at the running offset of the forward members' extents (PaddleCustomDevice 77090b64
+    concat_kernel.cc ConcatGradKernel: aclnnSliceV2 per non-empty output, steps 1)."""
+    d, xs, dim = (c.leaf for c in n.args)
+    at = (f"{dim}.to<int64_t>()" if kinds.get(dim) == "scalar"
+          else f"static_cast<int64_t>({dim})")
+    return [f"{{  // each `{g}` member: `{d}` sliced along `{dim}` at the running offset",
+            f"  int64_t {g}_dim = {at};",
+            f"  if ({g}_dim < 0) {g}_dim += {xs}[0]->dims().size();",
+            f"  std::vector<int64_t> {g}_axes = {{{g}_dim}};",
+            f"  std::vector<int64_t> {g}_steps = {{1}};",
+            f"  int64_t {g}_offset = 0;",
+            f"  for (size_t j = 0; j < {g}.size(); ++j) {{",
+            f"    if ({g}[j] && {g}[j]->numel() != 0) {{  // nullptr: not needed",
+            f"      opgen_alloc<T>(dev_ctx, {g}[j]);",
+            f"      std::vector<int64_t> {g}_starts = {{{g}_offset}};",
+            f"      std::vector<int64_t> {g}_ends = {{{g}_offset + {xs}[j]->dims()[{g}_dim]}};",
+            f"      EXEC_NPU_CMD({SLICE_API}, dev_ctx, {d}, {g}_starts, {g}_ends, {g}_axes, "
+            f"{g}_steps, *{g}[j]);",
+            "    }",
+            f"    if ({xs}[j]->numel() != 0) {g}_offset += {xs}[j]->dims()[{g}_dim];",
+            "  }",
+            "}"]
 
 
 def _reduce(g: str, d: str, src: str, axis: str) -> list[str]:

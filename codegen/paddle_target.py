@@ -37,7 +37,8 @@ _PHI_NAMES = ("DenseTensor", "SelectedRows", "TensorArray", "Scalar", "IntArray"
 def qualify(ctype: str) -> str:
     """`const DenseTensor&` -> `const phi::DenseTensor&` (the generated kernel lives in
     namespace custom_kernel, not phi)."""
-    return re.sub(r"(?<![:\w])(" + "|".join(_PHI_NAMES) + r")\b", r"phi::\1", ctype)
+    return re.sub(r"(?<![:\w])(" + "|".join(_PHI_NAMES) + r")\b", r"phi::\1",
+                  plugin_ctype(ctype))
 
 
 def registered_dtypes(op: FrameworkOp) -> tuple[str, ...] | None:
@@ -50,11 +51,21 @@ def registered_dtypes(op: FrameworkOp) -> tuple[str, ...] | None:
     return tuple(sorted(found)) or None
 
 
+def plugin_ctype(ctype: str) -> str:
+    """A phi parameter type as a PaddleCustomDevice kernel declares it: phi's polymorphic
+    `TensorBase` (add_n_kernel.h: `std::vector<const TensorBase*>`, so that the CPU/GPU
+    kernel also takes SelectedRows) is `DenseTensor` there, the only tensor an NPU kernel
+    receives (no kernel under backends/npu/kernels at 77090b64 declares a TensorBase;
+    add_n_kernel.cc AddNKernel takes `std::vector<const phi::DenseTensor*>`). Before, the
+    type was kept, unqualified, and the kernel did not compile in-tree."""
+    return re.sub(r"(?<![\w])(phi::)?TensorBase\b", "DenseTensor", ctype)
+
+
 def fw_params(op: FrameworkOp) -> list[FwParam]:
     names = {p.name for p in op.params}
     out = []
     for p in op.params:
-        kind, optional, is_out = paddle_kind(p.ctype)
+        kind, optional, is_out = paddle_kind(plugin_ctype(p.ctype))
         inplace_of = ""
         if is_out and _out_base(p.name) in names and _out_base(p.name) != p.name:
             inplace_of = _out_base(p.name)
@@ -436,19 +447,31 @@ def _rank_branch(k: dict, rank_variant: tuple[AclnnApi, int], op: FrameworkOp,
             "compute_as": b["compute_as"], "todos": [a.todo for a in b["args"] if a.todo]}
 
 
-def _inplace_into_output(amap) -> None:
+def _inplace_into_output(amap, api: AclnnApi | None = None) -> None:
     """An aclnn in-place parameter (role inout: `selfRef`) fed by a phi *input* while one phi
     output tensor feeds nothing: the phi kernel's result is that output, so the input is
     copied into it and the output is what aclnn updates (decision `inplace`, as for
     `x_out`). PaddleCustomDevice index_put_kernel.cc runs aclnnIndexPutImpl and then
-    copies into `out`. Before, aclnn updated the caller's input and `out` stayed unwritten."""
+    copies into `out`. Before, aclnn updated the caller's input and `out` stayed unwritten.
+    An API that overwrites every element without reading it (`inplace_overwrites`:
+    full_like's aclnnInplaceFillScalar) updates the output with nothing copied in: the
+    input only gave InferMeta its shape (PaddleCustomDevice full_kernel.cc FullLikeKernel
+    fills a freshly allocated `out`); the copy would also give `out` the input's dtype."""
     spare = [u for u in amap.unused if u.is_output and u.kind == "tensor"]
     if len(spare) != 1:
         return
+    overwrites = api is not None and api.name in _overwrites()
     for i, p in enumerate(amap.params):
         if (p.aclnn.role == "inout" and p.kind == "tensor" and p.fw is not None
                 and not p.fw.is_output and p.fw.kind == "tensor" and not p.fw.optional):
             out = spare[0]
+            if overwrites:
+                note = (f"TODO(opgen): aclnn `{p.aclnn.name}` ({p.aclnn.ctype}) <- framework "
+                        f"`{out.name}`: {api.name} overwrites every element "
+                        f"(inplace_overwrites.yaml), so `{p.fw.name}` is not copied in")
+                amap.params[i] = MappedParam(p.aclnn, p.kind, p.optional, out, "role", note)
+                amap.unused = [u for u in amap.unused if u is not out] + [p.fw]
+                return
             note = (f"TODO(opgen): aclnn `{p.aclnn.name}` ({p.aclnn.ctype}) <- framework "
                     f"`{out.name}`: in-place: `{p.fw.name}` is copied into `{out.name}` before "
                     "the call when they do not share memory and have the same shape")
@@ -528,7 +551,7 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
         from codegen.variants import pick_variant
         api = pick_variant([api] + [c for c in candidates if c.name != api.name], fwp, "paddle")
     amap = map_args(api, fwp, "paddle")
-    _inplace_into_output(amap)
+    _inplace_into_output(amap, api)
     _inplace_from_input(api, amap)
     ref = next((f.name for f in fwp if f.kind == "tensor" and not f.is_output
                 and not f.optional), "")

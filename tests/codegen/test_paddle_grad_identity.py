@@ -48,9 +48,13 @@ def test_every_identity_names_real_parameters_and_arities(db):
         assert api is not None, api_name
         ins = [p.name for p in api.params if p.role == "input" and "Tensor" in p.ctype]
         outs = [p.name for p in api.params if p.role == "output"]
+        # numbers: an aclScalar or an integer (aclnnCat's `dim`, a phi Scalar `axis`)
         attrs = {p.name: "int_array" if "IntArray" in p.ctype else "scalar"
                  for p in api.params if p.role == "input"
-                 and ("IntArray" in p.ctype or "aclScalar" in p.ctype)}
+                 and ("IntArray" in p.ctype or "aclScalar" in p.ctype
+                      or p.ctype.strip() in ("int64_t", "int32_t"))}
+        attrs.update({p.name: "tensor_list" for p in api.params
+                      if p.role == "input" and "TensorList" in p.ctype})
         assert set(ent["grads"]) == set(ins), api_name
         for expr in ent["grads"].values():
             assert set(_leaves(expr)) <= set(ins) | set(outs) | set(attrs) | {"grad"}, api_name
@@ -239,3 +243,78 @@ def test_elementwise_pow_grad_scratches_take_the_shape_they_are_computed_from(db
         assert calls(_cc(db, step, "elementwise_pow_grad")[0]) == calls(cc), step
     # a one-input forward's scratches keep dout's shape (the input's, by InferMeta)
     assert "dx_t1.set_meta(dout.meta());" in _cc(db, "aclnnMul", "cos_grad")[0]
+
+
+def _op(db, api, kernel):
+    """The op as `opgen` resolves it (mean_grad's phi signature is PaddleCustomDevice's)."""
+    from codegen.resolve import resolve
+    return resolve(db, api, "paddle", op=kernel).op
+
+
+# batch K's mean_grad (asked for with aclnnMul, scored 0: x * out_grad): the gradient of a
+# reduction, out_grad broadcast back over the reduced dims and scaled by 1 / their count.
+# mean_grad's kernel names the dim list `axes` where mean's names it `dims` (one YAML arg,
+# `axis`): bound through the op YAML, not by name
+def test_mean_grad_fills_one_over_the_count_and_multiplies_by_the_kept_dims_view(db):
+    for step in ("aclnnMul", "aclnnInplaceFillScalar"):
+        gi = grad_identity(db, db.aclnn_api(step), _op(db, step, "mean_grad"))
+        assert gi is not None and gi.forward_api == "aclnnMean", step
+        assert gi.reduce_all == "reduce_all" and "axes" in gi.read
+    cc, r = _cc(db, "aclnnMul", "mean_grad")
+    assert "std::vector<int64_t> x_grad_h1_red = phi::IntArray(axes).GetData();" in cc
+    assert "if (x_grad_h1_red.empty() || reduce_all) {  // every dim of `x`" in cc
+    assert "phi::Scalar x_grad_h1(1.0 / static_cast<double>(x_grad_h1_n));" in cc
+    # upstream's order: x_grad filled, then multiplied in place by the view
+    fill = cc.index("EXEC_NPU_CMD(aclnnInplaceFillScalar, dev_ctx, *x_grad, x_grad_h1);")
+    mul = cc.index("EXEC_NPU_CMD(aclnnMul, dev_ctx, *x_grad, x_grad_v2, *x_grad);")
+    assert fill < mul
+    assert "phi::DenseTensor x_grad_v2(out_grad);" in cc
+    assert "for (int64_t ax : x_grad_v2_red) x_grad_v2_dims[ax] = 1;" in cc
+    assert cc.count("EXEC_NPU_CMD(") == 2
+    assert [t for t in r.todos if "keep_dim" not in t] == []
+    # the forward and a step of no reduction identity do not get it
+    assert grad_identity(db, db.aclnn_api("aclnnMean"),
+                         _op(db, "aclnnMean", "mean")) is None
+
+
+def test_sum_grad_broadcasts_the_gradient_back_without_a_scale(db):
+    # aclnnReduceSum names its list `dims`; sum_grad's kernel `dims_array`
+    cc, _ = _cc(db, "aclnnMul", "sum_grad")
+    assert "phi::IntArray(dims_array).GetData()" in cc
+    assert "phi::Scalar x_grad_c1(1.0);" in cc
+    assert "EXEC_NPU_CMD(aclnnMul, dev_ctx, *x_grad, x_grad_v2, *x_grad);" in cc
+
+
+def test_shape_steps_parse_with_their_arity_and_bind_by_kind():
+    n = parse_expr("Mul(filled(self, inverse_count(dim)), unreduced(grad, dim))")
+    assert n.args[0].host == "filled" and n.args[0].args[1].host == "inverse_count"
+    assert n.args[1].host == "unreduced" and _leaves(n) == ["self", "dim", "grad", "dim"]
+    assert _calls(n) == ["aclnnMul", "aclnnInplaceFillScalar"]
+    with pytest.raises(ValueError):
+        parse_expr("unreduced(grad)")
+    # `unreduced` over a tensor where the list should be: no identity
+    with pytest.raises(KeyError):
+        _rebind(parse_expr("unreduced(grad, self)"), {"grad": "dout", "self": "x"}, {})
+    ok = _rebind(n, {"self": "x", "grad": "dout", "dim": "axes"}, {"axes": "int_array"})
+    assert ok.args[1].args[1].leaf == "axes"
+
+
+# batch J's concat_grad (asked for with aclnnSliceV2, scored 1: one call with every slice
+# parameter nullptr): the gradient of aclnnCat, a slice of out_grad per member of the list
+def test_concat_grad_slices_the_gradient_per_member_at_a_running_offset(db):
+    gi = grad_identity(db, db.aclnn_api("aclnnSliceV2"), _op(db, "aclnnSliceV2", "concat_grad"))
+    assert gi is not None and gi.forward_api == "aclnnCat"
+    assert dict(gi.attr_kinds) == {"axis_scalar": "scalar"}  # concat's `axis`, by the YAML
+    cc, r = _cc(db, "aclnnSliceV2", "concat_grad")
+    assert "int64_t x_grad_dim = axis_scalar.to<int64_t>();" in cc
+    assert "if (x_grad[j] && x_grad[j]->numel() != 0) {" in cc
+    assert ("std::vector<int64_t> x_grad_ends = {x_grad_offset + x[j]->dims()[x_grad_dim]};"
+            in cc)
+    assert ("EXEC_NPU_CMD(aclnnSliceV2, dev_ctx, out_grad, x_grad_starts, x_grad_ends, "
+            "x_grad_axes, x_grad_steps, *x_grad[j]);") in cc
+    assert "if (x[j]->numel() != 0) x_grad_offset += x[j]->dims()[x_grad_dim];" in cc
+    assert cc.count("EXEC_NPU_CMD(") == 1 and r.todos == []
+    # a list gradient only as a slice per member: `sliced` over a plain tensor binds nothing
+    with pytest.raises(KeyError):
+        _rebind(parse_expr("sliced(grad, grad, dim)"), {"grad": "dout", "dim": "axis"},
+                {"axis": "scalar"})

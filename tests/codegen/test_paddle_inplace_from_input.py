@@ -63,3 +63,17 @@ def test_a_malformed_table_is_a_one_line_error(text, says):
     with pytest.raises(OpscanError) as exc:
         inplace_overwrites(text, "t.yaml")
     assert says in str(exc.value) and "\n" not in str(exc.value) and "t.yaml" in str(exc.value)
+
+
+# batch N's full_like (scored 2): `selfRef` fed by the input `x`, so batch E's rule copied
+# x into `out` first, a wasted copy that also gave `out` x's dtype (`full_like(x, v,
+# dtype)`); an API of the overwrites table updates the output with nothing copied in.
+# index_put (aclnnIndexPutImpl reads its tensor) keeps E's copy
+def test_an_overwriting_api_fed_by_an_input_fills_the_output_without_a_copy(db):
+    for kernel in ("full_like", "full_batch_size_like"):
+        cc, r = _cc(db, "aclnnInplaceFillScalar", kernel)
+        assert "phi::Copy(" not in cc, kernel
+        assert "EXEC_NPU_CMD(aclnnInplaceFillScalar, dev_ctx, *out, " in cc, kernel
+        assert any("overwrites every element" in t for t in r.todos), kernel
+    cc, _ = _cc(db, "aclnnIndexPutImpl", "index_put")
+    assert "phi::Copy(dev_ctx, x, dev_ctx.GetPlace(), false, out);" in cc
