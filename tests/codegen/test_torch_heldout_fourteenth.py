@@ -1,0 +1,57 @@
+"""Mechanisms found by scoring the fourteenth held-out torch sample (drawn at random,
+`benchmarks/opgen_heldout_draw.py --seed 14 -n 12 --before 142`) against op-plugin
+517f2e7d (docs/opgen.md, "Fourteenth sample"): class 10, a list limit op-plugin keeps in a
+constant of the adapter file itself (not in ForeachConstants.h), so the API got no list
+route and no split. Nothing keys on an API or op name in code; the tests name the
+upstream adapter."""
+from __future__ import annotations
+
+from codegen.api import prepare
+from opdb.call_limits import tensors_per_call
+from opdb.sources.torch.extract_call_limits import rows_of_file
+from tests.codegen.torch_adapter_parts import ADAPTER, function_body as _fn, shipped_db_fixture
+
+db = shipped_db_fixture()
+
+SRC = """namespace op_api {
+constexpr int MY_MAX_TENSOR_COUNT = 24;
+void _split_a(const at::TensorList x, at::TensorList r) {
+  size_t max_tensor_count = MY_MAX_TENSOR_COUNT; // a file constant
+  EXEC_NPU_CMD(aclnnA, x, r);
+}
+std::vector<at::Tensor> f(at::TensorList x) {
+  if (!at::native::can_use_fast_route(x)) { return slow(x); }
+}
+}  // namespace op_api
+"""
+
+
+def test_a_limit_in_the_files_own_constant_is_extracted():
+    """ForeachNormKernelOpApi.cpp: `constexpr int FOREACH_NORM_MAX_TENSOR_COUNT = 24;`
+    then `size_t max_tensor_count = FOREACH_NORM_MAX_TENSOR_COUNT;`. Before, only
+    ForeachConstants.h's names were resolved and the row was dropped."""
+    rows = rows_of_file(SRC, "op_plugin/ops/opapi/X.cpp", {"SINGLE": 48})
+    assert [(r["api"], r["inplace"], r["out_of_place"], r["fast_route"], r["source"]["line"])
+            for r in rows] == [("aclnnA", 24, 24, True, 4)]
+    # a header constant of the same name loses to the file's own, as in C++
+    assert rows_of_file(SRC, "p", {"MY_MAX_TENSOR_COUNT": 48})[0]["inplace"] == 24
+
+
+def test_foreach_norm_has_upstreams_limit_in_opdb():
+    lim = tensors_per_call("aclnnForeachNorm")
+    assert lim is not None and (lim.inplace, lim.out_of_place, lim.fast_route) == (24, 24, True)
+    assert lim.where.endswith("op_plugin/ops/opapi/ForeachNormKernelOpApi.cpp:71")
+
+
+def test_foreach_norm_routes_lists_to_torch_and_splits_at_24(db):
+    """ForeachNormKernelOpApi.cpp: lists `can_use_fast_route` rejects (and dtypes the API
+    lacks) go to `foreach_tensor_norm_slow(self, scalar, opt_dtype)`; the API takes at
+    most 24 tensors a call. Before, every list went to one call of the API."""
+    r = prepare(db, "aclnnForeachNorm", "torch", op="aten::_foreach_norm.Scalar")
+    text = r.files[ADAPTER.format("ForeachNorm")]
+    body = _fn(text, "std::vector<at::Tensor> _foreach_norm(")
+    assert "at::native::check_foreach_api_restrictions(self);" in body
+    assert "if (!at::native::can_use_fast_route({self}, ord) || " in body
+    assert "return at::native::foreach_tensor_norm_slow(self, ord, dtype);" in body
+    assert "opgen_i += 24" in body
+    assert "EXEC_NPU_CMD(aclnnForeachNorm, opgen_x_part, ord, opgen_out_part);" in body
