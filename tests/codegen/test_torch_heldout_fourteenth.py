@@ -55,3 +55,27 @@ def test_foreach_norm_routes_lists_to_torch_and_splits_at_24(db):
     assert "return at::native::foreach_tensor_norm_slow(self, ord, dtype);" in body
     assert "opgen_i += 24" in body
     assert "EXEC_NPU_CMD(aclnnForeachNorm, opgen_x_part, ord, opgen_out_part);" in body
+
+
+def test_foreach_norm_casts_the_list_to_dtype_first(db):
+    """ForeachNormKernelOpApi.cpp: with `opt_dtype` set, every tensor is cast to it
+    (`_npu_dtype_cast`) before aclnnForeachNorm, which takes no dtype; torch's `dtype`
+    means the same ("the input is cast to dtype before the operation"). Before, `dtype`
+    was unpassed (a TODO): the output was in `dtype` and the API read the list as is."""
+    r = prepare(db, "aclnnForeachNorm", "torch", op="aten::_foreach_norm.Scalar")
+    body = _fn(r.files[ADAPTER.format("ForeachNorm")], "std::vector<at::Tensor> _foreach_norm(")
+    assert "self_dtype_vec.push_back(dtype.has_value() ? t.to(*dtype) : t);" in body
+    assert "auto opgen_x_part = self_dtype.slice(opgen_i, opgen_len);" in body
+    assert "is not passed to aclnnForeachNorm" not in body
+    assert not r.todos
+
+
+def test_a_tensor_input_is_cast_and_tensor_options_are_left_alone(db):
+    """The same rule on one tensor (`mean(self, dtype)` on aclnnMeanV2, which has no
+    dtype); a factory op's `dtype` is its TensorOptions (allocation), never a cast."""
+    r = prepare(db, "aclnnMeanV2", "torch", op="aten::mean")
+    body = _fn(r.files[ADAPTER.format("Mean")], "at::Tensor mean(")
+    assert "at::Tensor self_dtype = dtype.has_value() ? self.to(*dtype) : self;" in body
+    assert "EXEC_NPU_CMD(aclnnMeanV2, self_dtype, " in body
+    r = prepare(db, "aclnnRange", "torch", op="aten::range")
+    assert ".to(*dtype)" not in "".join(r.files.values())
