@@ -1375,7 +1375,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                            api_name=chosen.name, all_dims=_all_dim_lists(schema, functional))
     args = call_args(amap, dialect, ref_expr)
     _flatten_for_unset_dim(amap, args, functional, ref, fwp)
-    dtype_cast = _cast_inputs_to_dtype(amap, args, fwp)
+    dtype_cast = _cast_inputs_to_dtype(amap, args, fwp, schema)
     read_back = _read_back_result(amap, args, schema, ref)
     into_out = _inplace_api_into_out(chosen, amap, args, role, outs, functional)
     alias, _ = fn_pointer_type(amap)
@@ -1502,14 +1502,21 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
 _OPTION_TYPES = ("c10::optional<at::Layout>", "c10::optional<at::Device>")
 
 
-def _cast_inputs_to_dtype(amap: ArgMap, args: list[CallArg], fwp: list[FwParam]) -> str:
+def _cast_inputs_to_dtype(amap: ArgMap, args: list[CallArg], fwp: list[FwParam],
+                          schema: TorchSchema) -> str:
     """torch's `ScalarType? dtype` of an op without TensorOptions (`sum`, `mean`,
     `cumsum`, `_foreach_norm`): "if specified, the input tensor is cast to dtype before
     the operation". When the API takes no dtype (the value is unused), each tensor (list)
     input the API reads is cast first, as op-plugin ForeachNormKernelOpApi.cpp
     (`_npu_dtype_cast` of every tensor when `opt_dtype` differs); the output already
-    takes `dtype` from the meta function. Returns the consumed name, or ""."""
-    dts = [u for u in amap.unused if u.cpp_type == "c10::optional<at::ScalarType>"]
+    takes `dtype` from the meta function. Returns the consumed name, or "".
+    Only ATen's own `dtype`: an `npu::` op's dtype argument (`npu_group_quant`'s
+    `dst_type`, `npu_ffn`'s `output_dtype`) and ATen's `out_dtype` name the output's
+    dtype, never a cast of the input."""
+    if not schema.name.startswith("aten::"):
+        return ""
+    dts = [u for u in amap.unused if u.cpp_type == "c10::optional<at::ScalarType>"
+           and u.name == "dtype"]
     if len(dts) != 1 or any(f.cpp_type in _OPTION_TYPES for f in fwp):
         return ""
     dt = dts[0].name

@@ -79,3 +79,12 @@ def test_a_tensor_input_is_cast_and_tensor_options_are_left_alone(db):
     assert "EXEC_NPU_CMD(aclnnMeanV2, self_dtype, " in body
     r = prepare(db, "aclnnRange", "torch", op="aten::range")
     assert ".to(*dtype)" not in "".join(r.files.values())
+
+
+def test_an_output_dtype_argument_is_never_a_cast(db):
+    """`npu_group_quant`'s `dst_type` and `_scaled_mm`'s `out_dtype` name the output's
+    dtype: casting the input to them would quantize it before the API runs."""
+    for api, op in (("aclnnGroupQuant", "npu::npu_group_quant"),
+                    ("aclnnQuantMatmulV5", "aten::_scaled_mm")):
+        r = prepare(db, api, "torch", op=op)
+        assert "takes no dtype" not in "".join(r.files.values()), api
