@@ -186,6 +186,19 @@ HELD_OUT_TORCH = [
     ("aclnnThreshold", "aten::threshold"),
     ("aclnnForeachSinh", "aten::_foreach_sinh"),
     ("aclnnCtcLoss", "aten::_ctc_loss"),
+    # fourteenth sample: drawn by benchmarks/opgen_heldout_draw.py --seed 14 -n 12 --before 142 (docs/opgen.md)
+    ("aclnnForeachPowScalarAndTensor", "aten::_foreach_pow.ScalarAndTensor"),
+    ("aclnnForeachMulList", "aten::_foreach_mul.List"),
+    ("aclnnUnique2", "aten::_unique2"),
+    ("aclnnLogitGrad", "aten::logit_backward.grad_input"),
+    ("aclnnUpsampleNearest3d", "aten::upsample_nearest3d"),
+    ("aclnnThnnFusedLstmCell", "aten::_thnn_fused_lstm_cell"),
+    ("aclnnForeachRoundOffNumber", "aten::_foreach_ceil"),
+    ("aclnnUpsampleBilinear2dAA", "aten::_upsample_bilinear2d_aa"),
+    ("aclnnAddmv", "aten::addmv"),
+    ("aclnnBitwiseXorScalar", "aten::bitwise_xor.Scalar"),
+    ("aclnnForeachNorm", "aten::_foreach_norm.Scalar"),
+    ("aclnnForeachZeroInplace", "aten::_foreach_zero_"),
 ]
 
 # the held-out paddle sample of docs/opgen.md (not among the 12): (aclnn API, phi kernel)

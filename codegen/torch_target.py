@@ -1375,6 +1375,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                            api_name=chosen.name, all_dims=_all_dim_lists(schema, functional))
     args = call_args(amap, dialect, ref_expr)
     _flatten_for_unset_dim(amap, args, functional, ref, fwp)
+    dtype_cast = _cast_inputs_to_dtype(amap, args, fwp, schema)
     read_back = _read_back_result(amap, args, schema, ref)
     into_out = _inplace_api_into_out(chosen, amap, args, role, outs, functional)
     alias, _ = fn_pointer_type(amap)
@@ -1443,6 +1444,8 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         branches = [captured, main]
     else:
         capture = None
+    if dtype_cast:
+        consumed = set(consumed) | {dtype_cast}
     guards = _skip_guards(amap, consumed, schema) + guards
     fn = function_name(schema)
     call_names = [a.name for a in schema.args]
@@ -1493,6 +1496,54 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                + _other_device_route(schema, functional, role)),
         split=_list_split(chosen, branches, schema, role, host), view_shapes=view_shapes,
         per_element=_per_element(amap, schema))
+
+
+# TensorOptions: a factory or `_like` op, whose `dtype` is the allocation's, not a cast
+_OPTION_TYPES = ("c10::optional<at::Layout>", "c10::optional<at::Device>")
+
+
+def _cast_inputs_to_dtype(amap: ArgMap, args: list[CallArg], fwp: list[FwParam],
+                          schema: TorchSchema) -> str:
+    """torch's `ScalarType? dtype` of an op without TensorOptions (`sum`, `mean`,
+    `cumsum`, `_foreach_norm`): "if specified, the input tensor is cast to dtype before
+    the operation". When the API takes no dtype (the value is unused), each tensor (list)
+    input the API reads is cast first, as op-plugin ForeachNormKernelOpApi.cpp
+    (`_npu_dtype_cast` of every tensor when `opt_dtype` differs); the output already
+    takes `dtype` from the meta function. Returns the consumed name, or "".
+    Only ATen's own `dtype`: an `npu::` op's dtype argument (`npu_group_quant`'s
+    `dst_type`, `npu_ffn`'s `output_dtype`) and ATen's `out_dtype` name the output's
+    dtype, never a cast of the input."""
+    if not schema.name.startswith("aten::"):
+        return ""
+    dts = [u for u in amap.unused if u.cpp_type == "c10::optional<at::ScalarType>"
+           and u.name == "dtype"]
+    if len(dts) != 1 or any(f.cpp_type in _OPTION_TYPES for f in fwp):
+        return ""
+    dt = dts[0].name
+    why = (f"torch casts the input to `{dt}` first; {amap.api.name} takes no dtype "
+           "(op-plugin ForeachNormKernelOpApi.cpp `_npu_dtype_cast`)")
+    cast = 0
+    for m, a in zip(amap.params, args):
+        fw = m.fw
+        if fw is None or m.rule is not None or fw.is_output or fw.mutable \
+                or m.aclnn.role != "input" or a.expr != fw.name:
+            continue
+        var = f"{fw.name}_{dt}"
+        if fw.kind == "tensor" and not fw.optional:
+            a.prelude = a.prelude + [
+                f"at::Tensor {var} = {dt}.has_value() ? {a.expr}.to(*{dt}) : {a.expr};  // {why}"]
+        elif fw.kind == "tensor_list":
+            a.prelude = a.prelude + [
+                f"std::vector<at::Tensor> {var}_vec;  // {why}",
+                f"for (const at::Tensor& t : {a.expr}) {{",
+                f"    {var}_vec.push_back({dt}.has_value() ? t.to(*{dt}) : t);",
+                "}",
+                f"at::TensorList {var}({var}_vec);"]
+        else:
+            continue
+        a.expr = var
+        cast += 1
+    return dt if cast else ""
 
 
 def _per_element(amap: ArgMap, schema: TorchSchema) -> dict | None:

@@ -14,7 +14,7 @@ per-SoC part of the route is the API's dtypes on the chip (`opdb/soc_dtypes.py`)
 
 For each top-level function of each opapi `.cpp` that assigns `max_tensor_count` (the
 ternary on `is_inplace`, or one value for both; constant names resolved from
-ForeachConstants.h), every aclnn API it runs through `EXEC_NPU_CMD` gets one row; the
+ForeachConstants.h or from the file's own `constexpr int`), every aclnn API it runs through `EXEC_NPU_CMD` gets one row; the
 line recorded is the assignment's. `fast_route` is true when the same file calls
 `can_use_fast_route`.
 
@@ -88,6 +88,10 @@ def extract(repo: Path, commit: str = COMMIT) -> list[dict]:
 def rows_of_file(text: str, path: str, consts: dict[str, int], commit: str = COMMIT
                  ) -> list[dict]:
     """The limit rows of one adapter source (see the module docstring)."""
+    # the file's own `constexpr int NAME = N;` (ForeachNorm's FOREACH_NORM_MAX_TENSOR_COUNT)
+    # count as well as ForeachConstants.h's; the file's own win on a clash, as in C++
+    consts = {**consts, **{m.group(1): int(m.group(2)) for m in CONST.finditer(text)}}
+
     def value(tok: str) -> int | None:
         return int(tok) if tok.isdigit() else consts.get(tok)
 
