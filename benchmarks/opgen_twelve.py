@@ -319,6 +319,9 @@ BATCH_M_PADDLE = [
     ("aclnnTril", "tril_grad"), ("aclnnMul", "cos_grad"),
 ]
 HELD_OUT_PADDLE += BATCH_M_PADDLE
+
+# batch N (docs/opgen.md): drawn by benchmarks/opgen_draw_paddle.py --before N (seed
+# 20261201), the last 12 kernels of the pool, scored first with a8d7c86, then fixed
 BATCH_N_PADDLE = [
     ("aclnnSplitTensor", "split_with_num"), ("aclnnAdd", "label_smooth"),
     ("aclnnDropoutDoMask", "dropout"), ("aclnnGtTensor", "greater_than"),
