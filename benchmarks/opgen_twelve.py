@@ -199,6 +199,19 @@ HELD_OUT_TORCH = [
     ("aclnnBitwiseXorScalar", "aten::bitwise_xor.Scalar"),
     ("aclnnForeachNorm", "aten::_foreach_norm.Scalar"),
     ("aclnnForeachZeroInplace", "aten::_foreach_zero_"),
+    # fifteenth sample: drawn by benchmarks/opgen_heldout_draw.py --seed 15 -n 12 --before 154 (docs/opgen.md)
+    ("aclnnBatchNormReduceBackward", "aten::batch_norm_backward_reduce"),
+    ("aclnnIm2col", "aten::im2col"),
+    ("aclnnUpsampleBicubic2d", "aten::upsample_bicubic2d"),
+    ("aclnnUpsampleLinear1d", "aten::upsample_linear1d"),
+    ("aclnnForeachExpm1", "aten::_foreach_expm1"),
+    ("aclnnForeachAsin", "aten::_foreach_asin"),
+    ("aclnnNonzero", "aten::nonzero"),
+    ("aclnnForeachPowScalar", "aten::_foreach_pow.Scalar"),
+    ("aclnnUnique", "aten::_unique"),
+    ("aclnnUpsampleBicubic2dAA", "aten::_upsample_bicubic2d_aa"),
+    ("aclnnAvgPool3d", "aten::avg_pool3d"),
+    ("aclnnBincount", "aten::bincount"),
 ]
 
 # the held-out paddle sample of docs/opgen.md (not among the 12): (aclnn API, phi kernel)
