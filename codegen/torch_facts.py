@@ -218,6 +218,44 @@ def _probe_on_meta(ov, host: frozenset = frozenset(), host_len: int = 2,
 
 
 @functools.lru_cache(maxsize=None)
+def promotes_integer_inputs(op: str) -> bool | None:
+    """Whether `op` gives floating results for integer inputs (`_foreach_expm1`,
+    `_foreach_sqrt`: torch's "does_op_promote_integer_inputs_to_float", which keeps such
+    lists off the fast path), probed on Meta: every tensor and tensor-list argument an
+    int32 tensor (2, 3), every Scalar the integer 2. True: a result is floating; False:
+    none is; None: torch or the op is unknown, or the samples do not fit."""
+    ov = _aten_overload(op)
+    torch = _torch()
+    if ov is None or torch is None:
+        return None
+    ints = {"Scalar": 2, "number": 2, "List[Scalar]": [2, 2], "List[number]": [2, 2]}
+    args = []
+    for a in ov._schema.arguments:
+        if a.has_default_value() or a.kwarg_only:
+            break
+        t = str(a.type)
+        if t == "Tensor":
+            args.append(torch.empty(2, 3, dtype=torch.int32, device="meta"))
+        elif t == "List[Tensor]":
+            args.append([torch.empty(2, 3, dtype=torch.int32, device="meta") for _ in range(2)])
+        elif t in ints or t in _PROBE_SAMPLES:
+            args.append(ints.get(t, _PROBE_SAMPLES.get(t)))
+        else:
+            return None
+    if any(not (a.has_default_value() or a.kwarg_only) for a in ov._schema.arguments[len(args):]):
+        return None
+    try:
+        res = ov(*args)
+    except Exception:
+        return None
+    flat = list(res) if isinstance(res, (tuple, list)) else [res]
+    flat = [y for x in flat for y in (x if isinstance(x, (tuple, list)) else [x])]
+    if not flat or not all(isinstance(x, torch.Tensor) for x in flat):
+        return None
+    return any(x.dtype.is_floating_point for x in flat)
+
+
+@functools.lru_cache(maxsize=None)
 def host_per_element_tensors(op: str) -> frozenset[str]:
     """The plain `Tensor` arguments of a tensor-list op that torch's kernel reads on the
     host, one value per list element (`_foreach_addcmul.Tensor`'s `scalars`:

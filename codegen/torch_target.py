@@ -1723,13 +1723,20 @@ def _list_limit_route(api: AclnnApi, amap: ArgMap, schema: TorchSchema,
         if ok and all(d in _AT_DTYPES for d in ok):
             route.append("(" + " || ".join(f"{lists[0]}[0].scalar_type() == {_AT_DTYPES[d]}"
                                            for d in ok) + ")")
+    rejects = []
+    if torch_facts.promotes_integer_inputs(_op_name(functional or source)):
+        # torch's results are floating for integer lists, the API's out dtype is its
+        # input's: such lists take torch's kernel (upstream's `has_integral_tensor(self,
+        # true)`, torch's does_op_promote_integer_inputs_to_float)
+        rejects.append(f"at::native::has_integral_tensor({lists[0]}, true)")
     lines = []
     scalar_lists = [a.name for a in ins if a.kind == "scalar_list"]
     if len(lists) <= 3 and len(scalar_lists) <= 1:
         # torch's own checks (list lengths, non-empty) before can_use_fast_route reads them
         lines.append(f"at::native::check_foreach_api_restrictions({', '.join(lists + scalar_lists)});")
     call = f"at::native::{kernel}({', '.join(a.name for a in ins)})"
-    lines.append(f"if (!{route[0]}" + "".join(f" || !{c}" for c in route[1:]) + ") {"
+    lines.append(f"if (!{route[0]}" + "".join(f" || !{c}" for c in route[1:])
+                 + "".join(f" || {c}" for c in rejects) + ") {"
                  f"  // outside {api.name}'s limits (dtypes on {soc or 'the default SoC'}, "
                  f"torch's fast-route checks): torch's own kernel, as op-plugin ({limit.where})")
     if role == "out":
