@@ -79,7 +79,6 @@ def test_extractor_refuses_a_directory_without_phi_kernels_in_one_line(tmp_path)
 
 
 def test_committed_extract_is_the_installed_wheels():
-    pytest.importorskip("paddle")
     from opdb.ingest.paddle_catalog import find_include_dir
     from opdb.pairing import installed_version
 

@@ -45,7 +45,6 @@ def test_torch_dump_same_bytes_in_worker(tmp_path, monkeypatch, level):
 
 
 def test_paddle_dump_same_bytes_in_worker(tmp_path, monkeypatch):
-    pytest.importorskip("paddle")
     inproc, worker = _dump_both(tmp_path, monkeypatch, MODELS / "paddle_tiny_transformer.py", "paddle",
                                 steps=2)
     assert len(inproc) == 6 and inproc.keys() == worker.keys()
