@@ -242,7 +242,7 @@ class PaddleRecorder:
         self.data: dict = {}
         self.construct: dict = {}
         self._calls: dict = {}
-        self._batch = self._new_batch(_to_floats) if self._sink is not None else StepStats(_to_floats)
+        self._batch = self._fresh_batch()
         self._cache: dict = {}  # id(tensor) -> (weakref, inplace version, record, slot)
         self._op_calls: dict = {}
         self._op_in_parent: dict = {}
@@ -259,9 +259,12 @@ class PaddleRecorder:
         `end_step` leaves the host statistics pending in the StepDump for it), or in-process
         (None)."""
         was, self._sink = self._sink, sink
-        self._new_batch = sink.new_batch if sink is not None else None
         if was is not None or sink is not None:  # (between steps) no batch of the other kind kept
-            self._batch = self._new_batch(_to_floats) if sink is not None else StepStats(_to_floats)
+            self._batch = self._fresh_batch()
+
+    def _fresh_batch(self) -> StepStats:
+        """An empty step's statistics, of the kind `defer_to` chose."""
+        return self._sink.new_batch(_to_floats) if self._sink is not None else StepStats(_to_floats)
 
     def begin_step(self, step: int) -> None:
         self._reset()
