@@ -16,6 +16,11 @@ render the step alone as the kernel (-x into dx). The facts used here:
   input as element-wise aclnn calls (reviewed, with Paddle's own grad functors as
   evidence). The identity is keyed by the forward API, never by a kernel name, so every
   grad kernel whose forward maps to that API gets it.
+Since batch N's round (branch ws/h9p14): an entry may carry a generalized-ufunc signature
+(aclnnMatmul: broadcast batch dims summed, 1-d operands promoted) and the form of each
+gradient for an input the forward reads transposed (`transpose_x`); an entry may be keyed
+by the forward phi op when it has no aclnn API (tile); and a grad kernel asked for with an
+API its own adapter calls (opdb) that is no step still gets the whole identity.
 The gradient is summed back to its input's shape over the axes the forward broadcast it
 along, aligned at Paddle's `axis` (-1: trailing), by upstream's AddGradKernel rule. An
 identity that cannot be bound (a leaf the grad kernel does not take, a grad output it
