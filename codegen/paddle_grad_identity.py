@@ -207,8 +207,9 @@ def load_identities(text: str, where: str = "grad_identities.yaml") -> dict[str,
             sig = parse_signature(str(e["signature"])) if "signature" in e else None
         except ValueError as exc:
             raise OpscanError(f"{name}: {exc}") from None
-        if sig is not None and len(sig[0]) != len(grads):
-            raise OpscanError(f"{name}: `signature` has one core per input of `grads`")
+        if sig is not None and len(sig[0]) > len(grads):
+            raise OpscanError(f"{name}: `signature` has one core per input of `grads` "
+                              "(the first ones; the rest are element-wise with the output)")
         out[key] = {"requires": dict(e.get("requires") or {}), "grads": parsed,
                     "transposed": parsed_t, "signature": sig,
                     "broadcast": e.get("broadcast", len(grads) > 1 or sig is not None),
@@ -308,8 +309,8 @@ def _requires_met(amap, requires: dict) -> bool:
     """aclnnAdd's `alpha` 1: the forward kernel passes that constant (a reviewed rule)."""
     for name, value in requires.items():
         p = next((p for p in amap.params if p.aclnn.name == name), None)
-        if p is None or p.fw is not None or p.rule is None:
-            return False
+        if p is None or p.rule is None:  # a rule may read a tensor it needs (beta 1
+            return False                 # with aclnnGemm's `C` <- bias) and give a constant
         lines = dict(p.rule.code).get("paddle", ())
         if not any(re.search(rf"=\s*{re.escape(str(value))}(\.0)?f?;", ln) for ln in lines):
             return False
@@ -321,12 +322,17 @@ def grad_identity(db, api, op) -> GradIdentity | None:
     from codegen.argmap import map_args
     from codegen.paddle_callsite import _TRANSPOSE_ATTR
     from codegen.paddle_target import fw_params
-    from codegen.resolve import _top_mapped
+    from codegen.resolve import _fw_op, _top_mapped
 
-    if op.kind != "backward" or re.search(r"(Backward|Grad)(V\d+)?$", api.name):
+    if re.search(r"(Backward|Grad)(V\d+)?$", api.name):
         return None
+    # the forward op from the backward YAML; a kernel opdb knows only from
+    # PaddleCustomDevice's registration (class 14: fused_gemm_epilogue_grad, filed as a
+    # forward there) is a grad kernel when the YAML says so
+    if op.kind != "backward" and db.framework_op("paddle", op.name) is not None:
+        return None  # a forward op of the catalog
     fwd = _forward_of(op.name)
-    fop = db.framework_op("paddle", fwd) if fwd else None
+    fop = _fw_op(db, "paddle", fwd) if fwd else None
     if fop is None:
         return None
     table = identities()
@@ -436,9 +442,12 @@ def grad_identity(db, api, op) -> GradIdentity | None:
                 sum(not o for _, o in c) == 0 for c in sig[0]):
             return None  # the cores follow the API's tensor inputs, each with a fixed dim
         core = tuple((bind[a], c) for a, c in zip(ent["grads"], sig[0]))
+    cored = {n for n, _ in core}
     steps = sorted({c for _, e in grads + alt for c in _calls(e)}
                    | ({REDUCE_API} if broadcast else set())
-                   | ({COPY_API} if broadcast and not sig else set()))
+                   | ({COPY_API} if broadcast and (not sig or any(
+                       dict(owners)[g] not in cored and not (e.api or e.host)
+                       for g, e in grads)) else set()))
     asked = api.name.replace("Inplace", "", 1) if api.name.startswith("aclnnInplace") else api.name
     if asked not in steps and api.name in steps and api.name != COPY_API:
         asked = api.name  # an in-place step of the identity itself (aclnnInplaceFillScalar)
@@ -874,6 +883,11 @@ def _core_body(gi: GradIdentity) -> list[str]:
     owners = dict(gi.owners)
     for g, expr in gi.grads:
         n = owners[g]
+        if n not in cores:  # no core: element-wise with the output (aclnnGemm's `C`)
+            lines += [f"if ({g}) {{  // nullptr when Paddle does not need this gradient"]
+            lines += ["  " + x for x in _elementwise_grad(g, expr, d, views, counter, ctypes)]
+            lines += ["}"]
+            continue
         k = len(cores[n])
         gv, full = f"{g}_p", f"{g}_full"
         body = [f"opgen_alloc<T>(dev_ctx, {g});"]
@@ -911,6 +925,26 @@ def _core_body(gi: GradIdentity) -> list[str]:
         lines += [f"if ({g}) {{  // nullptr when Paddle does not need this gradient"]
         lines += ["  " + x for x in body] + ["}"]
     return lines
+
+
+def _elementwise_grad(g: str, expr: Node, d: str, views: dict, counter: list,
+                      ctypes: dict) -> list[str]:
+    """The gradient `expr` of an input broadcast element-wise to the output (a bias),
+    computed at the incoming gradient's shape and summed back over the broadcast axes."""
+    body = [f"opgen_alloc<T>(dev_ctx, {g});",
+            f"const bool {g}_same = {g}->dims() == {d}.dims();"]
+    if not (expr.api or expr.host):
+        src = expr.leaf
+        body += [f"if ({g}_same) {{", f"  EXEC_NPU_CMD({COPY_API}, dev_ctx, *{g}, {src});",
+                 "} else {"]
+        return body + ["  " + x for x in _reduce(g, d, src, "")] + ["}"]
+    full = f"{g}_full"
+    body += [f"phi::DenseTensor {full};  // the gradient at {d}'s shape",
+             f"if ({g}_same) {{", f"  {full} = *{g};", "} else {",
+             f"  {full}.set_meta({d}.meta());",
+             f"  dev_ctx.Alloc(&{full}, {full}.dtype());", "}"]
+    body += _emit(expr, full, g, d, views, counter, top=True, ctypes=ctypes)[1]
+    return body + [f"if (!{g}_same) {{"] + ["  " + x for x in _reduce(g, d, full, "")] + ["}"]
 
 
 def _sliced(g: str, n: Node, kinds: dict[str, str]) -> list[str]:

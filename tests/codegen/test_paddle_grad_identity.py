@@ -341,7 +341,7 @@ def test_signatures_parse_with_optional_core_dims():
         with pytest.raises(ValueError):
             parse_signature(bad)
     with pytest.raises(OpscanError, match="one core per input"):
-        load_identities("identities: [{api: aclnnMatmul, signature: '(n,k)->(n)', "
+        load_identities("identities: [{api: aclnnMatmul, signature: '(n,k),(k),(k)->(n)', "
                         "grads: {self: grad, mat2: grad}, evidence: e}]")
     with pytest.raises(OpscanError, match="transposed"):
         load_identities("identities: [{api: aclnnMul, transposed: {x: grad}, "
@@ -425,3 +425,27 @@ def test_expand_grad_sums_the_broadcast_dims_into_the_yaml_named_output(db):
     assert "EXEC_NPU_CMD(aclnnInplaceCopy, dev_ctx, *in_grad, out_grad);" in cc
     assert ("EXEC_NPU_CMD(aclnnReduceSum, dev_ctx, out_grad, in_grad_axes, in_grad_keep_dims, "
             "in_grad_dtype, in_grad_view);") in cc
+
+
+def test_fused_gemm_epilogue_grad_is_two_products_and_the_bias_column_sum(db):
+    # batch J scored fused_gemm_epilogue_grad 0: asked with aclnnGemm it called one Gemm of
+    # x and y into x_grad with `reserve_space` as C. Upstream: two Gemms (zero bias, beta 0:
+    # the products, by trans_x/trans_y) and aclnnReduceSum of out_grad over axis 0. The
+    # kernel is known to opdb only from PaddleCustomDevice's registration (class 14), and
+    # the forward's beta 1 comes from a rule that reads the bias (`requires`)
+    from codegen.resolve import _fw_op
+    op = _fw_op(db, "paddle", "fused_gemm_epilogue_grad")
+    gi = grad_identity(db, db.aclnn_api("aclnnGemm"), op)
+    assert gi is not None and gi.forward_api == "aclnnGemm" and not gi.step
+    assert dict(gi.flags) == {"x": "trans_x", "y": "trans_y"}
+    assert dict(gi.owners) == {"x_grad": "x", "y_grad": "y", "bias_grad": "bias"}
+    cc, r = _cc(db, "aclnnGemm", "fused_gemm_epilogue_grad")
+    calls = [ln.strip() for ln in cc.splitlines() if "EXEC_NPU_CMD" in ln]
+    assert [c.split(",")[0] for c in calls] == ["EXEC_NPU_CMD(aclnnMatmul"] * 2 + [
+        "EXEC_NPU_CMD(aclnnReduceSum"] + ["EXEC_NPU_CMD(aclnnMatmul"] * 2 + [
+        "EXEC_NPU_CMD(aclnnReduceSum", "EXEC_NPU_CMD(aclnnInplaceCopy",
+        "EXEC_NPU_CMD(aclnnReduceSum"]
+    assert ("EXEC_NPU_CMD(aclnnReduceSum, dev_ctx, out_grad, bias_grad_axes, "
+            "bias_grad_keep_dims, bias_grad_dtype, bias_grad_view);") in calls
+    assert "if (trans_x && x.dims().size() >= 2) {  // the transpose" in cc
+    assert sorted(t.split("`")[1] for t in r.todos) == ["activation_grad", "reserve_space"]
