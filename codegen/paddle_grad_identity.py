@@ -46,9 +46,13 @@ GRAD_NAMES = ("{}_grad", "d{}", "d_{}")  # Paddle's grad spellings: x_grad, dx, 
 # (an int list), that of aclnnPowTensorScalar raises to the exponent less one (a Scalar);
 # `inverse_count(dim)`: 1 / the element count of the forward's input over the reduced dims
 # (every dim when the list is empty or the grad kernel's `reduce_all` is set), a Scalar
-HOST_STEPS = {"negated": "int_array", "decremented": "scalar", "inverse_count": "int_array"}
+HOST_STEPS = {"negated": "int_array", "decremented": "scalar", "inverse_count": "int_array",
+              "complement": "number"}
+# `complement(epsilon)`: 1 - a float or Scalar attribute (label_smooth's gradient scale)
+NUMBER_KINDS = ("scalar", "float")  # what a `number` host step reads
 # what each host step gives: a value of that kind
-HOST_RESULT = {"negated": "int_array", "decremented": "scalar", "inverse_count": "scalar"}
+HOST_RESULT = {"negated": "int_array", "decremented": "scalar", "inverse_count": "scalar",
+               "complement": "scalar"}
 # shape-changing tensor steps (lower-case, several arguments of these kinds), each giving a
 # tensor: `unreduced(grad, dim)`, a view of a reduction's incoming gradient with the
 # reduced dims of the forward's input kept as 1 (so that a multiplication broadcasts it
@@ -70,7 +74,7 @@ FILL_API = "aclnnInplaceFillScalar"  # the call of `filled`
 SLICE_API = "aclnnSliceV2"
 LIST_KINDS = ("tensor", "tensor_list")
 # the kinds of phi attribute a leaf may bind to: an int list, a phi::Scalar
-ATTR_KINDS = ("int_array", "scalar")
+ATTR_KINDS = ("int_array", "scalar", "float")
 
 
 @dataclass(frozen=True)
@@ -560,7 +564,8 @@ def _rebind(n: Node, leaf_map: dict[str, str], attrs: dict[str, str] | None = No
             if (c.attr or "tensor") != kind and not (kind == "scalar" and c.const):
                 raise KeyError(n.host)  # an argument of another kind: no identity
         return Node(host=n.host, args=args)
-    if n.host and any(c.attr != HOST_STEPS[n.host] for c in args):
+    if n.host and any(c.attr != HOST_STEPS[n.host] and not (
+            HOST_STEPS[n.host] == "number" and c.attr in NUMBER_KINDS) for c in args):
         raise KeyError(n.host)  # a host step over a tensor or another kind: no identity
     return Node(api=n.api, host=n.host, args=args, attr=HOST_RESULT.get(n.host, ""))
 
@@ -756,6 +761,13 @@ def _emit_shaped(n: Node, root: str, g: str, d: str, views: dict, counter: list,
         counter[0] += 1
         c = f"{g}_c{counter[0]}"
         return c, [f"phi::Scalar {c}({float(n.const)});"], ""
+    if n.host == "complement":  # 1 - a float or Scalar attribute, on the host
+        counter[0] += 1
+        h = f"{g}_h{counter[0]}"
+        a = n.args[0]
+        val = (f"{a.leaf}.to<double>()" if a.attr == "scalar"
+               else f"static_cast<double>({a.leaf})")
+        return h, [f"phi::Scalar {h}(1.0 - {val});  // 1 - {a.leaf}"], ""
     if n.host == "decremented":  # a Scalar attribute less one, on the host
         counter[0] += 1
         h = f"{g}_h{counter[0]}"
