@@ -60,7 +60,10 @@ HOST_RESULT = {"negated": "int_array", "decremented": "scalar", "inverse_count":
 # (aclnnInplaceFillScalar)
 TENSOR_STEPS = {"unreduced": ("tensor", "int_array"), "filled": ("tensor", "scalar"),
                 "sliced": ("tensor", "tensor_list", "scalar"), "transposed": ("tensor",),
-                "unrepeated": ("tensor", "int_array")}
+                "unrepeated": ("tensor", "int_array"), "per_last_dim": ("number", "tensor")}
+# `per_last_dim(epsilon, label)`: a float or Scalar attribute over the last dim's extent of a
+# tensor, a Scalar (label_smooth's epsilon / num_classes)
+STEP_RESULT = {"per_last_dim": "scalar"}
 # `transposed(t)`: a view of `t` with its last two dims and their strides swapped (no copy;
 # a tensor of fewer dims as it is). `unrepeated(grad, repeats)`: the gradient of a repeat
 # (phi's tile): the incoming gradient viewed as [repeat, extent] pairs of the forward
@@ -457,11 +460,11 @@ def grad_identity(db, api, op) -> GradIdentity | None:
         asked = api.name  # an in-place step of the identity itself (aclnnInplaceFillScalar)
     if asked == COPY_API or (asked not in steps and api.name not in _adapter_apis(db, op)):
         return None  # not a step of this identity: the caller asked for something else
-    arity = _arity_checked(grads + alt, consts=True)
     step_apis = []
     for s in steps:
         sa = db.aclnn_api(s)
-        if sa is None or (s in arity and not _kinds_fit(arity[s], _input_kinds(sa))):
+        if sa is None or any(c == s and not _kinds_fit(k, _input_kinds(sa))
+                             for c, k in _every_call(grads + alt)):
             return None
         step_apis.append(sa)
     axis = "axis" if "axis" in gp and gp["axis"].kind in ("int", "scalar") else ""
@@ -510,10 +513,27 @@ def _yaml_outputs(kernel: str, outs: list[str]) -> dict[str, str]:
 
 def _kinds_fit(kinds: tuple[str, ...], api_kinds: tuple[str, ...]) -> bool:
     """A call's argument kinds against the API's inputs: a number written in the table
-    (`number`) also fits a plain C number parameter (aclnnMatmul's int8_t `cubeMathType`)."""
+    (`number`) also fits a plain C number parameter (aclnnMatmul's int8_t `cubeMathType`),
+    a float attribute an aclScalar (passed as a phi::Scalar of it)."""
     return len(kinds) == len(api_kinds) and all(
         k == a or (k == "number" and a in ("scalar", *NUMBER_CTYPES))
-        for k, a in zip(kinds, api_kinds))
+        or (k == "float" and a == "scalar") for k, a in zip(kinds, api_kinds))
+
+
+def _every_call(pairs) -> list[tuple[str, tuple[str, ...]]]:
+    """(API, argument kinds) of every call, each call once (`_arity_checked` keeps one
+    per API name)."""
+    out = []
+
+    def walk(n: Node) -> None:
+        if n.api:
+            out.append((n.api, tuple("number" if c.const else c.attr or "tensor"
+                                     for c in n.args)))
+        for c in n.args:
+            walk(c)
+    for _, e in pairs:
+        walk(e)
+    return out
 
 
 NUMBER_CTYPES = ("int8_t", "int32_t", "int64_t", "double", "float", "bool")
@@ -561,9 +581,10 @@ def _rebind(n: Node, leaf_map: dict[str, str], attrs: dict[str, str] | None = No
     args = tuple(_rebind(c, leaf_map, attrs) for c in n.args)
     if n.host in TENSOR_STEPS:
         for c, kind in zip(args, TENSOR_STEPS[n.host]):
-            if (c.attr or "tensor") != kind and not (kind == "scalar" and c.const):
+            if (c.attr or "tensor") != kind and not (kind == "scalar" and c.const) and not (
+                    kind == "number" and c.attr in NUMBER_KINDS):
                 raise KeyError(n.host)  # an argument of another kind: no identity
-        return Node(host=n.host, args=args)
+        return Node(host=n.host, args=args, attr=STEP_RESULT.get(n.host, ""))
     if n.host and any(c.attr != HOST_STEPS[n.host] and not (
             HOST_STEPS[n.host] == "number" and c.attr in NUMBER_KINDS) for c in args):
         raise KeyError(n.host)  # a host step over a tensor or another kind: no identity
@@ -761,6 +782,15 @@ def _emit_shaped(n: Node, root: str, g: str, d: str, views: dict, counter: list,
         counter[0] += 1
         c = f"{g}_c{counter[0]}"
         return c, [f"phi::Scalar {c}({float(n.const)});"], ""
+    if n.host == "per_last_dim":  # an attribute over a tensor's last extent, on the host
+        counter[0] += 1
+        h = f"{g}_h{counter[0]}"
+        a, t = n.args
+        val = (f"{a.leaf}.to<double>()" if a.attr == "scalar"
+               else f"static_cast<double>({a.leaf})")
+        ref = views.get(t.leaf, t.leaf)
+        return h, [f"phi::Scalar {h}({val} / static_cast<double>({ref}.dims()[{ref}.dims()."
+                   f"size() - 1]));  // {a.leaf} / the last dim of `{t.leaf}`"], ""
     if n.host == "complement":  # 1 - a float or Scalar attribute, on the host
         counter[0] += 1
         h = f"{g}_h{counter[0]}"
@@ -789,6 +819,12 @@ def _emit_shaped(n: Node, root: str, g: str, d: str, views: dict, counter: list,
     order = (ctypes or {}).get(n.api, ())
     want = [c for c in order if c != "out"]
     for i, c in enumerate(n.args):
+        if c.attr == "float" and not (c.api or c.host) and i < len(want) and (
+                "Scalar" in want[i]):
+            counter[0] += 1  # a float attribute for an aclScalar: a phi::Scalar of it
+            refs.append(f"{g}_s{counter[0]}")
+            lines += [f"phi::Scalar {g}_s{counter[0]}({c.leaf});"]
+            continue
         if c.const and i < len(want) and want[i] in NUMBER_CTYPES:
             counter[0] += 1  # a number for a plain C parameter (int8_t cubeMathType)
             c_ref = f"{g}_c{counter[0]}"
