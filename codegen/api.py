@@ -332,7 +332,8 @@ def render_context(db, api: AclnnApi, op: FrameworkOp, target: str) -> dict:
     from codegen.paddle_grad_identity import grad_identity
     variants = {"versions": paddle_candidates(db, api),
                 "rank": _rank_variant(db, api) or flag_branch(db, api, op)}
-    identity = grad_identity(db, api, op)
+    from codegen.paddle_composition import forward_composition
+    identity = grad_identity(db, api, op) or forward_composition(db, api, op)
     if identity is not None:
         variants["identity"] = identity
     if grad is not None:

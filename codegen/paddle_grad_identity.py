@@ -16,6 +16,11 @@ render the step alone as the kernel (-x into dx). The facts used here:
   input as element-wise aclnn calls (reviewed, with Paddle's own grad functors as
   evidence). The identity is keyed by the forward API, never by a kernel name, so every
   grad kernel whose forward maps to that API gets it.
+Since batch N's round (branch ws/h9p14): an entry may carry a generalized-ufunc signature
+(aclnnMatmul: broadcast batch dims summed, 1-d operands promoted) and the form of each
+gradient for an input the forward reads transposed (`transpose_x`); an entry may be keyed
+by the forward phi op when it has no aclnn API (tile); and a grad kernel asked for with an
+API its own adapter calls (opdb) that is no step still gets the whole identity.
 The gradient is summed back to its input's shape over the axes the forward broadcast it
 along, aligned at Paddle's `axis` (-1: trailing), by upstream's AddGradKernel rule. An
 identity that cannot be bound (a leaf the grad kernel does not take, a grad output it
@@ -41,16 +46,30 @@ GRAD_NAMES = ("{}_grad", "d{}", "d_{}")  # Paddle's grad spellings: x_grad, dx, 
 # (an int list), that of aclnnPowTensorScalar raises to the exponent less one (a Scalar);
 # `inverse_count(dim)`: 1 / the element count of the forward's input over the reduced dims
 # (every dim when the list is empty or the grad kernel's `reduce_all` is set), a Scalar
-HOST_STEPS = {"negated": "int_array", "decremented": "scalar", "inverse_count": "int_array"}
+HOST_STEPS = {"negated": "int_array", "decremented": "scalar", "inverse_count": "int_array",
+              "complement": "number"}
+# `complement(epsilon)`: 1 - a float or Scalar attribute (label_smooth's gradient scale)
+NUMBER_KINDS = ("scalar", "float")  # what a `number` host step reads
 # what each host step gives: a value of that kind
-HOST_RESULT = {"negated": "int_array", "decremented": "scalar", "inverse_count": "scalar"}
+HOST_RESULT = {"negated": "int_array", "decremented": "scalar", "inverse_count": "scalar",
+               "complement": "scalar"}
 # shape-changing tensor steps (lower-case, several arguments of these kinds), each giving a
 # tensor: `unreduced(grad, dim)`, a view of a reduction's incoming gradient with the
 # reduced dims of the forward's input kept as 1 (so that a multiplication broadcasts it
 # back); `filled(self, value)`, a tensor shaped like `self` filled with a Scalar
 # (aclnnInplaceFillScalar)
 TENSOR_STEPS = {"unreduced": ("tensor", "int_array"), "filled": ("tensor", "scalar"),
-                "sliced": ("tensor", "tensor_list", "scalar")}
+                "sliced": ("tensor", "tensor_list", "scalar"), "transposed": ("tensor",),
+                "unrepeated": ("tensor", "int_array"), "per_last_dim": ("number", "tensor")}
+# `per_last_dim(epsilon, label)`: a float or Scalar attribute over the last dim's extent of a
+# tensor, a Scalar (label_smooth's epsilon / num_classes)
+STEP_RESULT = {"per_last_dim": "scalar"}
+# `transposed(t)`: a view of `t` with its last two dims and their strides swapped (no copy;
+# a tensor of fewer dims as it is). `unrepeated(grad, repeats)`: the gradient of a repeat
+# (phi's tile): the incoming gradient viewed as [repeat, extent] pairs of the forward
+# input's dims (both lists padded with leading 1s to one rank) summed over the repeats
+# (aclnnReduceSum, keepDims false), a copy when every repeat is 1; the whole gradient only
+COPY_API = "aclnnInplaceCopy"
 FILL_API = "aclnnInplaceFillScalar"  # the call of `filled`
 # `sliced(grad, tensors, dim)`: the gradient of each member of a tensor list the forward
 # joined along `dim`, the incoming gradient sliced at the running offset of the members'
@@ -58,7 +77,7 @@ FILL_API = "aclnnInplaceFillScalar"  # the call of `filled`
 SLICE_API = "aclnnSliceV2"
 LIST_KINDS = ("tensor", "tensor_list")
 # the kinds of phi attribute a leaf may bind to: an int list, a phi::Scalar
-ATTR_KINDS = ("int_array", "scalar")
+ATTR_KINDS = ("int_array", "scalar", "float")
 
 
 @dataclass(frozen=True)
@@ -88,10 +107,21 @@ class GradIdentity:
     step_apis: tuple = field(default=(), compare=False)  # the AclnnApi of every step
     reduce_all: str = ""                 # the grad kernel's bool `reduce_all`, or ""
     attr_kinds: tuple = field(default=(), compare=False)  # (attribute, its phi kind)
+    # a generalized-ufunc signature (aclnnMatmul's): each input's (phi name, core dims),
+    # the output's core dims; the dims before a core broadcast
+    core: tuple = ()
+    out_core: tuple = ()
+    alt: tuple[tuple[str, Node], ...] = ()  # (grad output, its form when transposed)
+    flags: tuple[tuple[str, str], ...] = ()  # (phi input, the bool that transposes it)
+    asked: str = ""
+    step: bool = True  # the API asked for is a step of the identity
+    owners: tuple[tuple[str, str], ...] = ()  # (grad output, the phi input it is of)
 
     def note(self, requested: str, op: str) -> str:
-        return (f"{requested} is one step of the gradient of {self.forward_api} (the "
-                f"forward of `{op}`); the kernel computes the whole identity "
+        what = (f"{requested} is one step of the gradient of {self.forward_api}"
+                if self.step else f"upstream's `{op}` calls {requested} (opdb), which is no "
+                f"step of the gradient of {self.forward_api}")
+        return (f"{what} (the forward of `{op}`); the kernel computes the whole identity "
                 f"(opdb/sources/grad_identities.yaml: {self.evidence})")
 
 
@@ -155,28 +185,75 @@ def load_identities(text: str, where: str = "grad_identities.yaml") -> dict[str,
     out = {}
     for i, e in enumerate(data.get("identities") or []):
         name = f"{where}: identities[{i}] ({e.get('api') if isinstance(e, dict) else e})"
-        if not isinstance(e, dict) or set(e) - {"api", "requires", "grads", "evidence"}:
+        if isinstance(e, dict) and "op" in e and "api" not in e:
+            name = f"{where}: identities[{i}] (op {e.get('op')})"
+        if not isinstance(e, dict) or set(e) - {"api", "op", "requires", "grads", "evidence",
+                                                "transposed", "signature", "broadcast"}:
             raise OpscanError(f"{name}: unknown keys",
-                              hint="an entry has api, grads, evidence and optional requires")
-        if not str(e.get("api", "")).startswith("aclnn") or not e.get("evidence"):
-            raise OpscanError(f"{name}: needs an aclnn `api` and `evidence`")
-        if e["api"] in out:
-            raise OpscanError(f"{name}: {e['api']} is listed twice")
+                              hint="an entry has api (or op), grads, evidence and optional "
+                                   "requires, transposed, signature, broadcast")
+        if ("api" in e) == ("op" in e) or not e.get("evidence"):
+            raise OpscanError(f"{name}: needs an aclnn `api` or a phi `op`, and `evidence`")
+        if "api" in e and not str(e["api"]).startswith("aclnn"):
+            raise OpscanError(f"{name}: `api` names an aclnn API")
+        key = e["api"] if "api" in e else f"op:{e['op']}"
+        if key in out:
+            raise OpscanError(f"{name}: {key} is listed twice")
         grads = e.get("grads")
         if not isinstance(grads, dict) or not grads:
             raise OpscanError(f"{name}: `grads` maps each tensor input to its gradient")
+        trans = e.get("transposed") or {}
+        if not isinstance(trans, dict) or set(trans) - set(grads):
+            raise OpscanError(f"{name}: `transposed` maps inputs of `grads` to the gradient "
+                              "of a transposed view of them")
+        if not isinstance(e.get("broadcast", False), bool):
+            raise OpscanError(f"{name}: `broadcast` is true or false")
         try:
             parsed = {k: parse_expr(str(v)) for k, v in grads.items()}
+            parsed_t = {k: parse_expr(str(v)) for k, v in trans.items()}
+            sig = parse_signature(str(e["signature"])) if "signature" in e else None
         except ValueError as exc:
             raise OpscanError(f"{name}: {exc}") from None
-        out[e["api"]] = {"requires": dict(e.get("requires") or {}), "grads": parsed,
-                         "evidence": e["evidence"]}
+        if sig is not None and len(sig[0]) > len(grads):
+            raise OpscanError(f"{name}: `signature` has one core per input of `grads` "
+                              "(the first ones; the rest are element-wise with the output)")
+        out[key] = {"requires": dict(e.get("requires") or {}), "grads": parsed,
+                    "transposed": parsed_t, "signature": sig,
+                    "broadcast": e.get("broadcast", len(grads) > 1 or sig is not None),
+                    "evidence": e["evidence"]}
     return out
+
+
+def parse_signature(text: str) -> tuple[tuple, tuple]:
+    """A NumPy generalized-ufunc signature with optional core dims, `(n?,k),(k,m?)->(n?,m?)`
+    (numpy.matmul's): (the inputs' cores, the output's core), each core a tuple of (dim,
+    optional). An input of fewer dims than its core lacks its optional dims (a 1-d matmul
+    operand), which are then 1 in it and in the output; the dims before a core broadcast."""
+    m = re.fullmatch(r"\s*(\(.*\))\s*->\s*(\([^()]*\))\s*", text)
+    if m is None:
+        raise ValueError(f"bad signature {text!r} (e.g. `(n?,k),(k,m?)->(n?,m?)`)")
+
+    def core(part: str) -> tuple:
+        dims = tuple((d.strip().rstrip("?"), d.strip().endswith("?"))
+                     for d in part.split(",") if d.strip())
+        if any(not re.fullmatch(r"[a-z]\w*", d) for d, _ in dims):
+            raise ValueError(f"bad signature {text!r}")
+        return dims
+    ins = tuple(core(c) for c in re.findall(r"\(([^()]*)\)", m.group(1)))
+    if re.sub(r"\([^()]*\)", "", m.group(1)).replace(",", "").strip() or not ins:
+        raise ValueError(f"bad signature {text!r}")
+    out = core(m.group(2)[1:-1])
+    for d, opt in out:
+        owners = [c for c in ins if (d, True) in c]
+        if opt and len(owners) != 1:
+            raise ValueError(f"bad signature {text!r}: optional `{d}` in one input only")
+    return ins, out
 
 
 def _calls(n: Node) -> list[str]:
     own = ([n.api] if n.api else [FILL_API] if n.host == "filled"
-           else [SLICE_API] if n.host == "sliced" else [])
+           else [SLICE_API] if n.host == "sliced"
+           else [REDUCE_API, COPY_API] if n.host == "unrepeated" else [])
     return own + [a for c in n.args for a in _calls(c)]
 
 
@@ -239,8 +316,8 @@ def _requires_met(amap, requires: dict) -> bool:
     """aclnnAdd's `alpha` 1: the forward kernel passes that constant (a reviewed rule)."""
     for name, value in requires.items():
         p = next((p for p in amap.params if p.aclnn.name == name), None)
-        if p is None or p.fw is not None or p.rule is None:
-            return False
+        if p is None or p.rule is None:  # a rule may read a tensor it needs (beta 1
+            return False                 # with aclnnGemm's `C` <- bias) and give a constant
         lines = dict(p.rule.code).get("paddle", ())
         if not any(re.search(rf"=\s*{re.escape(str(value))}(\.0)?f?;", ln) for ln in lines):
             return False
@@ -250,36 +327,62 @@ def _requires_met(amap, requires: dict) -> bool:
 def grad_identity(db, api, op) -> GradIdentity | None:
     """The identity to render for the grad kernel `op` asked for with `api`, or None."""
     from codegen.argmap import map_args
+    from codegen.paddle_callsite import _TRANSPOSE_ATTR
     from codegen.paddle_target import fw_params
-    from codegen.resolve import _top_mapped
+    from codegen.resolve import _fw_op, _top_mapped
 
-    if op.kind != "backward" or re.search(r"(Backward|Grad)(V\d+)?$", api.name):
+    if re.search(r"(Backward|Grad)(V\d+)?$", api.name):
         return None
+    # the forward op from the backward YAML; a kernel opdb knows only from
+    # PaddleCustomDevice's registration (class 14: fused_gemm_epilogue_grad, filed as a
+    # forward there) is a grad kernel when the YAML says so
+    if op.kind != "backward" and db.framework_op("paddle", op.name) is not None:
+        return None  # a forward op of the catalog
     fwd = _forward_of(op.name)
-    fop = db.framework_op("paddle", fwd) if fwd else None
+    fop = _fw_op(db, "paddle", fwd) if fwd else None
     if fop is None:
         return None
     table = identities()
-    fapi_name = next((a for a in _top_mapped(db, "paddle", fop) if a in table), None)
-    fapi = db.aclnn_api(fapi_name) if fapi_name else None
-    if fapi is None:
-        return None
-    ent = table[fapi_name]
     fwp = fw_params(fop)
-    amap = map_args(fapi, fwp, "paddle")
-    if not _requires_met(amap, ent["requires"]):
-        return None
-    bind = {p.aclnn.name: p.fw.name for p in amap.params
-            if p.fw is not None and p.fw.kind in LIST_KINDS}
-    # the forward's int-list and Scalar attributes (aclnnRoll's shifts, dims;
-    # aclnnPowTensorScalar's exponent) bind to the grad kernel's attributes of the same
-    # phi name and kind
-    attrs = {p.aclnn.name: p.fw.name for p in amap.params
-             if p.fw is not None and p.fw.kind in ATTR_KINDS and p.rule is None}
-    outs = [p.aclnn.name for p in amap.params if p.aclnn.role == "output"]
+    fapi_name = next((a for a in _top_mapped(db, "paddle", fop) if a in table), None)
+    if fapi_name is not None:
+        fapi = db.aclnn_api(fapi_name)
+        if fapi is None:
+            return None
+        ent = table[fapi_name]
+        amap = map_args(fapi, fwp, "paddle")
+        if not _requires_met(amap, ent["requires"]):
+            return None
+        bind = {p.aclnn.name: p.fw.name for p in amap.params
+                if p.fw is not None and p.fw.kind in LIST_KINDS}
+        # the forward's int-list and Scalar attributes (aclnnRoll's shifts, dims;
+        # aclnnPowTensorScalar's exponent) bind to the grad kernel's attributes of the
+        # same phi name and kind
+        attrs = {p.aclnn.name: p.fw.name for p in amap.params
+                 if p.fw is not None and p.fw.kind in ATTR_KINDS and p.rule is None}
+        outs = [p.aclnn.name for p in amap.params if p.aclnn.role == "output"]
+        order = [p.aclnn.name for p in amap.params
+                 if p.aclnn.role == "input" and p.fw is not None and p.fw.kind in LIST_KINDS]
+        spare = [u.name for u in amap.unused if u.kind == "bool"]
+        fkind = {p.fw.name: p.fw.kind for p in amap.params if p.fw is not None}
+        key = fapi_name
+    else:
+        # a forward with no aclnn API in opdb (phi's tile): an entry keyed by the forward
+        # phi op, its leaves the forward kernel's own parameter names
+        key = f"op:{fop.name}"
+        ent = table.get(key)
+        if ent is None or ent["requires"]:
+            return None
+        bind = {f.name: f.name for f in fwp if f.kind in LIST_KINDS}
+        attrs = {f.name: f.name for f in fwp if f.kind in ATTR_KINDS and not f.is_output}
+        outs = [f.name for f in fwp if f.is_output]
+        order = [f.name for f in fwp if not f.is_output and f.kind in LIST_KINDS]
+        spare = [f.name for f in fwp if f.kind == "bool" and not f.is_output]
+        fkind = {f.name: f.kind for f in fwp}
     gp = {f.name: f for f in fw_params(op)}
     ins = {n for n, f in gp.items() if not f.is_output and f.kind in LIST_KINDS}
     gouts = {n for n, f in gp.items() if f.is_output and f.kind in LIST_KINDS}
+    yaml_outs = _yaml_outputs(op.name, [n for n, f in gp.items() if f.is_output])
     lists = {n: "tensor_list" for n, f in gp.items() if f.kind == "tensor_list"}
     if len(outs) != 1 or outs[0] not in bind:
         return None
@@ -290,7 +393,6 @@ def grad_identity(db, api, op) -> GradIdentity | None:
     for a, n in bind.items():
         if n in ins:
             leaf_map[a] = n
-    fkind = {p.fw.name: p.fw.kind for p in amap.params if p.fw is not None}
     renamed = _attr_names(fop.name, fwp, op.name, list(gp.values()))
     attr_leaves = {}
     for a, n in attrs.items():
@@ -298,18 +400,35 @@ def grad_identity(db, api, op) -> GradIdentity | None:
         if g in gp and not gp[g].is_output and gp[g].kind == fkind[n]:
             attr_leaves[a] = g
     leaf_map.update(attr_leaves)
-    grads = []
+    kinds = {**lists, **{n: gp[n].kind for n in attr_leaves.values()}}
+    # a bool `transpose_<t>` of the forward that its API has no parameter for: the forward
+    # passes `<t>` as a transposed view (codegen.paddle_callsite.transpose_views), so the
+    # gradient of `<t>` is the transpose of the view's: the entry's `transposed` form
+    flags = {}
+    for f in spare:
+        m = _TRANSPOSE_ATTR.match(f)
+        a = next((a for a, n in bind.items() if m and n == m.group(1) and a in ent["grads"]),
+                 None)
+        if a is None:
+            continue
+        if a not in ent["transposed"] or f not in gp or gp[f].kind != "bool":
+            return None  # a transposed operand the entry or the grad kernel cannot express
+        flags[a] = f
+    grads, alt, owners = [], [], []
     for a, expr in ent["grads"].items():
         if a not in bind:
             return None
-        g = _grad_of(bind[a], gouts)
+        g = _grad_of(bind[a], gouts) or yaml_outs.get(_grad_of(bind[a], set(yaml_outs)) or "")
         if g is None:
             return None
-        if any(x not in leaf_map for x in _leaves(expr)):
+        owners.append((g, bind[a]))
+        forms = [expr] + ([ent["transposed"][a]] if a in flags else [])
+        if any(x not in leaf_map for e in forms for x in _leaves(e)):
             return None
         try:
-            grads.append((g, _rebind(expr, leaf_map,
-                                     {**lists, **{n: gp[n].kind for n in attr_leaves.values()}})))
+            grads.append((g, _rebind(expr, leaf_map, kinds)))
+            if a in flags:
+                alt.append((g, _rebind(ent["transposed"][a], leaf_map, kinds)))
             if (g in lists) != (expr.host == "sliced"):
                 return None  # a list gradient is a slice per member, and only it
             if _shape_steps(expr) and len(ent["grads"]) != 1:
@@ -322,23 +441,35 @@ def grad_identity(db, api, op) -> GradIdentity | None:
     # -> x_grad)`, add_grad) is computed last: the others still read the incoming gradient
     last = {_grad_of(b, gouts) for b in _inplace_targets(op.name)}
     grads.sort(key=lambda ge: ge[0] in last)
-    broadcast = len(ent["grads"]) > 1
-    steps = sorted({c for _, e in grads for c in _calls(e)}
-                   | ({REDUCE_API, "aclnnInplaceCopy"} if broadcast else set()))
+    broadcast = ent["broadcast"]
+    sig = ent["signature"]
+    core = ()
+    if sig is not None:
+        if [a for a in order if a in ent["grads"]] != list(ent["grads"]) or any(
+                sum(not o for _, o in c) == 0 for c in sig[0]):
+            return None  # the cores follow the API's tensor inputs, each with a fixed dim
+        core = tuple((bind[a], c) for a, c in zip(ent["grads"], sig[0]))
+    cored = {n for n, _ in core}
+    steps = sorted({c for _, e in grads + alt for c in _calls(e)}
+                   | ({REDUCE_API} if broadcast else set())
+                   | ({COPY_API} if broadcast and (not sig or any(
+                       dict(owners)[g] not in cored and not (e.api or e.host)
+                       for g, e in grads)) else set()))
     asked = api.name.replace("Inplace", "", 1) if api.name.startswith("aclnnInplace") else api.name
-    if asked not in steps and api.name in steps and api.name != "aclnnInplaceCopy":
+    if asked not in steps and api.name in steps and api.name != COPY_API:
         asked = api.name  # an in-place step of the identity itself (aclnnInplaceFillScalar)
-    if asked not in steps or asked == "aclnnInplaceCopy":
+    if asked == COPY_API or (asked not in steps and api.name not in _adapter_apis(db, op)):
         return None  # not a step of this identity: the caller asked for something else
-    arity = _arity_checked(grads)
     step_apis = []
     for s in steps:
         sa = db.aclnn_api(s)
-        if sa is None or (s in arity and arity[s] != _input_kinds(sa)):
+        if sa is None or any(c == s and not _kinds_fit(k, _input_kinds(sa))
+                             for c, k in _every_call(grads + alt)):
             return None
         step_apis.append(sa)
     axis = "axis" if "axis" in gp and gp["axis"].kind in ("int", "scalar") else ""
-    read = {incoming} | {x for _, e in grads for x in _leaves(e)} | {g for g, _ in grads}
+    read = ({incoming} | {x for _, e in grads + alt for x in _leaves(e)}
+            | {g for g, _ in grads} | set(flags.values()))
     if axis:
         read.add("axis")
     # a reduction's steps read the grad kernel's `reduce_all` (every dim when set, as
@@ -348,10 +479,68 @@ def grad_identity(db, api, op) -> GradIdentity | None:
                   and gp["reduce_all"].kind == "bool" else "")
     if reduce_all:
         read.add(reduce_all)
-    return GradIdentity(fop.name, fapi_name, incoming, tuple(grads), axis, broadcast,
-                        tuple(steps), ent["evidence"].split(":")[0], tuple(sorted(read)),
+    if any(_host_steps(e) & {"unrepeated"} for _, e in grads):
+        read.add(next(iter(bind[a] for a in ent["grads"])))  # its dims shape the sum
+    return GradIdentity(fop.name, fapi_name or fop.name, incoming, tuple(grads), axis,
+                        broadcast, tuple(steps), ent["evidence"].split(":")[0],
+                        tuple(sorted(read)),
                         tuple(sorted({bind[a] for a in ent["grads"]})), tuple(step_apis),
-                        reduce_all, tuple(sorted((n, gp[n].kind) for n in attr_leaves.values())))
+                        reduce_all, tuple(sorted((n, gp[n].kind) for n in attr_leaves.values())),
+                        core=core, out_core=sig[1] if sig else (), alt=tuple(alt),
+                        flags=tuple((bind[a], f) for a, f in flags.items()), asked=api.name,
+                        step=asked in steps, owners=tuple(owners))
+
+
+def _adapter_apis(db, op) -> set[str]:
+    """The aclnn APIs opdb's adapters of the grad kernel `op` call (PaddleCustomDevice's
+    tile_grad: aclnnSliceV2, on its bool path): asked for one of them, the kernel is still
+    the whole gradient, where the API is no step of the identity."""
+    return {m.aclnn for m in db.mappings(framework="paddle", op=op.name)
+            if m.evidence == "adapter"}
+
+
+def _yaml_outputs(kernel: str, outs: list[str]) -> dict[str, str]:
+    """The backward YAML's output names -> the grad kernel's, by position (expand_grad's
+    YAML `x_grad` is the kernel's `in_grad`), when both have as many outputs."""
+    from codegen.testspec import _catalog
+    cat = _catalog()
+    ops = [cat.op(n) for n in cat.ops_for_kernel(kernel)]
+    ops = [o for o in ops if o is not None]
+    if len(ops) != 1 or len(ops[0].outputs) != len(outs):
+        return {}
+    return {o.name: k for o, k in zip(ops[0].outputs, outs)}
+
+
+def _kinds_fit(kinds: tuple[str, ...], api_kinds: tuple[str, ...]) -> bool:
+    """A call's argument kinds against the API's inputs: a number written in the table
+    (`number`) also fits a plain C number parameter (aclnnMatmul's int8_t `cubeMathType`),
+    a float attribute an aclScalar (passed as a phi::Scalar of it)."""
+    return len(kinds) == len(api_kinds) and all(
+        k == a or (k == "number" and a in ("scalar", *NUMBER_CTYPES))
+        or (k == "float" and a == "scalar") for k, a in zip(kinds, api_kinds))
+
+
+def _every_call(pairs) -> list[tuple[str, tuple[str, ...]]]:
+    """(API, argument kinds) of every call, each call once (`_arity_checked` keeps one
+    per API name)."""
+    out = []
+
+    def walk(n: Node) -> None:
+        if n.api:
+            out.append((n.api, tuple("number" if c.const else c.attr or "tensor"
+                                     for c in n.args)))
+        for c in n.args:
+            walk(c)
+    for _, e in pairs:
+        walk(e)
+    return out
+
+
+NUMBER_CTYPES = ("int8_t", "int32_t", "int64_t", "double", "float", "bool")
+
+
+def _host_steps(n: Node) -> set[str]:
+    return ({n.host} if n.host else set()) | {h for c in n.args for h in _host_steps(c)}
 
 
 def _shape_steps(n: Node) -> bool:
@@ -366,15 +555,17 @@ def _input_kinds(api) -> tuple[str, ...]:
                  else p.ctype for p in api.params if p.role == "input")
 
 
-def _arity_checked(grads) -> dict[str, tuple[str, ...]]:
-    """Every call's argument kinds (`tensor`/`scalar`), to check against the API."""
+def _arity_checked(grads, consts: bool = False) -> dict[str, tuple[str, ...]]:
+    """Every call's argument kinds (`tensor`/`scalar`), to check against the API
+    (`consts`: a number written in the table is `number`, see `_kinds_fit`)."""
     out: dict[str, tuple[str, ...]] = {}
 
     def walk(n: Node) -> None:
         if n.api:
-            out[n.api] = tuple("scalar" if c.const else c.attr or "tensor" for c in n.args)
-            for c in n.args:
-                walk(c)
+            out[n.api] = tuple(("number" if consts else "scalar") if c.const
+                               else c.attr or "tensor" for c in n.args)
+        for c in n.args:
+            walk(c)
     for _, e in grads:
         walk(e)
     return out
@@ -390,10 +581,12 @@ def _rebind(n: Node, leaf_map: dict[str, str], attrs: dict[str, str] | None = No
     args = tuple(_rebind(c, leaf_map, attrs) for c in n.args)
     if n.host in TENSOR_STEPS:
         for c, kind in zip(args, TENSOR_STEPS[n.host]):
-            if (c.attr or "tensor") != kind and not (kind == "scalar" and c.const):
+            if (c.attr or "tensor") != kind and not (kind == "scalar" and c.const) and not (
+                    kind == "number" and c.attr in NUMBER_KINDS):
                 raise KeyError(n.host)  # an argument of another kind: no identity
-        return Node(host=n.host, args=args)
-    if n.host and any(c.attr != HOST_STEPS[n.host] for c in args):
+        return Node(host=n.host, args=args, attr=STEP_RESULT.get(n.host, ""))
+    if n.host and any(c.attr != HOST_STEPS[n.host] and not (
+            HOST_STEPS[n.host] == "number" and c.attr in NUMBER_KINDS) for c in args):
         raise KeyError(n.host)  # a host step over a tensor or another kind: no identity
     return Node(api=n.api, host=n.host, args=args, attr=HOST_RESULT.get(n.host, ""))
 
@@ -401,6 +594,8 @@ def _rebind(n: Node, leaf_map: dict[str, str], attrs: dict[str, str] | None = No
 def body_lines(gi: GradIdentity, views: dict[str, str] | None = None) -> list[str]:
     """The kernel body: every gradient Paddle asks for (nullptr when not), computed at the
     incoming gradient's shape and summed back over the broadcast axes."""
+    if gi.core:
+        return _core_body(gi)
     d = gi.incoming
     lines: list[str] = []
     views = {}
@@ -434,7 +629,7 @@ def body_lines(gi: GradIdentity, views: dict[str, str] | None = None) -> list[st
                      f"  {g}->Resize({g}_dims);",
                      "}"]
         body += [f"opgen_alloc<T>(dev_ctx, {g});"]
-        if not expr.api:  # the gradient is a tensor itself: a copy, or its sum
+        if not (expr.api or expr.host):  # the gradient is a tensor itself: a copy, or its sum
             src = views.get(expr.leaf, expr.leaf)
             if gi.broadcast:
                 body += [f"if ({g}_same) {{",
@@ -456,7 +651,7 @@ def body_lines(gi: GradIdentity, views: dict[str, str] | None = None) -> list[st
             shaped = set(gi.inputs) if gi.broadcast else set()
             red = (gi.inputs[0] if len(gi.inputs) == 1 else "", gi.reduce_all)
             body += _emit(expr, root, g, d, views, counter, top=True, shaped=shaped,
-                          red=red)[1]
+                          red=red, ctypes=_ctypes(gi))[1]
             if gi.broadcast:
                 body += [f"if (!{g}_same) {{"] + ["  " + x for x in
                                                    _reduce(g, d, full, gi.axis)] + ["}"]
@@ -466,14 +661,15 @@ def body_lines(gi: GradIdentity, views: dict[str, str] | None = None) -> list[st
 
 def _emit(n: Node, root: str, g: str, d: str, views: dict, counter: list,
           top: bool = False, shaped: set[str] = frozenset(),
-          red: tuple[str, str] = ("", "")) -> tuple[str, list[str]]:
+          red: tuple[str, str] = ("", ""), ctypes: dict | None = None
+          ) -> tuple[str, list[str]]:
     """The calls of `n` into `root` (`top`) or a scratch tensor. A scratch is shaped like
     the incoming gradient `d`, except where every tensor it is computed from is one
     forward input of `shaped` (the inputs of a broadcasting forward), whose shape it then
     has: `Subs(exponent, 1, 1)` of elementwise_pow_grad is y - 1 at y's shape (upstream
     allocates it as y), which a scratch at dout's shape would not accept. `red`: the
     forward input a reduction's steps are shaped by, and the grad kernel's `reduce_all`."""
-    ref, lines, _ = _emit_shaped(n, root, g, d, views, counter, top, shaped, red)
+    ref, lines, _ = _emit_shaped(n, root, g, d, views, counter, top, shaped, red, ctypes)
     return ref, lines
 
 
@@ -493,12 +689,64 @@ def _reduced_dims(src: str, ref: str, reduce_all: str, h: str) -> list[str]:
 
 
 def _emit_shaped(n: Node, root: str, g: str, d: str, views: dict, counter: list,
-                 top: bool, shaped: set[str], red: tuple[str, str] = ("", "")
-                 ) -> tuple[str, list[str], str | None]:
-    """(reference, lines, the forward input whose shape the value has, or None: d's)."""
+                 top: bool, shaped: set[str], red: tuple[str, str] = ("", ""),
+                 ctypes: dict | None = None) -> tuple[str, list[str], str | None]:
+    """(reference, lines, the forward input whose shape the value has, or None: d's).
+    `ctypes`: each step API's input C types, for numbers passed to plain C parameters."""
     ref, reduce_all = red
-    if n.host in ("inverse_count", "unreduced") and not ref:
+    if n.host in ("inverse_count", "unreduced", "unrepeated") and not ref:
         raise ValueError(f"{n.host} needs the forward's one input")
+    if n.host == "transposed":  # a view with the last two dims (and strides) swapped
+        src, lines, sh = _emit_shaped(n.args[0], root, g, d, views, counter, False, shaped,
+                                      red, ctypes)
+        counter[0] += 1
+        v = f"{g}_v{counter[0]}"
+        return v, lines + [
+            f"phi::DenseTensor {v}({src});  // `{n.args[0].leaf or src}` transposed (a view)",
+            f"if ({v}.dims().size() >= 2) {{",
+            f"  auto {v}_d = phi::vectorize({v}.dims());",
+            f"  auto {v}_s = phi::vectorize({v}.strides());",
+            f"  std::swap({v}_d[{v}_d.size() - 1], {v}_d[{v}_d.size() - 2]);",
+            f"  std::swap({v}_s[{v}_s.size() - 1], {v}_s[{v}_s.size() - 2]);",
+            f"  {v}.Resize(phi::make_ddim({v}_d));",
+            f"  {v}.set_strides(phi::make_ddim({v}_s));",
+            "}"], sh
+    if n.host == "unrepeated":  # the gradient of a repeat: a sum over the repeat axes
+        if not top:
+            raise ValueError("unrepeated gives a whole gradient")
+        counter[0] += 1
+        h = f"{g}_r{counter[0]}"
+        t, reps = n.args[0].leaf, n.args[1].leaf
+        src = views.get(t, t)
+        return root, [
+            f"std::vector<int64_t> {h}_rep = phi::IntArray({reps}).GetData();",
+            f"std::vector<int64_t> {h}_dims = phi::vectorize({ref}.dims());",
+            f"if ({h}_rep.size() < {h}_dims.size()) {{  // both lists at one rank, "
+            "leading 1s",
+            f"  {h}_rep.insert({h}_rep.begin(), {h}_dims.size() - {h}_rep.size(), 1);",
+            "} else {",
+            f"  {h}_dims.insert({h}_dims.begin(), {h}_rep.size() - {h}_dims.size(), 1);",
+            "}",
+            f"std::vector<int64_t> {h}_pairs, {h}_axes;  // `{t}` as [repeat, extent] pairs",
+            f"bool {h}_copy = true;",
+            f"for (size_t i = 0; i < {h}_rep.size(); ++i) {{",
+            f"  {h}_axes.push_back({h}_pairs.size());",
+            f"  {h}_pairs.push_back({h}_rep[i]);",
+            f"  {h}_pairs.push_back({h}_dims[i]);",
+            f"  {h}_copy = {h}_copy && {h}_rep[i] == 1;",
+            "}",
+            f"phi::DenseTensor {h}_out({root});",
+            f"{h}_out.Resize(phi::make_ddim({h}_dims));",
+            f"if ({h}_copy) {{  // every repeat 1: `{t}` itself",
+            f"  EXEC_NPU_CMD({COPY_API}, dev_ctx, {h}_out, {src});",
+            "} else {  // summed over the repeats",
+            f"  phi::DenseTensor {h}_in({src});",
+            f"  {h}_in.Resize(phi::make_ddim({h}_pairs));",
+            f"  bool {h}_keep_dims = false;",
+            f"  aclDataType {h}_dtype = ConvertToNpuDtype({h}_out.dtype());",
+            f"  EXEC_NPU_CMD({REDUCE_API}, dev_ctx, {h}_in, {h}_axes, {h}_keep_dims, "
+            f"{h}_dtype, {h}_out);",
+            "}"], None
     if n.host == "inverse_count":  # 1 / the count of the reduced elements, on the host
         counter[0] += 1
         h = f"{g}_h{counter[0]}"
@@ -534,6 +782,22 @@ def _emit_shaped(n: Node, root: str, g: str, d: str, views: dict, counter: list,
         counter[0] += 1
         c = f"{g}_c{counter[0]}"
         return c, [f"phi::Scalar {c}({float(n.const)});"], ""
+    if n.host == "per_last_dim":  # an attribute over a tensor's last extent, on the host
+        counter[0] += 1
+        h = f"{g}_h{counter[0]}"
+        a, t = n.args
+        val = (f"{a.leaf}.to<double>()" if a.attr == "scalar"
+               else f"static_cast<double>({a.leaf})")
+        ref = views.get(t.leaf, t.leaf)
+        return h, [f"phi::Scalar {h}({val} / static_cast<double>({ref}.dims()[{ref}.dims()."
+                   f"size() - 1]));  // {a.leaf} / the last dim of `{t.leaf}`"], ""
+    if n.host == "complement":  # 1 - a float or Scalar attribute, on the host
+        counter[0] += 1
+        h = f"{g}_h{counter[0]}"
+        a = n.args[0]
+        val = (f"{a.leaf}.to<double>()" if a.attr == "scalar"
+               else f"static_cast<double>({a.leaf})")
+        return h, [f"phi::Scalar {h}(1.0 - {val});  // 1 - {a.leaf}"], ""
     if n.host == "decremented":  # a Scalar attribute less one, on the host
         counter[0] += 1
         h = f"{g}_h{counter[0]}"
@@ -552,12 +816,27 @@ def _emit_shaped(n: Node, root: str, g: str, d: str, views: dict, counter: list,
     lines: list[str] = []
     refs = []
     shapes = set()
+    order = (ctypes or {}).get(n.api, ())
+    want = [c for c in order if c != "out"]
     for i, c in enumerate(n.args):
+        if c.attr == "float" and not (c.api or c.host) and i < len(want) and (
+                "Scalar" in want[i]):
+            counter[0] += 1  # a float attribute for an aclScalar: a phi::Scalar of it
+            refs.append(f"{g}_s{counter[0]}")
+            lines += [f"phi::Scalar {g}_s{counter[0]}({c.leaf});"]
+            continue
+        if c.const and i < len(want) and want[i] in NUMBER_CTYPES:
+            counter[0] += 1  # a number for a plain C parameter (int8_t cubeMathType)
+            c_ref = f"{g}_c{counter[0]}"
+            num = c.const if want[i] in ("double", "float") else str(int(float(c.const)))
+            refs.append(c_ref)
+            lines += [f"{want[i]} {c_ref} = {num};"]
+            continue
         # a top-level call whose first argument is a fill of its own shape fills the
         # result itself and computes in place (upstream's MeanGradKernel: x_grad filled
         # with 1 / n, then multiplied by the gradient view into x_grad)
         into = top and i == 0 and c.host == "filled" and c.args[0].leaf in shaped | {ref}
-        r, ls, sh = _emit_shaped(c, root, g, d, views, counter, into, shaped, red)
+        r, ls, sh = _emit_shaped(c, root, g, d, views, counter, into, shaped, red, ctypes)
         refs.append(r)
         lines += ls
         if sh != "":  # a tensor (numbers and attributes have no shape)
@@ -571,8 +850,149 @@ def _emit_shaped(n: Node, root: str, g: str, d: str, views: dict, counter: list,
         like = views.get(own, own) if own else d
         lines += [f"phi::DenseTensor {dst};", f"{dst}.set_meta({like}.meta());",
                   f"dev_ctx.Alloc(&{dst}, {dst}.dtype());"]
-    lines += [f"EXEC_NPU_CMD({n.api}, dev_ctx, {', '.join(refs)}, {dst});"]
+    at = order.index("out") if "out" in order and order.index("out") < len(refs) else len(refs)
+    lines += [f"EXEC_NPU_CMD({n.api}, dev_ctx, {', '.join(refs[:at] + [dst] + refs[at:])});"]
     return dst, lines, own
+
+
+def _ctypes(gi: GradIdentity) -> dict[str, tuple[str, ...]]:
+    """Each step API's inputs' C types, and `out` where its output goes among them
+    (aclnnMatmul's `out` comes before `cubeMathType`)."""
+    return {a.name: tuple("out" if p.role == "output" else p.ctype.strip()
+                          for p in a.params if p.role in ("input", "output"))
+            for a in gi.step_apis}
+
+
+def _promote(v: str, src: str, core: tuple, lacks: str, dims: str = "") -> list[str]:
+    """`v`: a view of `src` with the optional core dims it lacks (`lacks`, a C++ bool)
+    inserted as 1, right to left at their places from the end (numpy.matmul: a 1-d first
+    operand is [1, k], a 1-d second [k, 1], and the output lacks the same dims)."""
+    out = [f"phi::DenseTensor {v}({src});"]
+    ins = [(len(core) - 1 - j, f"{v}_d.insert({v}_d.end() - {len(core) - 1 - j}, 1);")
+           for j, (_, opt) in enumerate(core) if opt]
+    if not ins:
+        return out
+    out += [f"if ({lacks}) {{  // lacks its optional core dims: 1 in their places",
+            f"  std::vector<int64_t> {v}_d = phi::vectorize({dims or src + '.dims()'});"]
+    out += ["  " + x for _, x in sorted(ins)]
+    return out + [f"  {v}.Resize(phi::make_ddim({v}_d));", "}"]
+
+
+def _core_body(gi: GradIdentity) -> list[str]:
+    """The body of an identity with a generalized-ufunc signature (aclnnMatmul's
+    `(n?,k),(k,m?)->(n?,m?)`): every operand and the incoming gradient as views with the
+    optional core dims they lack as 1, a transposed operand (`transpose_x`) as a transposed
+    view; each gradient computed at the incoming gradient's broadcast dims and its input's
+    core dims (the entry's `transposed` form for an input the forward transposed), then
+    summed over the broadcast dims into its output (PaddleCustomDevice 77090b64
+    matmul_kernel.cc AclnnMatmulBackward: the same views, aclnnMatmul per gradient,
+    aclnnReduceSum over the broadcast dims)."""
+    d = gi.incoming
+    lines: list[str] = []
+    views: dict[str, str] = {}
+    flags = dict(gi.flags)
+    lacks = {}
+    for n, core in gi.core:
+        fixed = sum(not o for _, o in core)
+        if any(o for _, o in core):
+            lacks[n] = f"{n}.dims().size() == {fixed}"
+    owner = {dim: n for n, core in gi.core for dim, o in core if o}
+    for n, core in gi.core:
+        lines += _promote(f"{n}_p", n, core, lacks.get(n, "false"))
+        views[n] = f"{n}_p"
+        if n in flags:
+            v = f"{n}_t"
+            lines += [f"phi::DenseTensor {v}({n}_p);",
+                      f"if ({flags[n]} && {n}.dims().size() >= 2) {{  // {flags[n]}: the "
+                      f"forward read `{n}` transposed (a view)",
+                      f"  auto {v}_d = phi::vectorize({v}.dims());",
+                      f"  auto {v}_s = phi::vectorize({v}.strides());",
+                      f"  std::swap({v}_d[{v}_d.size() - 1], {v}_d[{v}_d.size() - 2]);",
+                      f"  std::swap({v}_s[{v}_s.size() - 1], {v}_s[{v}_s.size() - 2]);",
+                      f"  {v}.Resize(phi::make_ddim({v}_d));",
+                      f"  {v}.set_strides(phi::make_ddim({v}_s));",
+                      "}"]
+            views[n] = v
+    # the incoming gradient lacks the output's optional dims its owners lack
+    dv = f"{d}_p"
+    lines += [f"phi::DenseTensor {dv}({d});", f"std::vector<int64_t> {dv}_d = "
+              f"phi::vectorize({d}.dims());"]
+    for j in reversed(range(len(gi.out_core))):
+        dim, opt = gi.out_core[j]
+        if opt:
+            lines += [f"if ({lacks[owner[dim]]}) {dv}_d.insert({dv}_d.end() - "
+                      f"{len(gi.out_core) - 1 - j}, 1);  // `{owner[dim]}` lacks `{dim}`"]
+    lines += [f"{dv}.Resize(phi::make_ddim({dv}_d));"]
+    views[d] = dv
+    counter = [0]
+    ctypes = _ctypes(gi)
+    alt = dict(gi.alt)
+    cores = dict(gi.core)
+    owners = dict(gi.owners)
+    for g, expr in gi.grads:
+        n = owners[g]
+        if n not in cores:  # no core: element-wise with the output (aclnnGemm's `C`)
+            lines += [f"if ({g}) {{  // nullptr when Paddle does not need this gradient"]
+            lines += ["  " + x for x in _elementwise_grad(g, expr, d, views, counter, ctypes)]
+            lines += ["}"]
+            continue
+        k = len(cores[n])
+        gv, full = f"{g}_p", f"{g}_full"
+        body = [f"opgen_alloc<T>(dev_ctx, {g});"]
+        body += _promote(gv, f"*{g}", cores[n], lacks.get(n, "false"), f"{g}->dims()")
+        body += [f"// the gradient at `{d}`'s broadcast dims and `{n}`'s core dims",
+                 f"std::vector<int64_t> {full}_d(phi::vectorize({dv}.dims()));",
+                 f"{full}_d.resize({dv}.dims().size() - {len(gi.out_core)});",
+                 f"for (int64_t ax = {gv}.dims().size() - {k}; ax < {gv}.dims().size(); "
+                 "++ax) {",
+                 f"  {full}_d.push_back({gv}.dims()[ax]);",
+                 "}",
+                 f"const bool {g}_same = phi::make_ddim({full}_d) == {gv}.dims();",
+                 f"phi::DenseTensor {full};",
+                 f"if ({g}_same) {{",
+                 f"  {full} = {gv};",
+                 "} else {",
+                 f"  {full}.set_meta(phi::DenseTensorMeta({gv}.dtype(), "
+                 f"phi::make_ddim({full}_d)));",
+                 f"  dev_ctx.Alloc(&{full}, {full}.dtype());",
+                 "}"]
+        forms = [(expr, "")] + ([(alt[g], flags[n])] if g in alt else [])
+        if len(forms) == 1:
+            body += _emit(expr, full, g, d, views, counter, top=True, ctypes=ctypes)[1]
+        else:
+            body += [f"if ({flags[n]} && {n}.dims().size() >= 2) {{  // the transpose of the "
+                     "view's gradient"]
+            body += ["  " + x for x in _emit(alt[g], full, g, d, views, counter, top=True,
+                                             ctypes=ctypes)[1]]
+            body += ["} else {"]
+            body += ["  " + x for x in _emit(expr, full, g, d, views, counter, top=True,
+                                             ctypes=ctypes)[1]]
+            body += ["}"]
+        body += [f"if (!{g}_same) {{"] + ["  " + x for x in
+                                          _reduce(g, full, full, "", tgt=gv)] + ["}"]
+        lines += [f"if ({g}) {{  // nullptr when Paddle does not need this gradient"]
+        lines += ["  " + x for x in body] + ["}"]
+    return lines
+
+
+def _elementwise_grad(g: str, expr: Node, d: str, views: dict, counter: list,
+                      ctypes: dict) -> list[str]:
+    """The gradient `expr` of an input broadcast element-wise to the output (a bias),
+    computed at the incoming gradient's shape and summed back over the broadcast axes."""
+    body = [f"opgen_alloc<T>(dev_ctx, {g});",
+            f"const bool {g}_same = {g}->dims() == {d}.dims();"]
+    if not (expr.api or expr.host):
+        src = expr.leaf
+        body += [f"if ({g}_same) {{", f"  EXEC_NPU_CMD({COPY_API}, dev_ctx, *{g}, {src});",
+                 "} else {"]
+        return body + ["  " + x for x in _reduce(g, d, src, "")] + ["}"]
+    full = f"{g}_full"
+    body += [f"phi::DenseTensor {full};  // the gradient at {d}'s shape",
+             f"if ({g}_same) {{", f"  {full} = *{g};", "} else {",
+             f"  {full}.set_meta({d}.meta());",
+             f"  dev_ctx.Alloc(&{full}, {full}.dtype());", "}"]
+    body += _emit(expr, full, g, d, views, counter, top=True, ctypes=ctypes)[1]
+    return body + [f"if (!{g}_same) {{"] + ["  " + x for x in _reduce(g, d, full, "")] + ["}"]
 
 
 def _sliced(g: str, n: Node, kinds: dict[str, str]) -> list[str]:
@@ -601,27 +1021,30 @@ def _sliced(g: str, n: Node, kinds: dict[str, str]) -> list[str]:
             "}"]
 
 
-def _reduce(g: str, d: str, src: str, axis: str) -> list[str]:
+def _reduce(g: str, d: str, src: str, axis: str, tgt: str = "") -> list[str]:
     """Sum `src` (at `d`'s shape) over the axes `d` broadcast `*g` along, into `*g`:
     PaddleCustomDevice elementwise_add_kernel.cc AddGradKernel's rule (an axis outside
-    g's aligned dims, or where g has 1 and d more), keepDims false into a view of g."""
+    g's aligned dims, or where g has 1 and d more), keepDims false into a view of g.
+    `tgt`: a view to sum into instead of `*g` (a promoted matmul gradient)."""
     at = (f"({axis} == -1 ? {d}.dims().size() - {g}_rank : {axis})" if axis
           else f"{d}.dims().size() - {g}_rank")
+    dims, ref = (f"{tgt}.dims()", tgt) if tgt else (f"{g}->dims()", f"*{g}")
+    dt = f"{tgt}.dtype()" if tgt else f"{g}->dtype()"
     return [f"// sum the gradient over the axes the forward broadcast `{g}` along",
-            f"const int64_t {g}_rank = {g}->dims().size();",
+            f"const int64_t {g}_rank = {dims}.size();",
             f"const int64_t {g}_at = {g}_rank < {d}.dims().size() ? {at} : 0;",
             f"std::vector<int64_t> {g}_axes, {g}_kept;",
             f"for (int64_t ax = 0; ax < {d}.dims().size(); ++ax) {{",
             f"  if (ax < {g}_at || ax >= {g}_at + {g}_rank ||",
-            f"      ({d}.dims()[ax] > 1 && {g}->dims()[ax - {g}_at] == 1)) {{",
+            f"      ({d}.dims()[ax] > 1 && {dims}[ax - {g}_at] == 1)) {{",
             f"    {g}_axes.push_back(ax);",
             "  } else {",
             f"    {g}_kept.push_back({d}.dims()[ax]);",
             "  }",
             "}",
-            f"phi::DenseTensor {g}_view(*{g});",
+            f"phi::DenseTensor {g}_view({ref});",
             f"{g}_view.Resize(phi::make_ddim({g}_kept));",
             f"bool {g}_keep_dims = false;",
-            f"aclDataType {g}_dtype = ConvertToNpuDtype({g}->dtype());",
+            f"aclDataType {g}_dtype = ConvertToNpuDtype({dt});",
             f"EXEC_NPU_CMD({REDUCE_API}, dev_ctx, {src}, {g}_axes, {g}_keep_dims, {g}_dtype, "
             f"{g}_view);"]

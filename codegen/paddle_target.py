@@ -409,7 +409,8 @@ def _identity_kernel(k: dict, gi, framework_dtypes: tuple[str, ...] | None,
             "branch": None, "compute_as": [], "host_scalar": False, "count_nonzero": False,
             "unused": unused, "includes": [],
             "dtypes": [PHI_DTYPES[d] for d in names], "dtype_names": names,
-            "composite": [f"// {gi.note(k['api'].name, op.name)}"] + body_lines(gi)}
+            "composite": [f"// {gi.note(k['api'].name, op.name)}"]
+            + (gi.body_lines() if hasattr(gi, "body_lines") else body_lines(gi))}
 
 
 def _flag_branch(k: dict, fb, op: FrameworkOp, framework_dtypes: tuple[str, ...] | None,
