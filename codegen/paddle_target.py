@@ -336,6 +336,12 @@ def registration_body(op: FrameworkOp) -> dict:
             kept.append({**st, "index": names.index(slot(st["name"]))})
         elif len(grads) == 1:
             kept.append({**st, "index": grads[0]})
+        elif (st.get("name") and "_" in st["name"] and st["index"] < len(raw)
+              and raw[st["index"]].startswith(st["name"].rsplit("_", 1)[1])):
+            # the same slot named by the other name's last word (or its abbreviation):
+            # the other backends' batch_norm `running_mean` / `running_var` are Paddle
+            # 3.3.1's `mean` / `variance` (inputs 1 and 2 on both)
+            kept.append(st)
         else:
             todos.append(f"TODO(opgen): the other backends set {st['io']} `{st.get('name')}` "
                          f"(index {st['index']}) to {st['value']}; this signature has no such "
@@ -562,7 +568,12 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
                                          else "", api.name, fwp), ref)
     if backward:
         args = [_output_mask(amap, a, nullable) if _is_output_mask(a) else a for a in args]
-    args = _channel_first_views(api, fwp, args)
+    viewed = _channel_first_views(api, fwp, args)
+    if viewed != args:  # the layout attribute is read by the views: no longer unused
+        from opdb.arg_rules import load as load_rules
+        cf_attr = load_rules().channel_first_for(api.name).attr
+        amap.unused = [u for u in amap.unused if u.name != cf_attr]
+    args = viewed
     optional = {f.name for f in fwp if f.optional}
     args = _device_copies(args, _any_backend_inputs(op) - optional)
     from codegen.paddle_callsite import (axis_broadcast_views, compute_as, compute_as_dtypes,
