@@ -568,6 +568,7 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
                                          else "", api.name, fwp), ref)
     if backward:
         args = [_output_mask(amap, a, nullable) if _is_output_mask(a) else a for a in args]
+    args = _no_buffer_zeros(op, amap, args)
     viewed = _channel_first_views(api, fwp, args)
     if viewed != args:  # the layout attribute is read by the views: no longer unused
         from opdb.arg_rules import load as load_rules
@@ -703,6 +704,48 @@ def _nullable_alloc(out: FwParam, alloc: str, fwp: list[FwParam]) -> list[str]:
         lines += [f"  {n}_tensor.set_meta({src.name}.meta());"]
     lines += [f"  dev_ctx.Alloc(&{n}_tensor, {n}_tensor.dtype());", "}"]
     return lines
+
+
+def no_buffer_inputs(kernel: str) -> frozenset[str]:
+    """Inputs of a grad kernel that Paddle's backward YAML marks `no_need_buffer`: the
+    framework keeps their meta (shape, dtype) only, not their data."""
+    from codegen.testspec import _catalog
+    cat = _catalog()
+    found: set[str] = set()
+    for n in cat.ops_for_kernel(kernel):
+        o = cat.op(n)
+        if o is not None and o.entry == "backward_op":
+            found.update(o.no_need_buffer)
+    return frozenset(found)
+
+
+def _no_buffer_zeros(op: FrameworkOp, amap, args: list[CallArg]) -> list[CallArg]:
+    """An aclnn input tensor fed by a `no_need_buffer` input gets zeros of that input's
+    shape in T, never its data (which Paddle may have freed): a gradient scattered or
+    added into the input's shape starts from zeros, as PaddleCustomDevice's gather_grad
+    (ZerosLike x, then aclnnScatterNd), gather_nd_grad (dx filled with 0, then
+    ScatterNdAdd), index_sample_grad and masked_select_grad (ScatterNd into x's shape)
+    do (backends/npu/kernels at 77090b64; each `no_need_buffer : x`)."""
+    gone = no_buffer_inputs(op.name)
+    if not gone:
+        return args
+    by_aclnn = {p.aclnn.name: p for p in amap.params}
+    out = []
+    for a in args:
+        p = by_aclnn.get(a.aclnn_name)
+        fw = p.fw if p is not None else None
+        if (p is None or fw is None or fw.name not in gone or fw.is_output or fw.optional
+                or p.aclnn.role != "input" or p.kind != "tensor" or fw.kind != "tensor"):
+            out.append(a)
+            continue
+        v = local_name(p) + "_zeros"
+        out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v,
+                           [f"phi::DenseTensor {v};  // `{fw.name}` is no_need_buffer in Paddle's "
+                            "backward YAML (its shape only): zeros of that shape",
+                            f"{v}.Resize({fw.name}.dims());",
+                            f"FillNpuTensorWithConstant<T>(&{v}, dev_ctx, static_cast<T>(0));"],
+                           a.todo, a.decision, a.after))
+    return out
 
 
 def _channel_first_views(api: AclnnApi, fwp: list[FwParam], args: list[CallArg]
