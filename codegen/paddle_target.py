@@ -598,6 +598,7 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     tied, tied_where = tied_mixed_dtypes(api, op, amap)
     args = compute_as(api, amap, args, computed, tied)
     before, after = _kernel_rules(api, fwp, amap)
+    before = _position_refusals(api, op, amap) + before
     fn_alias, fn_type = fn_pointer_type(amap)
     # every output in the dtype InferMeta set (templates/paddle/alloc.j2): T for most,
     # float32 for layer_norm's mean/variance of a float16 x and for a float32 x + float16
@@ -863,6 +864,51 @@ def _kernel_rules(api: AclnnApi, fwp: list[FwParam], amap) -> tuple[list[str], l
             break
     amap.unused = [u for u in amap.unused if u.name not in done]
     return before, after
+
+
+def yaml_int_default(kernel: str, attr: str) -> int | None:
+    """The Paddle op YAML default of integer attribute `attr` of phi kernel `kernel`: its
+    own op's, else (a grad kernel, whose backward args repeat no defaults) its forward's."""
+    from codegen.testspec import _catalog, yaml_op_of
+    cat = _catalog()
+    ops = [cat.op(n) for n in cat.ops_for_kernel(kernel)]
+    fwd, _ = yaml_op_of(kernel)
+    for o in [o for o in ops if o is not None] + ([fwd] if fwd is not None else []):
+        arg = next((a for a in o.args if a.name == attr), None)
+        if arg is not None and arg.default is not None:
+            try:
+                return int(str(arg.default).strip())
+            except ValueError:
+                return None
+    return None
+
+
+def _position_refusals(api: AclnnApi, op: FrameworkOp, amap) -> list[str]:
+    """Integer attributes naming a position (arg_rules.yaml `positions`) that the kernel's
+    own aclnn API cannot express and nothing reads: the kernel runs for the YAML default
+    only and refuses the other values, as upstream fill_diagonal refuses `offset != 0`.
+    Not for helper APIs of a composite (not related to the kernel by name, opdb.roles):
+    there the attribute belongs to another step."""
+    from opdb.arg_rules import load
+    from opdb.roles import related
+
+    pos = load().positions
+    if pos is None or not related(op.name, api.name):
+        return []
+    lines, done = [], set()
+    for u in amap.unused:
+        if u.kind != "int" or not pos.names_position(u.name):
+            continue
+        default = yaml_int_default(op.name, u.name)
+        if default is None:
+            continue
+        lines += [f"PADDLE_ENFORCE_EQ({u.name}, {default}, phi::errors::Unimplemented(",
+                  f'    "{api.name} has no parameter for `{u.name}` (it changes which elements '
+                  f'the call touches): only {default}, Paddle\'s default, is generated; got %d",',
+                  f"    {u.name}));"]
+        done.add(u.name)
+    amap.unused = [u for u in amap.unused if u.name not in done]
+    return lines
 
 
 def _inplace_copies(fwp: list[FwParam]) -> list[str]:
