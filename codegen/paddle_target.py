@@ -892,9 +892,16 @@ def _position_refusals(api: AclnnApi, op: FrameworkOp, amap) -> list[str]:
     from opdb.arg_rules import load
     from opdb.roles import related
 
+    from codegen.testspec import yaml_op_of
+
     pos = load().positions
     if pos is None or not related(op.name, api.name):
         return []
+    yop, _ = yaml_op_of(op.name)
+    if yop is not None and "view" in yop.fields:
+        return []  # a view op (YAML `view`: flatten): its attributes only shape the output
+    lead = next((p.name for p in op.params if p.role == "input"
+                 and paddle_kind(plugin_ctype(p.ctype))[0] == "tensor"), None)
     lines, done = [], set()
     for u in amap.unused:
         if u.kind != "int" or not pos.names_position(u.name):
@@ -902,7 +909,12 @@ def _position_refusals(api: AclnnApi, op: FrameworkOp, amap) -> list[str]:
         default = yaml_int_default(op.name, u.name)
         if default is None:
             continue
-        lines += [f"PADDLE_ENFORCE_EQ({u.name}, {default}, phi::errors::Unimplemented(",
+        value = u.name
+        if lead is not None and default >= 0 and any(
+                w in ("axis", "axes", "dim", "dims") for w in re.sub(r"\d+", "", u.name).split("_")):
+            # a dimension index: -1 is the last dim of the first input
+            value = f"({u.name} < 0 ? {u.name} + {lead}.dims().size() : {u.name})"
+        lines += [f"PADDLE_ENFORCE_EQ({value}, {default}, phi::errors::Unimplemented(",
                   f'    "{api.name} has no parameter for `{u.name}` (it changes which elements '
                   f'the call touches): only {default}, Paddle\'s default, is generated; got %d",',
                   f"    {u.name}));"]

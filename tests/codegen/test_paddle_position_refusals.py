@@ -43,3 +43,17 @@ def test_position_words_and_their_parse_errors():
     assert not pos.names_position("min_row_size_to_use_multithread")
     with pytest.raises(ParseError, match="positions: needs exactly `words`"):
         parse({"aliases": [], "rules": [], "positions": {"words": []}})
+
+
+def test_a_view_ops_attributes_and_negative_dims_are_not_refused():
+    from codegen.paddle_target import build_paddle_kernel
+    from opdb.query import OpDB
+    db = OpDB.open()
+    # flatten is a view (YAML `view : (x -> out)`): start/stop_axis only shape `out`
+    k = build_paddle_kernel(db.aclnn_api("aclnnFlatten"), db.framework_op("paddle", "flatten"))
+    assert not [g for g in k["guards"] if "PADDLE_ENFORCE" in g]
+    # trace's axis1 = -2 is dim 0 of a 2-d x: compared after wrapping by x's rank
+    k = build_paddle_kernel(db.aclnn_api("aclnnTrace"), db.framework_op("paddle", "trace"))
+    assert ("PADDLE_ENFORCE_EQ((axis1 < 0 ? axis1 + x.dims().size() : axis1), 0, "
+            "phi::errors::Unimplemented(") in k["guards"]
+    assert "PADDLE_ENFORCE_EQ(offset, 0, phi::errors::Unimplemented(" in k["guards"]
