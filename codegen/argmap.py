@@ -279,7 +279,12 @@ def _writes_const(p: Param, fw: FwParam) -> bool:
 
 
 def _find(name: str, fw_params: list[FwParam]) -> FwParam | None:
-    """The framework value called `name` (or one of its aliases)."""
+    """The framework value called `name` (or one of its aliases). The exact name wins
+    over a normalized one: `variance_out` is batch_norm's output, not its `variance`
+    input (normalizing strips the `_out`)."""
+    for f in fw_params:
+        if f.name == name:
+            return f
     for f in fw_params:
         if norm_param(f.name) == name:
             return f

@@ -336,6 +336,12 @@ def registration_body(op: FrameworkOp) -> dict:
             kept.append({**st, "index": names.index(slot(st["name"]))})
         elif len(grads) == 1:
             kept.append({**st, "index": grads[0]})
+        elif (st.get("name") and "_" in st["name"] and st["index"] < len(raw)
+              and raw[st["index"]].startswith(st["name"].rsplit("_", 1)[1])):
+            # the same slot named by the other name's last word (or its abbreviation):
+            # the other backends' batch_norm `running_mean` / `running_var` are Paddle
+            # 3.3.1's `mean` / `variance` (inputs 1 and 2 on both)
+            kept.append(st)
         else:
             todos.append(f"TODO(opgen): the other backends set {st['io']} `{st.get('name')}` "
                          f"(index {st['index']}) to {st['value']}; this signature has no such "
@@ -563,7 +569,13 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
                                          else "", api.name, fwp), ref)
     if backward:
         args = [_output_mask(amap, a, nullable) if _is_output_mask(a) else a for a in args]
-    args = _channel_first_views(api, fwp, args)
+    args = _no_buffer_zeros(op, amap, args)
+    viewed = _channel_first_views(api, fwp, args)
+    if viewed != args:  # the layout attribute is read by the views: no longer unused
+        from opdb.arg_rules import load as load_rules
+        cf_attr = load_rules().channel_first_for(api.name).attr
+        amap.unused = [u for u in amap.unused if u.name != cf_attr]
+    args = viewed
     optional = {f.name for f in fwp if f.optional}
     args = _device_copies(args, _any_backend_inputs(op) - optional)
     from codegen.paddle_callsite import (axis_broadcast_views, compute_as, compute_as_dtypes,
@@ -587,6 +599,7 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     tied, tied_where = tied_mixed_dtypes(api, op, amap)
     args = compute_as(api, amap, args, computed, tied)
     before, after = _kernel_rules(api, fwp, amap)
+    before = _position_refusals(api, op, amap) + before
     fn_alias, fn_type = fn_pointer_type(amap)
     # every output in the dtype InferMeta set (templates/paddle/alloc.j2): T for most,
     # float32 for layer_norm's mean/variance of a float16 x and for a float32 x + float16
@@ -693,6 +706,48 @@ def _nullable_alloc(out: FwParam, alloc: str, fwp: list[FwParam]) -> list[str]:
         lines += [f"  {n}_tensor.set_meta({src.name}.meta());"]
     lines += [f"  dev_ctx.Alloc(&{n}_tensor, {n}_tensor.dtype());", "}"]
     return lines
+
+
+def no_buffer_inputs(kernel: str) -> frozenset[str]:
+    """Inputs of a grad kernel that Paddle's backward YAML marks `no_need_buffer`: the
+    framework keeps their meta (shape, dtype) only, not their data."""
+    from codegen.testspec import _catalog
+    cat = _catalog()
+    found: set[str] = set()
+    for n in cat.ops_for_kernel(kernel):
+        o = cat.op(n)
+        if o is not None and o.entry == "backward_op":
+            found.update(o.no_need_buffer)
+    return frozenset(found)
+
+
+def _no_buffer_zeros(op: FrameworkOp, amap, args: list[CallArg]) -> list[CallArg]:
+    """An aclnn input tensor fed by a `no_need_buffer` input gets zeros of that input's
+    shape in T, never its data (which Paddle may have freed): a gradient scattered or
+    added into the input's shape starts from zeros, as PaddleCustomDevice's gather_grad
+    (ZerosLike x, then aclnnScatterNd), gather_nd_grad (dx filled with 0, then
+    ScatterNdAdd), index_sample_grad and masked_select_grad (ScatterNd into x's shape)
+    do (backends/npu/kernels at 77090b64; each `no_need_buffer : x`)."""
+    gone = no_buffer_inputs(op.name)
+    if not gone:
+        return args
+    by_aclnn = {p.aclnn.name: p for p in amap.params}
+    out = []
+    for a in args:
+        p = by_aclnn.get(a.aclnn_name)
+        fw = p.fw if p is not None else None
+        if (p is None or fw is None or fw.name not in gone or fw.is_output or fw.optional
+                or p.aclnn.role != "input" or p.kind != "tensor" or fw.kind != "tensor"):
+            out.append(a)
+            continue
+        v = local_name(p) + "_zeros"
+        out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v,
+                           [f"phi::DenseTensor {v};  // `{fw.name}` is no_need_buffer in Paddle's "
+                            "backward YAML (its shape only): zeros of that shape",
+                            f"{v}.Resize({fw.name}.dims());",
+                            f"FillNpuTensorWithConstant<T>(&{v}, dev_ctx, static_cast<T>(0));"],
+                           a.todo, a.decision, a.after))
+    return out
 
 
 def _channel_first_views(api: AclnnApi, fwp: list[FwParam], args: list[CallArg]
@@ -810,6 +865,63 @@ def _kernel_rules(api: AclnnApi, fwp: list[FwParam], amap) -> tuple[list[str], l
             break
     amap.unused = [u for u in amap.unused if u.name not in done]
     return before, after
+
+
+def yaml_int_default(kernel: str, attr: str) -> int | None:
+    """The Paddle op YAML default of integer attribute `attr` of phi kernel `kernel`: its
+    own op's, else (a grad kernel, whose backward args repeat no defaults) its forward's."""
+    from codegen.testspec import _catalog, yaml_op_of
+    cat = _catalog()
+    ops = [cat.op(n) for n in cat.ops_for_kernel(kernel)]
+    fwd, _ = yaml_op_of(kernel)
+    for o in [o for o in ops if o is not None] + ([fwd] if fwd is not None else []):
+        arg = next((a for a in o.args if a.name == attr), None)
+        if arg is not None and arg.default is not None:
+            try:
+                return int(str(arg.default).strip())
+            except ValueError:
+                return None
+    return None
+
+
+def _position_refusals(api: AclnnApi, op: FrameworkOp, amap) -> list[str]:
+    """Integer attributes naming a position (arg_rules.yaml `positions`) that the kernel's
+    own aclnn API cannot express and nothing reads: the kernel runs for the YAML default
+    only and refuses the other values, as upstream fill_diagonal refuses `offset != 0`.
+    Not for helper APIs of a composite (not related to the kernel by name, opdb.roles):
+    there the attribute belongs to another step."""
+    from opdb.arg_rules import load
+    from opdb.roles import related
+
+    from codegen.testspec import yaml_op_of
+
+    pos = load().positions
+    if pos is None or not related(op.name, api.name):
+        return []
+    yop, _ = yaml_op_of(op.name)
+    if yop is not None and "view" in yop.fields:
+        return []  # a view op (YAML `view`: flatten): its attributes only shape the output
+    lead = next((p.name for p in op.params if p.role == "input"
+                 and paddle_kind(plugin_ctype(p.ctype))[0] == "tensor"), None)
+    lines, done = [], set()
+    for u in amap.unused:
+        if u.kind != "int" or not pos.names_position(u.name):
+            continue
+        default = yaml_int_default(op.name, u.name)
+        if default is None:
+            continue
+        value = u.name
+        if lead is not None and default >= 0 and any(
+                w in ("axis", "axes", "dim", "dims") for w in re.sub(r"\d+", "", u.name).split("_")):
+            # a dimension index: -1 is the last dim of the first input
+            value = f"({u.name} < 0 ? {u.name} + {lead}.dims().size() : {u.name})"
+        lines += [f"PADDLE_ENFORCE_EQ({value}, {default}, phi::errors::Unimplemented(",
+                  f'    "{api.name} has no parameter for `{u.name}` (it changes which elements '
+                  f'the call touches): only {default}, Paddle\'s default, is generated; got %d",',
+                  f"    {u.name}));"]
+        done.add(u.name)
+    amap.unused = [u for u in amap.unused if u.name not in done]
+    return lines
 
 
 def _inplace_copies(fwp: list[FwParam]) -> list[str]:

@@ -193,6 +193,24 @@ class MasterWeights:
 
 
 @dataclass(frozen=True)
+class Positions:
+    """(paddle) Words naming a position in a tensor (`offset`, `axis`, `index`, ...): an
+    integer attribute named by one of them (a word of its `_`-separated name, digits
+    stripped) changes WHICH elements a call touches. When the kernel's own aclnn API (one
+    related to it by name, opdb.roles) has no parameter for it, the generated kernel runs
+    for its Paddle YAML default only and refuses the other values (Unimplemented), as
+    upstream fill_diagonal refuses `offset != 0`. Numeric knobs (epsilon, a thread
+    threshold) and flags are never refused."""
+
+    words: tuple[str, ...]
+    evidence: str
+
+    def names_position(self, attr: str) -> bool:
+        import re
+        return any(re.sub(r"\d+$", "", w) in self.words for w in attr.split("_"))
+
+
+@dataclass(frozen=True)
 class FlattenAttr:
     """(paddle) A bool attribute (`attr`) meaning "the input is flattened to 1-D first"
     that the aclnn API has no parameter for: when set, the API's first tensor input goes
@@ -247,6 +265,7 @@ class ArgRules:
     torch_skips: tuple[TorchSkip, ...] = ()
     absent_affine: AbsentAffine | None = None
     bounds: Bounds | None = None
+    positions: Positions | None = None
 
     def data_dependent_for(self, api: str) -> DataDependent | None:
         import re
@@ -310,7 +329,7 @@ def _fail(where: str, msg: str):
 
 _TOP_KEYS = ("aliases", "rules", "test_values", "expansions", "channel_first", "kernel_rules",
              "zero_dim_views", "compute_as", "master_weights", "flatten", "rank_variants",
-             "data_dependent", "torch_skips", "absent_affine", "bounds")
+             "data_dependent", "torch_skips", "absent_affine", "bounds", "positions")
 
 
 def parse(data: dict) -> ArgRules:
@@ -393,7 +412,17 @@ def parse(data: dict) -> ArgRules:
                     _data_dependent(data.get("data_dependent")),
                     _torch_skips(data.get("torch_skips")),
                     _absent_affine(data.get("absent_affine")),
-                    _bounds(data.get("bounds")))
+                    _bounds(data.get("bounds")),
+                    _positions(data.get("positions")))
+
+
+def _positions(p) -> Positions | None:
+    if p is None:
+        return None
+    if not isinstance(p, dict) or set(p) != {"words", "evidence"} or not p["words"] \
+            or not p["evidence"]:
+        _fail("positions", "needs exactly `words` (non-empty) and `evidence`")
+    return Positions(tuple(str(w) for w in p["words"]), str(p["evidence"]))
 
 
 def _data_dependent(entries) -> tuple[DataDependent, ...]:

@@ -86,6 +86,7 @@ class YamlOp:
     invoke: str = ""
     composite: str = ""
     fields: tuple[str, ...] = ()
+    no_need_buffer: tuple[str, ...] = ()  # backward ops: inputs whose data is not kept
 
     @property
     def kernel_names(self) -> tuple[str, ...]:
@@ -305,7 +306,7 @@ def load_op_file(path: str | os.PathLike, entry: str | None = None) -> list[Yaml
             outputs=outputs, kernels=kernels, kernel_data_type=data_type, inplace=inplace,
             backward=tuple(_names(item.get("backward"))), forward=forward,
             invoke=str(item.get("invoke") or ""), composite=str(item.get("composite") or ""),
-            fields=tuple(item)))
+            fields=tuple(item), no_need_buffer=tuple(_names(item.get("no_need_buffer")))))
     return ops
 
 
