@@ -1,0 +1,47 @@
+"""Mechanisms found by scoring the sixteenth held-out torch sample (drawn at random,
+`benchmarks/opgen_heldout_draw.py --seed 16 -n 12 --before 166`) against op-plugin
+517f2e7d (docs/opgen.md, "Sixteenth sample"): class 10, a list limit op-plugin keeps in
+a `constexpr size_t` of the adapter file and applies as a slice stride (no
+`max_tensor_count`), on an API that also takes plain tensors shared by every call.
+Nothing keys on an API or op name in code; the tests name the upstream adapter."""
+from __future__ import annotations
+
+from opdb.call_limits import tensors_per_call
+from opdb.sources.torch.extract_call_limits import rows_of_file
+
+# the shape of AmpForeachNonFiniteCheckAndUnscaleKernelNpuOpApi.cpp's helper
+SRC = """namespace op_api {
+constexpr size_t MAX_TENSOR_COUNT = 250;
+void _split_and_exec_npu_cmd_(at::TensorList& grads, at::Tensor& flag, const at::Tensor& s) {
+  size_t loop_time = grads.size() / MAX_TENSOR_COUNT;
+  for (size_t i = 0; i < loop_time; i++) {
+    at::TensorList part(
+        grads.data() + i * MAX_TENSOR_COUNT, MAX_TENSOR_COUNT);
+    EXEC_NPU_CMD(aclnnB, part, flag, s);
+  }
+  size_t remaining_count = grads.size() % MAX_TENSOR_COUNT;
+  at::TensorList rest(grads.data() + loop_time * MAX_TENSOR_COUNT, remaining_count);
+  EXEC_NPU_CMD(aclnnB, rest, flag, s);
+}
+}  // namespace op_api
+"""
+
+
+def test_a_constant_slice_stride_is_extracted():
+    """No `max_tensor_count`: the list is cut at `data() + i * N, N` with N a
+    `constexpr size_t` of the file. Before, the file gave no row (only
+    `max_tensor_count` assignments and `constexpr int` were read)."""
+    rows = rows_of_file(SRC, "op_plugin/ops/opapi/X.cpp", {})
+    assert [(r["api"], r["inplace"], r["out_of_place"], r["fast_route"], r["source"]["line"])
+            for r in rows] == [("aclnnB", 250, 250, False, 7)]
+    # a stride that is not the slice's length (the remainder) is no limit
+    assert rows_of_file(SRC.replace("i * MAX_TENSOR_COUNT, MAX_TENSOR_COUNT",
+                                    "i * MAX_TENSOR_COUNT, n"), "p", {}) == []
+
+
+def test_non_finite_check_has_upstreams_limit_in_opdb():
+    lim = tensors_per_call("aclnnForeachNonFiniteCheckAndUnscale")
+    assert lim is not None and (lim.inplace, lim.out_of_place, lim.fast_route) == (250, 250, False)
+    assert lim.where.endswith(
+        "op_plugin/ops/opapi/AmpForeachNonFiniteCheckAndUnscaleKernelNpuOpApi.cpp:109")
+
