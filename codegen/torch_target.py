@@ -1764,7 +1764,12 @@ def _list_split(api: AclnnApi, branches: list[Branch], schema: TorchSchema, role
     list argument of the call (tensor lists, scalar lists) is cut into the same slices,
     and so is a per-element host tensor copied to the device (`host`: `scalars`, sliced
     along dim 0 as op-plugin's `scalars.slice(0, ...)`); a call that also takes another
-    plain tensor (one shared by every element, or unknown) is not split."""
+    plain tensor that is not one of the op's own `Tensor` arguments (one made in the
+    body: unknown) is not split. A plain `Tensor` argument of the op goes whole to every
+    call: op-plugin's split passes it unchanged, as its
+    AmpForeachNonFiniteCheckAndUnscaleKernelNpuOpApi.cpp does with `found_inf` and
+    `inv_scale` (the API only raises `found_inf`), and the limit row is the evidence that
+    upstream splits this API at all."""
     from opdb.call_limits import tensors_per_call
     limit = tensors_per_call(api.name)
     if limit is None or len(branches) != 1:
@@ -1773,7 +1778,9 @@ def _list_split(api: AclnnApi, branches: list[Branch], schema: TorchSchema, role
     kinds = [a.aclnn_ctype.replace("const", "").replace(" ", "") for a in args]
     per_element = [k == "aclTensor*" and a.expr.removesuffix("_device") in host
                    and a.expr.endswith("_device") for a, k in zip(args, kinds)]
-    if any(k == "aclTensor*" and not p for k, p in zip(kinds, per_element)):
+    whole = {a.name for a in schema.args if a.kind == "tensor"} - set(host)
+    if any(k == "aclTensor*" and not p and a.expr not in whole
+           for a, k, p in zip(args, kinds, per_element)):
         return None
     sliced = [k in ("aclTensorList*", "aclScalarList*") for k in kinds]
     first = next((a.name for a in schema.args if a.kind == "tensor_list"), None)

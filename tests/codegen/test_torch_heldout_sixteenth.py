@@ -6,8 +6,12 @@ a `constexpr size_t` of the adapter file and applies as a slice stride (no
 Nothing keys on an API or op name in code; the tests name the upstream adapter."""
 from __future__ import annotations
 
+from codegen.api import prepare
 from opdb.call_limits import tensors_per_call
 from opdb.sources.torch.extract_call_limits import rows_of_file
+from tests.codegen.torch_adapter_parts import ADAPTER, function_body as _fn, shipped_db_fixture
+
+db = shipped_db_fixture()
 
 # the shape of AmpForeachNonFiniteCheckAndUnscaleKernelNpuOpApi.cpp's helper
 SRC = """namespace op_api {
@@ -45,3 +49,18 @@ def test_non_finite_check_has_upstreams_limit_in_opdb():
     assert lim.where.endswith(
         "op_plugin/ops/opapi/AmpForeachNonFiniteCheckAndUnscaleKernelNpuOpApi.cpp:109")
 
+
+def test_non_finite_check_splits_the_list_and_passes_shared_tensors_whole(db):
+    """AmpForeachNonFiniteCheckAndUnscaleKernelNpuOpApi.cpp: at most 250 gradients a
+    call (the API takes at most 256), `found_inf` and `inv_scale` the same in every call.
+    Before, the whole list went to one call, so more than 256 gradients of a dtype
+    failed. No list route: upstream does not guard this API with `can_use_fast_route`."""
+    r = prepare(db, "aclnnForeachNonFiniteCheckAndUnscale", "torch",
+                op="aten::_amp_foreach_non_finite_check_and_unscale_")
+    body = _fn(r.files[ADAPTER.format("AmpForeachNonFiniteCheckAndUnscale")],
+               "void _amp_foreach_non_finite_check_and_unscale_(")
+    assert "opgen_i += 250" in body
+    assert "auto opgen_scaledGrads_part = self.slice(opgen_i, opgen_len);" in body
+    assert ("EXEC_NPU_CMD(aclnnForeachNonFiniteCheckAndUnscale, opgen_scaledGrads_part, "
+            "found_inf, inv_scale);") in body
+    assert "can_use_fast_route" not in body
