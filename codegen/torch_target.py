@@ -1492,7 +1492,8 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         # `DO_COMPATIBILITY(aclnnForeachSign, at::native::foreach_tensor_sign_slow(self))`
         [f"DO_COMPATIBILITY({n}, {slow_call});" for n in apis] if slow_call else [],
         argmap=amap, guards=guards,
-        early=(_lossy_int_cpu_route(amap, schema, functional, role) + slow_route
+        early=(_soc_cpu_route(chosen, schema, functional, role, soc)
+               + _lossy_int_cpu_route(amap, schema, functional, role) + slow_route
                + _other_device_route(schema, functional, role)),
         split=_list_split(chosen, branches, schema, role, host), view_shapes=view_shapes,
         per_element=_per_element(amap, schema))
@@ -1633,12 +1634,20 @@ def _lossy_int_cpu_route(amap: ArgMap, schema: TorchSchema, functional: TorchSch
         conds.append(f"({n}.has_value() && !{fits})" if opt else f"!{fits}")
     lines = [f"if ({' || '.join(c.removeprefix('(').removesuffix(')') if len(conds) == 1 else c for c in conds)}) {{  // not a whole int64: aclnn would truncate "
              f"`{'`, `'.join(lossy)}` (op-plugin StdKernelNpuOpApi.cpp computes it on the CPU)"]
+    return lines + _cpu_result_lines(schema, functional, role, call,
+                                     f"{tensors[0]}.options()") + ["}"]
+
+
+def _cpu_result_lines(schema: TorchSchema, functional: TorchSchema, role: str, call: str,
+                      to: str) -> list[str]:
+    """The body of a CPU route: `call` (the functional op on CPU copies of the inputs)
+    moved back with `.to(to)` and returned, or resized and copied into the outs."""
+    lines = []
     n = len(functional.returns)
     if role == "functional" and n == 1:
-        lines.append(f"    return {call}.to({tensors[0]}.options());")
+        lines.append(f"    return {call}.to({to});")
     elif role == "functional":
-        moved = ", ".join(f"std::get<{i}>(opgen_cpu_result).to({tensors[0]}.options())"
-                          for i in range(n))
+        moved = ", ".join(f"std::get<{i}>(opgen_cpu_result).to({to})" for i in range(n))
         lines += [f"    auto opgen_cpu_result = {call};",
                   f"    return std::make_tuple({moved});"]
     else:
@@ -1650,7 +1659,72 @@ def _lossy_int_cpu_route(amap: ArgMap, schema: TorchSchema, functional: TorchSch
                       f"    {out}.copy_({res});"]
         lines.append(f"    return {outs[0]};" if n == 1
                      else f"    return std::forward_as_tuple({', '.join(outs)});")
-    return lines + ["}"]
+    return lines
+
+
+# c10_npu::SocVersion (torch_npu NpuVariables.h): each chip family is a range of the enum
+_SOC_ENUM = (("ascend910", "Ascend910PremiumA"), ("ascend310p", "Ascend310P1"),
+             ("ascend910b", "Ascend910B1"), ("ascend310b", "Ascend310B1"),
+             ("ascend910_93", "Ascend910_9391"), ("ascend950", "Ascend950"))
+
+
+def _soc_unsupported_cond(products: tuple[str, ...]) -> str | None:
+    """A C++ condition true on the chips `products` (an API's docs) do not name, from
+    torch_npu's SocVersion ranges; None when they name none or every chip."""
+    from opdb.soc import product_socs
+    named = set().union(*(product_socs(p) for p in products)) if products else set()
+    ids = [i for i, _ in _SOC_ENUM]
+    if not named or named >= set(ids):
+        return None
+    v = "c10_npu::GetSocVersion()"
+    ranges, i = [], 0
+    while i < len(ids):  # contiguous runs of named chips
+        if ids[i] not in named:
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(ids) and ids[j + 1] in named:
+            j += 1
+        lo = f"c10_npu::SocVersion::{_SOC_ENUM[i][1]}"
+        hi = f"c10_npu::SocVersion::{_SOC_ENUM[j + 1][1]}" if j + 1 < len(ids) else None
+        ranges.append((lo, hi))
+        i = j + 1
+    if len(ranges) == 1 and ranges[0][1] is None:
+        return f"{v} < {ranges[0][0]}"
+    if len(ranges) == 1 and ranges[0][0].endswith(_SOC_ENUM[0][1]):
+        return f"{v} >= {ranges[0][1]}"
+    return "!(" + " || ".join(f"({v} >= {lo}" + (f" && {v} < {hi})" if hi else ")")
+                              for lo, hi in ranges) + ")"
+
+
+def _soc_cpu_route(api: AclnnApi, schema: TorchSchema, functional: TorchSchema | None,
+                   role: str, soc: str | None) -> list[str]:
+    """An API whose docs do not list the target chip (`--soc`; aclnnBucketize is Ascend
+    950 only, ops-nn `index/bucketize_v2/docs/aclnnBucketize.md`): on a chip its
+    products do not name, the op runs on the CPU (torch's own kernel on CPU copies, the
+    result moved back), as op-plugin's adapters keep such an API off those chips
+    (BucketizeKernelNpuOpApi.cpp: `GetSocVersion() >= Ascend950`, else another op).
+    Only for an aten functional / .out member whose results are all Tensors and whose
+    inputs are plain tensors; the chip is checked at run time."""
+    from opdb.soc import DEFAULT_SOC, supports
+    if supports(api.products, soc or DEFAULT_SOC) is not False or functional is None \
+            or role not in ("functional", "out") or not schema.name.startswith("aten::") \
+            or not functional.returns or any(r.type != "Tensor" for r in functional.returns) \
+            or any(a.kind == "tensor_list" or (a.kind == "tensor" and a.optional)
+                   for a in functional.args):
+        return []
+    cond = _soc_unsupported_cond(api.products)
+    tensors = [a.name for a in functional.args if a.kind == "tensor"]
+    if cond is None or not tensors:
+        return []
+    call = f"at::{functional.base}(" + ", ".join(
+        f"{a.name}.cpu()" if a.kind == "tensor" else a.name for a in functional.args) + ")"
+    named = "; ".join(api.products)
+    return ([f"if ({cond}) {{  // {api.name} runs only on the chips its docs name ({named}): "
+             "elsewhere the op runs on the CPU"]
+            # the result's own dtype (bucketize's indices), on the input's device
+            + _cpu_result_lines(schema, functional, role, call, f"{tensors[0]}.device()")
+            + ["}"])
 
 
 _READ_BACK = {"bool": ("bool", "at::kBool"), "int": ("int64_t", "at::kLong"),

@@ -64,3 +64,42 @@ def test_non_finite_check_splits_the_list_and_passes_shared_tensors_whole(db):
     assert ("EXEC_NPU_CMD(aclnnForeachNonFiniteCheckAndUnscale, opgen_scaledGrads_part, "
             "found_inf, inv_scale);") in body
     assert "can_use_fast_route" not in body
+
+
+def test_the_chips_an_api_lacks_as_a_soc_version_condition():
+    """torch_npu's c10_npu::SocVersion keeps each chip family in a range of the enum
+    (NpuVariables.h): 910 from 100, 310P from 200, 910B from 220, 310B from 240,
+    910_93 from 250, 950 at 260."""
+    from codegen.torch_target import _soc_unsupported_cond
+    v = "c10_npu::GetSocVersion()"
+    assert _soc_unsupported_cond(("Ascend 950PR/Ascend 950DT",)) \
+        == f"{v} < c10_npu::SocVersion::Ascend950"
+    assert _soc_unsupported_cond(("Atlas 推理系列产品",)) == (
+        f"!(({v} >= c10_npu::SocVersion::Ascend310P1 && {v} < c10_npu::SocVersion::Ascend910B1))")
+    assert _soc_unsupported_cond((
+        "Ascend 950PR/Ascend 950DT", "Atlas A3 训练系列产品/Atlas A3 推理系列产品",
+        "Atlas A2 训练系列产品/Atlas A2 推理系列产品")) == (
+        f"!(({v} >= c10_npu::SocVersion::Ascend910B1 && {v} < c10_npu::SocVersion::Ascend310B1)"
+        f" || ({v} >= c10_npu::SocVersion::Ascend910_9391))")
+    assert _soc_unsupported_cond(()) is None  # names no chip: nothing to check
+
+
+def test_bucketize_runs_on_the_cpu_on_chips_its_api_lacks(db):
+    """aclnnBucketize is Ascend 950 only (ops-nn index/bucketize_v2/docs/aclnnBucketize.md);
+    BucketizeKernelNpuOpApi.cpp calls it only when `GetSocVersion() >= Ascend950`. Before,
+    the adapter called it on every chip, so every call failed on A2/A3."""
+    r = prepare(db, "aclnnBucketize", "torch", op="aten::bucketize.Tensor")
+    text = r.files[ADAPTER.format("Bucketize")]
+    fn = _fn(text, "at::Tensor bucketize(")
+    route = fn.index("if (c10_npu::GetSocVersion() < c10_npu::SocVersion::Ascend950) {")
+    assert route < fn.index("EXEC_NPU_CMD(aclnnBucketize")
+    assert ("return at::bucketize(self.cpu(), boundaries.cpu(), out_int32, right)"
+            ".to(self.device());") in fn
+    out = _fn(text, "at::Tensor& bucketize_out(")
+    assert "if (c10_npu::GetSocVersion() < c10_npu::SocVersion::Ascend950) {" in out
+    assert "out.copy_(opgen_cpu_result);" in out
+    # rendered for the chip the API has, or for an API the target chip has: no route
+    r = prepare(db, "aclnnBucketize", "torch", op="aten::bucketize.Tensor", soc="ascend950")
+    assert "GetSocVersion" not in r.files[ADAPTER.format("Bucketize")]
+    r = prepare(db, "aclnnTanh", "torch", op="aten::tanh")
+    assert "GetSocVersion" not in r.files[ADAPTER.format("Tanh")]
