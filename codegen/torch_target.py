@@ -1492,7 +1492,9 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         # `DO_COMPATIBILITY(aclnnForeachSign, at::native::foreach_tensor_sign_slow(self))`
         [f"DO_COMPATIBILITY({n}, {slow_call});" for n in apis] if slow_call else [],
         argmap=amap, guards=guards,
-        early=(_soc_cpu_route(chosen, schema, functional, role, soc)
+        early=(_soc_route(chosen, schema, functional, role, soc,
+                          f"acl_op::{fn}({', '.join(call_names)})" if acl_op_fallback else None,
+                          ret_cpp == "void")
                + _lossy_int_cpu_route(amap, schema, functional, role) + slow_route
                + _other_device_route(schema, functional, role)),
         split=_list_split(chosen, branches, schema, role, host), view_shapes=view_shapes,
@@ -1697,31 +1699,45 @@ def _soc_unsupported_cond(products: tuple[str, ...]) -> str | None:
                               for lo, hi in ranges) + ")"
 
 
-def _soc_cpu_route(api: AclnnApi, schema: TorchSchema, functional: TorchSchema | None,
-                   role: str, soc: str | None) -> list[str]:
+def _soc_route(api: AclnnApi, schema: TorchSchema, functional: TorchSchema | None,
+               role: str, soc: str | None, acl_op_call: str | None, void: bool) -> list[str]:
     """An API whose docs do not list the target chip (`--soc`; aclnnBucketize is Ascend
     950 only, ops-nn `index/bucketize_v2/docs/aclnnBucketize.md`): on a chip its
-    products do not name, the op runs on the CPU (torch's own kernel on CPU copies, the
-    result moved back), as op-plugin's adapters keep such an API off those chips
-    (BucketizeKernelNpuOpApi.cpp: `GetSocVersion() >= Ascend950`, else another op).
-    Only for an aten functional / .out member whose results are all Tensors and whose
-    inputs are plain tensors; the chip is checked at run time."""
+    products do not name (checked at run time), the op takes another route, as
+    op-plugin's adapters keep such an API off those chips (BucketizeKernelNpuOpApi.cpp:
+    `GetSocVersion() >= Ascend950`, else another op; Im2colKernelNpuOpApi.cpp: before
+    Ascend910B, acl_op). The route is the acl_op function where one is known
+    (`acl_op_call`), else torch's own kernel on CPU copies with the result moved back;
+    the CPU route only for an aten functional / .out member whose results are all
+    Tensors, whose inputs are plain tensors, which torch has a CPU kernel for and which
+    draws no random numbers (on the CPU it would draw from another generator)."""
+    from codegen import torch_facts
     from opdb.soc import DEFAULT_SOC, supports
-    if supports(api.products, soc or DEFAULT_SOC) is not False or functional is None \
+    if supports(api.products, soc or DEFAULT_SOC) is not False:
+        return []
+    cond = _soc_unsupported_cond(api.products)
+    if cond is None:
+        return []
+    named = "; ".join(api.products)
+    head = f"if ({cond}) {{  // {api.name} runs only on the chips its docs name ({named}): elsewhere "
+    if acl_op_call is not None:  # nothing declares acl_op:: in the standalone build
+        return ["#ifndef OPGEN_STANDALONE", head + "the op takes its acl_op route"] + (
+            [f"    {acl_op_call};", "    return;"] if void else [f"    return {acl_op_call};"]
+        ) + ["}", "#endif"]
+    if functional is None \
             or role not in ("functional", "out") or not schema.name.startswith("aten::") \
             or not functional.returns or any(r.type != "Tensor" for r in functional.returns) \
             or any(a.kind == "tensor_list" or (a.kind == "tensor" and a.optional)
-                   for a in functional.args):
+                   for a in functional.args) \
+            or torch_facts.cpu_kernel(_op_name(functional)) is not True \
+            or torch_facts.seeded(_op_name(functional)) is not False:
         return []
-    cond = _soc_unsupported_cond(api.products)
     tensors = [a.name for a in functional.args if a.kind == "tensor"]
-    if cond is None or not tensors:
+    if not tensors:
         return []
     call = f"at::{functional.base}(" + ", ".join(
         f"{a.name}.cpu()" if a.kind == "tensor" else a.name for a in functional.args) + ")"
-    named = "; ".join(api.products)
-    return ([f"if ({cond}) {{  // {api.name} runs only on the chips its docs name ({named}): "
-             "elsewhere the op runs on the CPU"]
+    return ([head + "the op runs on the CPU"]
             # the result's own dtype (bucketize's indices), on the input's device
             + _cpu_result_lines(schema, functional, role, call, f"{tensors[0]}.device()")
             + ["}"])

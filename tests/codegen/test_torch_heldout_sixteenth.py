@@ -103,3 +103,23 @@ def test_bucketize_runs_on_the_cpu_on_chips_its_api_lacks(db):
     assert "GetSocVersion" not in r.files[ADAPTER.format("Bucketize")]
     r = prepare(db, "aclnnTanh", "torch", op="aten::tanh")
     assert "GetSocVersion" not in r.files[ADAPTER.format("Tanh")]
+
+
+def test_the_chip_route_prefers_acl_op_and_never_moves_random_ops(db):
+    """Where an acl_op function is known the chips the API lacks take it (compiled out of
+    the standalone build, which declares no acl_op::), as op-plugin's pre-Ascend910B
+    switches to acl_op do; an op that draws random numbers (`nondeterministic_seeded`)
+    or that torch has no CPU kernel for gets no CPU route."""
+    from codegen import torch_facts
+    assert torch_facts.seeded("aten::native_dropout") is True
+    assert torch_facts.seeded("aten::bucketize.Tensor") is False
+    r = prepare(db, "aclnnAddV3", "torch", op="aten::add.Tensor")
+    fn = _fn(r.files[ADAPTER.format("Add")], "at::Tensor add(")
+    assert ("#ifndef OPGEN_STANDALONE\n    if (c10_npu::GetSocVersion() < "
+            "c10_npu::SocVersion::Ascend950) {") in fn
+    assert "        return acl_op::add(self, other, alpha);\n    }\n#endif" in fn
+    for api, op, stem in (("aclnnDropoutV3", "aten::native_dropout", "Dropout"),
+                          ("aclnnMaskedScale", "aten::_masked_scale", "MaskedScale")):
+        r = prepare(db, api, "torch", op=op)
+        text = next(v for k, v in r.files.items() if k.startswith("in-tree") and k.endswith(".cpp"))
+        assert "GetSocVersion" not in text, api
