@@ -1702,7 +1702,8 @@ def _soc_unsupported_cond(products: tuple[str, ...]) -> str | None:
 def _soc_route(api: AclnnApi, schema: TorchSchema, functional: TorchSchema | None,
                role: str, soc: str | None, acl_op_call: str | None, void: bool) -> list[str]:
     """An API whose docs do not list the target chip (`--soc`; aclnnBucketize is Ascend
-    950 only, ops-nn `index/bucketize_v2/docs/aclnnBucketize.md`): on a chip its
+    950 only, ops-nn `index/bucketize_v2/docs/aclnnBucketize.md`) and whose kernel
+    op-plugin checks at run time before calling it (opdb.kernel_checks): on a chip its
     products do not name (checked at run time), the op takes another route, as
     op-plugin's adapters keep such an API off those chips (BucketizeKernelNpuOpApi.cpp:
     `GetSocVersion() >= Ascend950`, else another op; Im2colKernelNpuOpApi.cpp: before
@@ -1712,8 +1713,12 @@ def _soc_route(api: AclnnApi, schema: TorchSchema, functional: TorchSchema | Non
     Tensors, whose inputs are plain tensors, which torch has a CPU kernel for and which
     draws no random numbers (on the CPU it would draw from another generator)."""
     from codegen import torch_facts
+    from opdb.kernel_checks import checked_at_run_time
     from opdb.soc import DEFAULT_SOC, supports
-    if supports(api.products, soc or DEFAULT_SOC) is not False:
+    # both facts: the docs alone are no evidence (op-plugin calls aclnnNormalTensorFloat,
+    # aclnnApplyAdamW, aclnnConfusionTranspose on every chip, which the docs at
+    # ops-nn e5c3fa93 list for Ascend 950 only)
+    if supports(api.products, soc or DEFAULT_SOC) is not False or not checked_at_run_time(api.name):
         return []
     cond = _soc_unsupported_cond(api.products)
     if cond is None:

@@ -123,3 +123,17 @@ def test_the_chip_route_prefers_acl_op_and_never_moves_random_ops(db):
         r = prepare(db, api, "torch", op=op)
         text = next(v for k, v in r.files.items() if k.startswith("in-tree") and k.endswith(".cpp"))
         assert "GetSocVersion" not in text, api
+
+
+def test_the_docs_alone_do_not_move_an_api_off_a_chip(db):
+    """ops-nn e5c3fa93's docs list aclnnNormalTensorFloat and aclnnApplyAdamW for Ascend
+    950 only, yet op-plugin's NormalKernelNpuOpApi.cpp and ApplyAdamWKernelNpuOpApi.cpp
+    call them on every chip; the route needs op-plugin's own run-time check of the
+    kernel too (BucketizeKernelNpuOpApi.cpp, AddKernelNpuOpApi.cpp's aclnnAddV3)."""
+    from opdb.kernel_checks import checked_at_run_time
+    assert "aten::bucketize.Tensor" in checked_at_run_time("aclnnBucketize")
+    assert checked_at_run_time("aclnnNormalTensorFloat") == ()
+    r = prepare(db, "aclnnNormalTensorFloat", "torch", op="aten::normal.Tensor_float")
+    assert not any("GetSocVersion" in v for v in r.files.values())
+    r = prepare(db, "aclnnApplyAdamW", "torch", op="npu::npu_apply_adam_w.out")
+    assert not any("GetSocVersion" in v for v in r.files.values())
