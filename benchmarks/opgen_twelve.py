@@ -212,6 +212,19 @@ HELD_OUT_TORCH = [
     ("aclnnUpsampleBicubic2dAA", "aten::_upsample_bicubic2d_aa"),
     ("aclnnAvgPool3d", "aten::avg_pool3d"),
     ("aclnnBincount", "aten::bincount"),
+    # sixteenth sample: drawn by benchmarks/opgen_heldout_draw.py --seed 16 -n 12 --before 166 (docs/opgen.md)
+    ("aclnnAll", "aten::all"),
+    ("aclnnForeachSubScalar", "aten::_foreach_sub.Scalar"),
+    ("aclnnForeachAddcdivScalarList", "aten::_foreach_addcdiv.Tensor"),
+    ("aclnnForeachPowList", "aten::_foreach_pow.List"),
+    ("aclnnBucketize", "aten::bucketize.Tensor"),
+    ("aclnnAny", "aten::any"),
+    ("aclnnTanh", "aten::tanh"),
+    ("aclnnUpsampleNearestExact2dBackward", "aten::_upsample_nearest_exact2d_backward.grad_input"),
+    ("aclnnArgMin", "aten::argmin"),
+    ("aclnnAddcdiv", "aten::addcdiv"),
+    ("aclnnNLLLoss2dBackward", "aten::nll_loss2d_backward"),
+    ("aclnnForeachNonFiniteCheckAndUnscale", "aten::_amp_foreach_non_finite_check_and_unscale_"),
 ]
 
 # the held-out paddle sample of docs/opgen.md (not among the 12): (aclnn API, phi kernel)

@@ -538,6 +538,17 @@ def pointwise(op: str) -> bool | None:
 
 
 @functools.lru_cache(maxsize=None)
+def seeded(op: str) -> bool | None:
+    """Whether ATen tags `op` `nondeterministic_seeded` (it draws random numbers from a
+    generator: `normal`, `native_dropout`), so running it on another device draws from
+    another generator. None when torch or the overload is unknown."""
+    fn = _aten_overload(op)
+    if fn is None:
+        return None
+    return _torch().Tag.nondeterministic_seeded in fn.tags
+
+
+@functools.lru_cache(maxsize=None)
 def unset_dim_reduces_all(op: str) -> bool | None:
     """True when `op`'s optional `int? dim` left unset reduces over every element of
     `self` (ATen's argmax/argmin: the flattened input), probed on Meta tensors:

@@ -1492,7 +1492,10 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         # `DO_COMPATIBILITY(aclnnForeachSign, at::native::foreach_tensor_sign_slow(self))`
         [f"DO_COMPATIBILITY({n}, {slow_call});" for n in apis] if slow_call else [],
         argmap=amap, guards=guards,
-        early=(_lossy_int_cpu_route(amap, schema, functional, role) + slow_route
+        early=(_soc_route(chosen, schema, functional, role, soc,
+                          f"acl_op::{fn}({', '.join(call_names)})" if acl_op_fallback else None,
+                          ret_cpp == "void")
+               + _lossy_int_cpu_route(amap, schema, functional, role) + slow_route
                + _other_device_route(schema, functional, role)),
         split=_list_split(chosen, branches, schema, role, host), view_shapes=view_shapes,
         per_element=_per_element(amap, schema))
@@ -1633,12 +1636,20 @@ def _lossy_int_cpu_route(amap: ArgMap, schema: TorchSchema, functional: TorchSch
         conds.append(f"({n}.has_value() && !{fits})" if opt else f"!{fits}")
     lines = [f"if ({' || '.join(c.removeprefix('(').removesuffix(')') if len(conds) == 1 else c for c in conds)}) {{  // not a whole int64: aclnn would truncate "
              f"`{'`, `'.join(lossy)}` (op-plugin StdKernelNpuOpApi.cpp computes it on the CPU)"]
+    return lines + _cpu_result_lines(schema, functional, role, call,
+                                     f"{tensors[0]}.options()") + ["}"]
+
+
+def _cpu_result_lines(schema: TorchSchema, functional: TorchSchema, role: str, call: str,
+                      to: str) -> list[str]:
+    """The body of a CPU route: `call` (the functional op on CPU copies of the inputs)
+    moved back with `.to(to)` and returned, or resized and copied into the outs."""
+    lines = []
     n = len(functional.returns)
     if role == "functional" and n == 1:
-        lines.append(f"    return {call}.to({tensors[0]}.options());")
+        lines.append(f"    return {call}.to({to});")
     elif role == "functional":
-        moved = ", ".join(f"std::get<{i}>(opgen_cpu_result).to({tensors[0]}.options())"
-                          for i in range(n))
+        moved = ", ".join(f"std::get<{i}>(opgen_cpu_result).to({to})" for i in range(n))
         lines += [f"    auto opgen_cpu_result = {call};",
                   f"    return std::make_tuple({moved});"]
     else:
@@ -1650,7 +1661,91 @@ def _lossy_int_cpu_route(amap: ArgMap, schema: TorchSchema, functional: TorchSch
                       f"    {out}.copy_({res});"]
         lines.append(f"    return {outs[0]};" if n == 1
                      else f"    return std::forward_as_tuple({', '.join(outs)});")
-    return lines + ["}"]
+    return lines
+
+
+# c10_npu::SocVersion (torch_npu NpuVariables.h): each chip family is a range of the enum
+_SOC_ENUM = (("ascend910", "Ascend910PremiumA"), ("ascend310p", "Ascend310P1"),
+             ("ascend910b", "Ascend910B1"), ("ascend310b", "Ascend310B1"),
+             ("ascend910_93", "Ascend910_9391"), ("ascend950", "Ascend950"))
+
+
+def _soc_unsupported_cond(products: tuple[str, ...]) -> str | None:
+    """A C++ condition true on the chips `products` (an API's docs) do not name, from
+    torch_npu's SocVersion ranges; None when they name none or every chip."""
+    from opdb.soc import product_socs
+    named = set().union(*(product_socs(p) for p in products)) if products else set()
+    ids = [i for i, _ in _SOC_ENUM]
+    if not named or named >= set(ids):
+        return None
+    v = "c10_npu::GetSocVersion()"
+    ranges, i = [], 0
+    while i < len(ids):  # contiguous runs of named chips
+        if ids[i] not in named:
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(ids) and ids[j + 1] in named:
+            j += 1
+        lo = f"c10_npu::SocVersion::{_SOC_ENUM[i][1]}"
+        hi = f"c10_npu::SocVersion::{_SOC_ENUM[j + 1][1]}" if j + 1 < len(ids) else None
+        ranges.append((lo, hi))
+        i = j + 1
+    if len(ranges) == 1 and ranges[0][1] is None:
+        return f"{v} < {ranges[0][0]}"
+    if len(ranges) == 1 and ranges[0][0].endswith(_SOC_ENUM[0][1]):
+        return f"{v} >= {ranges[0][1]}"
+    return "!(" + " || ".join(f"({v} >= {lo}" + (f" && {v} < {hi})" if hi else ")")
+                              for lo, hi in ranges) + ")"
+
+
+def _soc_route(api: AclnnApi, schema: TorchSchema, functional: TorchSchema | None,
+               role: str, soc: str | None, acl_op_call: str | None, void: bool) -> list[str]:
+    """An API whose docs do not list the target chip (`--soc`; aclnnBucketize is Ascend
+    950 only, ops-nn `index/bucketize_v2/docs/aclnnBucketize.md`) and whose kernel
+    op-plugin checks at run time before calling it (opdb.kernel_checks): on a chip its
+    products do not name (checked at run time), the op takes another route, as
+    op-plugin's adapters keep such an API off those chips (BucketizeKernelNpuOpApi.cpp:
+    `GetSocVersion() >= Ascend950`, else another op; Im2colKernelNpuOpApi.cpp: before
+    Ascend910B, acl_op). The route is the acl_op function where one is known
+    (`acl_op_call`), else torch's own kernel on CPU copies with the result moved back;
+    the CPU route only for an aten functional / .out member whose results are all
+    Tensors, whose inputs are plain tensors, which torch has a CPU kernel for and which
+    draws no random numbers (on the CPU it would draw from another generator)."""
+    from codegen import torch_facts
+    from opdb.kernel_checks import checked_at_run_time
+    from opdb.soc import DEFAULT_SOC, supports
+    # both facts: the docs alone are no evidence (op-plugin calls aclnnNormalTensorFloat,
+    # aclnnApplyAdamW, aclnnConfusionTranspose on every chip, which the docs at
+    # ops-nn e5c3fa93 list for Ascend 950 only)
+    if supports(api.products, soc or DEFAULT_SOC) is not False or not checked_at_run_time(api.name):
+        return []
+    cond = _soc_unsupported_cond(api.products)
+    if cond is None:
+        return []
+    named = "; ".join(api.products)
+    head = f"if ({cond}) {{  // {api.name} runs only on the chips its docs name ({named}): elsewhere "
+    if acl_op_call is not None:  # nothing declares acl_op:: in the standalone build
+        return ["#ifndef OPGEN_STANDALONE", head + "the op takes its acl_op route"] + (
+            [f"    {acl_op_call};", "    return;"] if void else [f"    return {acl_op_call};"]
+        ) + ["}", "#endif"]
+    if functional is None \
+            or role not in ("functional", "out") or not schema.name.startswith("aten::") \
+            or not functional.returns or any(r.type != "Tensor" for r in functional.returns) \
+            or any(a.kind == "tensor_list" or (a.kind == "tensor" and a.optional)
+                   for a in functional.args) \
+            or torch_facts.cpu_kernel(_op_name(functional)) is not True \
+            or torch_facts.seeded(_op_name(functional)) is not False:
+        return []
+    tensors = [a.name for a in functional.args if a.kind == "tensor"]
+    if not tensors:
+        return []
+    call = f"at::{functional.base}(" + ", ".join(
+        f"{a.name}.cpu()" if a.kind == "tensor" else a.name for a in functional.args) + ")"
+    return ([head + "the op runs on the CPU"]
+            # the result's own dtype (bucketize's indices), on the input's device
+            + _cpu_result_lines(schema, functional, role, call, f"{tensors[0]}.device()")
+            + ["}"])
 
 
 _READ_BACK = {"bool": ("bool", "at::kBool"), "int": ("int64_t", "at::kLong"),
@@ -1764,7 +1859,12 @@ def _list_split(api: AclnnApi, branches: list[Branch], schema: TorchSchema, role
     list argument of the call (tensor lists, scalar lists) is cut into the same slices,
     and so is a per-element host tensor copied to the device (`host`: `scalars`, sliced
     along dim 0 as op-plugin's `scalars.slice(0, ...)`); a call that also takes another
-    plain tensor (one shared by every element, or unknown) is not split."""
+    plain tensor that is not one of the op's own `Tensor` arguments (one made in the
+    body: unknown) is not split. A plain `Tensor` argument of the op goes whole to every
+    call: op-plugin's split passes it unchanged, as its
+    AmpForeachNonFiniteCheckAndUnscaleKernelNpuOpApi.cpp does with `found_inf` and
+    `inv_scale` (the API only raises `found_inf`), and the limit row is the evidence that
+    upstream splits this API at all."""
     from opdb.call_limits import tensors_per_call
     limit = tensors_per_call(api.name)
     if limit is None or len(branches) != 1:
@@ -1773,7 +1873,9 @@ def _list_split(api: AclnnApi, branches: list[Branch], schema: TorchSchema, role
     kinds = [a.aclnn_ctype.replace("const", "").replace(" ", "") for a in args]
     per_element = [k == "aclTensor*" and a.expr.removesuffix("_device") in host
                    and a.expr.endswith("_device") for a, k in zip(args, kinds)]
-    if any(k == "aclTensor*" and not p for k, p in zip(kinds, per_element)):
+    whole = {a.name for a in schema.args if a.kind == "tensor"} - set(host)
+    if any(k == "aclTensor*" and not p and a.expr not in whole
+           for a, k, p in zip(args, kinds, per_element)):
         return None
     sliced = [k in ("aclTensorList*", "aclScalarList*") for k in kinds]
     first = next((a.name for a in schema.args if a.kind == "tensor_list"), None)

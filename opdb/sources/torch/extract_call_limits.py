@@ -14,8 +14,10 @@ per-SoC part of the route is the API's dtypes on the chip (`opdb/soc_dtypes.py`)
 
 For each top-level function of each opapi `.cpp` that assigns `max_tensor_count` (the
 ternary on `is_inplace`, or one value for both; constant names resolved from
-ForeachConstants.h or from the file's own `constexpr int`), every aclnn API it runs through `EXEC_NPU_CMD` gets one row; the
-line recorded is the assignment's. `fast_route` is true when the same file calls
+ForeachConstants.h or from the file's own `constexpr int`/`size_t`), or that slices a list
+at a constant stride (`list.data() + i * N, N`, one N in place and out of place), every
+aclnn API it runs through `EXEC_NPU_CMD` gets one row; the line recorded is the
+assignment's (the slice's). `fast_route` is true when the same file calls
 `can_use_fast_route`.
 
     python opdb/sources/torch/extract_call_limits.py --repo DIR [--check]   # DIR: a bare git clone of Ascend/op-plugin
@@ -39,7 +41,11 @@ COMMIT = "517f2e7d0f202f38b76310706cb977ca2388ad21"
 CONSTANTS = "op_plugin/utils/custom_functions/opapi/ForeachConstants.h"
 ASSIGN = re.compile(r"size_t\s+max_tensor_count\s*=\s*(?:is_inplace\s*\?\s*(\w+)\s*:\s*(\w+)|(\w+))\s*;")
 EXEC = re.compile(r"EXEC_NPU_CMD\(\s*(aclnn\w+)\s*,")
-CONST = re.compile(r"constexpr\s+int\s+(\w+)\s*=\s*(\d+)\s*;")
+CONST = re.compile(r"constexpr\s+(?:int|size_t|std::size_t|int64_t|uint64_t)\s+(\w+)\s*=\s*(\d+)\s*;")
+# a slice of a list at a constant stride: `at::TensorList part(list.data() + i * N, N)`
+# (AmpForeachNonFiniteCheckAndUnscaleKernelNpuOpApi.cpp's `_split_and_exec_npu_cmd_`,
+# which names no `max_tensor_count`)
+STRIDE = re.compile(r"\w+\.data\(\)\s*\+\s*\w+\s*\*\s*(\w+)\s*,\s*(\w+)\s*\)")
 
 
 def _functions(text: str) -> list[tuple[int, int]]:
@@ -96,15 +102,22 @@ def rows_of_file(text: str, path: str, consts: dict[str, int], commit: str = COM
         return int(tok) if tok.isdigit() else consts.get(tok)
 
     rows = []
-    if "max_tensor_count" not in text:
+    if "max_tensor_count" not in text and ".data() +" not in text:
         return rows
     fast = "can_use_fast_route" in text
     for a, b in _functions(text):
         body = text[a:b]
         m = ASSIGN.search(body)
-        if m is None:
-            continue
-        inplace, out = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(3))
+        if m is not None:
+            inplace, out = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(3))
+        else:
+            # no `max_tensor_count`: a stride that is a constant, the same for the
+            # slice's length (one limit in place and out of place)
+            m = next((s for s in STRIDE.finditer(body)
+                      if s.group(1) == s.group(2) and value(s.group(1)) is not None), None)
+            if m is None:
+                continue
+            inplace = out = m.group(1)
         inplace, out = value(inplace), value(out)
         if inplace is None or out is None or min(inplace, out) < 2:
             continue  # an unknown constant, or one tensor per call (a norm's loop)
