@@ -93,11 +93,15 @@ class TorchDialect(Dialect):
 
     def __init__(self, names: set[str] | frozenset = frozenset(),
                  outs: tuple[str, ...] = (), skip_empty: dict[str, list[str]] | None = None,
-                 ret: str = "", api_name: str = "", all_dims: set[str] | frozenset = frozenset()):
+                 ret: str = "", api_name: str = "", all_dims: set[str] | frozenset = frozenset(),
+                 unset_floats: dict[str, float] | None = None):
         self.names = set(names)
         # optional int lists whose unset value means every dim (torch_facts.
         # unset_list_reduces_all, probed on Meta tensors)
         self.all_dims = set(all_dims)
+        # optional floats -> the constant that means "unset" to the op (torch_facts.
+        # unset_float_means, probed on the CPU: logit's `eps` -1.0)
+        self.unset_floats = dict(unset_floats or {})
         self.api_name = api_name  # the aclnn API called (scopes reviewed rules)
         self.outs = tuple(outs)  # the function's output tensors, allocated before the call
         # tensor lists whose op ignores legacy empty 1-d tensors -> the dim args to rewrap
@@ -280,6 +284,14 @@ class TorchDialect(Dialect):
                 if reviewed is not None:
                     # upstream's value when unset (divisor_override 0, scales_h -1.0)
                     return self.plain(p, f"{name}.value_or({reviewed})", "").with_todo("")
+                if k == fk == "float" and name in self.unset_floats:
+                    # torch's own meaning of the unset value, probed (op-plugin
+                    # LogitKernelNpuOpApi.cpp: eps.value_or(-1), no clamping)
+                    value = repr(float(self.unset_floats[name]))
+                    arg = self.plain(p, f"{name}.value_or({value})", "")
+                    arg.prelude.insert(0, f"// unset `{name}` -> {value}: torch's result for an "
+                                          f"unset `{name}` (probed on the CPU)")
+                    return arg.with_todo(_without_note(p.todo, _OPTIONAL_NOTE))
                 dflt = {"int": "0", "float": "0.0", "bool": "false"}[k]
                 arg = self.plain(p, f"{name}.value_or({dflt})", "")
                 return arg.with_todo(_todo(p, f"`{name}` unset -> {dflt}"))
@@ -328,6 +340,20 @@ class TorchDialect(Dialect):
         arg.todo = _todo(p, f"no conversion from {fw.cpp_type} to {p.aclnn.ctype}; "
                             f"`{name}` is not passed")
         return arg
+
+
+_OPTIONAL_NOTE = "framework value is optional, aclnn param is not"  # argmap._decide's
+
+
+def _without_note(todo: str, note: str) -> str:
+    """`todo` (argmap's "TODO(opgen): side: note; note") without `note`; empty when it
+    was the only one."""
+    head, sep, notes = todo.partition(": ") if todo else ("", "", "")
+    head2, sep2, rest = notes.partition(": ")  # the side itself holds one ": "
+    if not sep2:
+        return todo
+    kept = [n for n in rest.split("; ") if n != note]
+    return f"{head}{sep}{head2}{sep2}{'; '.join(kept)}" if kept else ""
 
 
 def _todo(p: MappedParam, note: str) -> str:
@@ -1233,6 +1259,24 @@ def _all_dim_lists(schema: TorchSchema, functional: TorchSchema | None) -> set[s
     return lists | ints
 
 
+def _probed_unset_floats(schema: TorchSchema, functional: TorchSchema | None
+                         ) -> dict[str, float]:
+    """{optional float arg of `schema`: the constant that means "unset" to the
+    functional op} (torch_facts.unset_float_means, probed on the CPU; logit's and
+    logit_backward's `eps`: -1.0, no clamping, where an adapter's `value_or(0.0)`
+    clamps to [0, 1])."""
+    from codegen import torch_facts
+    fs = functional or schema
+    full = f"{fs.name}.{fs.overload}" if fs.overload else fs.name
+    out = {}
+    for a in schema.args:
+        if a.kind == "float" and a.optional:
+            value = torch_facts.unset_float_means(full, a.name)
+            if value is not None:
+                out[a.name] = value
+    return out
+
+
 def _legacy_empty_lists(schema: TorchSchema, functional: TorchSchema | None
                         ) -> dict[str, list[str]]:
     """{tensor list arg: its op's int dim args} when the functional op ignores legacy
@@ -1372,7 +1416,8 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     outs = tuple(f.name for f in fwp if f.is_output and f.kind == "tensor")
     skip_empty = _legacy_empty_lists(schema, functional)
     dialect = TorchDialect({f.name for f in fwp}, outs, skip_empty, return_stmt(schema),
-                           api_name=chosen.name, all_dims=_all_dim_lists(schema, functional))
+                           api_name=chosen.name, all_dims=_all_dim_lists(schema, functional),
+                           unset_floats=_probed_unset_floats(schema, functional))
     args = call_args(amap, dialect, ref_expr)
     _flatten_for_unset_dim(amap, args, functional, ref, fwp)
     dtype_cast = _cast_inputs_to_dtype(amap, args, fwp, schema)

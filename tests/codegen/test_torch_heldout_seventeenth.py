@@ -1,0 +1,58 @@
+"""Mechanisms found by scoring the seventeenth held-out torch sample (drawn at random,
+`benchmarks/opgen_heldout_draw.py --seed 17 -n 12 --before 178`) against op-plugin
+517f2e7d (docs/opgen.md, "Seventeenth sample"): class 2 (c), what an unset optional
+float means, probed from torch's CPU kernel (Logit; also the fourteenth sample's
+LogitGrad). Nothing keys on an API or op name in code; the tests name the upstream
+adapter."""
+from __future__ import annotations
+
+from codegen import torch_facts
+from codegen.api import prepare
+from tests.codegen.torch_adapter_parts import ADAPTER, function_body as _fn, shipped_db_fixture
+
+db = shipped_db_fixture()
+
+
+def test_unset_float_meaning_is_probed_from_torch():
+    # ATen's logit kernels: eps < 0 clamps nothing, as eps=None; eps=0.0 clamps to [0, 1]
+    assert torch_facts.unset_float_means("aten::logit", "eps") == -1.0
+    assert torch_facts.unset_float_means("aten::logit_backward", "eps") == -1.0
+    # nan_to_num: an unset `nan` is 0.0; an unset `posinf` is the dtype's maximum, which
+    # no candidate gives (the ±inf sample shows it)
+    assert torch_facts.unset_float_means("aten::nan_to_num", "nan") == 0.0
+    assert torch_facts.unset_float_means("aten::nan_to_num", "posinf") is None
+    # scaled_dot_product_attention: `scale` unset is 1/sqrt(E), not 0 (the finite sample)
+    assert torch_facts.unset_float_means("aten::scaled_dot_product_attention", "scale") is None
+    assert torch_facts.unset_float_means("aten::logit", "self") is None
+    assert torch_facts.unset_float_means("aten::no_such_op", "eps") is None
+
+
+def test_logit_sends_minus_one_for_an_unset_eps(db):
+    """LogitKernelNpuOpApi.cpp: `eps.value_or(-1)` in `logit` and `logit_out` (and
+    `logit_` through `at::native::logit_` -> `logit_out`). Before, `value_or(0.0)`:
+    aclnnLogit clamped `self` to [0, 1], so 1.5 gave inf where torch gives NaN."""
+    r = prepare(db, "aclnnLogit", "torch", op="aten::logit")
+    text = r.files[ADAPTER.format("Logit")]
+    for head in ("at::Tensor logit(", "at::Tensor& logit_out(", "at::Tensor& logit_("):
+        body = _fn(text, head)
+        assert "eps.value_or(-1.0)" in body, head
+        assert "value_or(0.0)" not in body and "TODO(opgen)" not in body, head
+
+
+def test_logit_grad_sends_minus_one_for_an_unset_eps(db):
+    """LogitBackwardKernelOpApi.cpp: `eps.value_or(-1)` (the fourteenth sample's
+    LogitGrad, class 2 (c), left there)."""
+    r = prepare(db, "aclnnLogitGrad", "torch", op="aten::logit_backward.grad_input")
+    text = r.files[ADAPTER.format("LogitBackward")]
+    for head in ("at::Tensor logit_backward(", "at::Tensor& logit_backward_out("):
+        assert "eps.value_or(-1.0)" in _fn(text, head), head
+
+
+def test_an_unprobed_optional_float_keeps_its_todo(db):
+    """An upsample's `scales` (the op needs a 3-d input, which the probe's samples are
+    not): `value_or(0.0)` with its TODO, as before (upstream: `scales.value_or(0)`)."""
+    r = prepare(db, "aclnnUpsampleNearestExact1d", "torch", op="aten::_upsample_nearest_exact1d")
+    body = _fn(r.files[ADAPTER.format("UpsampleNearestExact1d")],
+               "at::Tensor _upsample_nearest_exact1d(")
+    assert "scales.value_or(0.0)" in body
+    assert "`scales` unset -> 0.0" in body
