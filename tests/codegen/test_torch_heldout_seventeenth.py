@@ -2,8 +2,9 @@
 `benchmarks/opgen_heldout_draw.py --seed 17 -n 12 --before 178`) against op-plugin
 517f2e7d (docs/opgen.md, "Seventeenth sample"): class 2 (c), what an unset optional
 float means, probed from torch's CPU kernel (Logit; also the fourteenth sample's
-LogitGrad). Nothing keys on an API or op name in code; the tests name the upstream
-adapter."""
+LogitGrad); class 2 (b), `random_()`'s bounds, a reviewed per-API rule in
+opdb/sources/arg_rules.yaml (InplaceRandom). Nothing keys on an API or op name in
+code; the tests name the upstream adapter."""
 from __future__ import annotations
 
 from codegen import torch_facts
@@ -56,3 +57,26 @@ def test_an_unprobed_optional_float_keeps_its_todo(db):
                "at::Tensor _upsample_nearest_exact1d(")
     assert "scales.value_or(0.0)" in body
     assert "`scales` unset -> 0.0" in body
+
+
+def test_random_without_bounds_draws_over_the_dtype_range(db):
+    """RandomKernelNpuOpApi.cpp random_(self, generator): from = 0, to =
+    get_dtype_max_value(self.scalar_type()) (2^24 + 1 for float32, ...), on both the
+    eager and the graph-capture API. Before: placeholders 0 and 0, an empty range."""
+    r = prepare(db, "aclnnInplaceRandom", "torch", op="aten::random_")
+    body = _fn(r.files[ADAPTER.format("Random")], "at::Tensor& random_(")
+    assert "TODO(opgen)" not in body
+    assert body.count("int64_t acl_from = 0;") == 2
+    assert body.count("acl_to_dtype == at::kFloat ? (int64_t(1) << 24) + 1") == 2
+    assert "EXEC_NPU_CMD(aclnnInplaceRandom, self, acl_from, acl_to, acl_seed, acl_offset);" in body
+    assert "EXEC_NPU_CMD(aclnnInplaceRandomTensor, self, acl_from, acl_to," in body
+
+
+def test_random_to_keeps_its_own_bound(db):
+    """`random_.to(self, to, generator)`: `to` is the op's own; `from` is 0
+    (RandomKernelNpuOpApi.cpp random_(self, to, generator): from = 0)."""
+    r = prepare(db, "aclnnInplaceRandom", "torch", op="aten::random_.to")
+    body = _fn(r.files[ADAPTER.format("Random")], "at::Tensor& random_(")
+    assert "acl_to_dtype" not in body and "TODO(opgen)" not in body
+    assert "int64_t acl_from = 0;  // no `from`: the range starts at 0" in body
+    assert "EXEC_NPU_CMD(aclnnInplaceRandom, self, acl_from, to, acl_seed, acl_offset);" in body
