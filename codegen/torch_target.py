@@ -2018,6 +2018,10 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
         # a reviewed rule draws a random API's seed/offset from the op's generator
         "uses_philox": any("opgen_philox_inputs(" in line for f in functions
                            for b in f.branches for a in b.args for line in a.prelude),
+        # ... counted over the range the API draws from (`from`, `to`: a 4-argument draw)
+        "uses_philox_range": any(re.search(r"opgen_philox_inputs\((?:[^,()]+,){3}[^,()]+\)", line)
+                                 for f in functions for b in f.branches for a in b.args
+                                 for line in a.prelude),
         "uses_philox_state": any(b.api.name != f.branches[-1].api.name and any(
             "opgen_philox_state(" in line for a in b.args for line in a.prelude)
             for f in functions for b in f.branches),

@@ -80,3 +80,23 @@ def test_random_to_keeps_its_own_bound(db):
     assert "acl_to_dtype" not in body and "TODO(opgen)" not in body
     assert "int64_t acl_from = 0;  // no `from`: the range starts at 0" in body
     assert "EXEC_NPU_CMD(aclnnInplaceRandom, self, acl_from, to, acl_seed, acl_offset);" in body
+
+
+def test_random_counts_the_generator_offset_over_its_range(db):
+    """RandomKernelNpuOpApi.cpp random_op_api_: calc_final_counter_offset(self, true,
+    from, to, true), whose unroll follows the range (int32 random_(): 2, where the
+    dtype-based count gives 4 and the next random op could reuse counters). The draw
+    takes the call's own `from`/`to` expressions (a rule's `{{@name}}`), whatever fed
+    them; Uniform (UniformKernelNpuOpApi.cpp: calc_final_counter_offset(self)) keeps the
+    two-argument draw."""
+    for op, pair in (("aten::random_", "acl_from, acl_to"), ("aten::random_.to", "acl_from, to"),
+                     ("aten::random_.from", "from, acl_to")):
+        text = prepare(db, "aclnnInplaceRandom", "torch", op=op).files[ADAPTER.format("Random")]
+        body = _fn(text, "at::Tensor& random_(")
+        assert f"opgen_philox_inputs(generator, self, {pair});" in body, op
+        assert f"opgen_philox_state(generator, self, {pair});" in body, op
+        assert "calc_final_counter_offset(counted, true, from, to, true)" in text, op
+    u = prepare(db, "aclnnInplaceUniform", "torch", op="aten::uniform_")
+    text = u.files[ADAPTER.format("Uniform")]
+    assert "opgen_philox_inputs(generator, self);" in text
+    assert "calc_final_counter_offset(counted, true, from, to, true)" not in text
