@@ -982,7 +982,7 @@ def _meta_kernel_of(op: str) -> bool:
 def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | None,
             meta_ok: bool | None, role: str, updated: set[str] = frozenset(),
             wrapped: list[str] | None = None, unchecked: tuple[str, ...] = (),
-            data_dependent: tuple | None = None) -> list[dict]:
+            data_dependent: tuple | None = None, api_name: str = "") -> list[dict]:
     """Fresh outputs (functional) or size checks of the given outs (`.out`). `updated`:
     outs the API updates in place (its `*Ref` params): they keep their sizes.
     `wrapped`: inputs a wrapped Python number can arrive in; the output then takes its
@@ -1056,6 +1056,12 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                     merged += ".merge_memory_format(memory_format)"
                 alloc = f"npu_preparation::apply_tensor_without_format({m}.sizes(), {merged})"
             balloc = f"at::empty({m}.sizes(), {bopts}.dtype({m}.scalar_type()))"
+            own = _api_output_sizes(api_name, f.name, fwp)
+            if own is not None:
+                # the API's own shape (arg_rules.yaml `api_output_shapes`), not the meta's
+                alloc = (f"npu_preparation::apply_tensor_without_format({own}, "
+                         f"{opts}.dtype({m}.scalar_type()))")
+                balloc = f"at::empty({own}, {bopts}.dtype({m}.scalar_type()))"
             if masked:
                 # a gradient the mask leaves out stays undefined: aclnn gets nullptr for it
                 alloc = f"{m}.defined() ? {alloc} : at::Tensor()"
@@ -1115,6 +1121,36 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                             "todo": f"TODO(opgen): allocate output `{f.name}` (no tensor input "
                                     f"to take shape/dtype from)", "note": ""})
     return out
+
+
+def _api_output_sizes(api_name: str, output: str, fwp: list[FwParam]) -> str | None:
+    """The sizes a reviewed per-API entry (arg_rules.yaml `api_output_shapes`, class 19)
+    gives the fresh output `output` of `api_name`, or None."""
+    from opdb.arg_rules import load as load_rules
+    entry = load_rules().output_shape_for(api_name, output) if api_name else None
+    if entry is None:
+        return None
+    try:
+        return entry.sizes.format(**{f.name: f.name for f in fwp})
+    except KeyError:
+        return None
+
+
+def _api_shaped_outputs(api_name: str, args: list[CallArg], fwp: list[FwParam]) -> None:
+    """The API gets each output a reviewed per-API entry shapes (arg_rules.yaml
+    `api_output_shapes`) as the entry's view of it (aclnnPreluBackward: `gradWeight` of
+    `{C}`, a view of the `weight`-shaped `grad_weight`; op-plugin
+    PreluBackwardKernelNpuOpApi.cpp reshapes the same way)."""
+    from opdb.arg_rules import load as load_rules
+    names = {f.name: f.name for f in fwp}
+    for a in args:
+        entry = load_rules().output_shape_for(api_name, a.expr)
+        if entry is None or _api_output_sizes(api_name, a.expr, fwp) is None:
+            continue
+        local = f"opgen_{a.expr}_api"
+        a.prelude = a.prelude + [f"at::Tensor {local} = {entry.aclnn_view.format(**names)};"
+                                 f"  // the API's own shape ({entry.evidence.split(':')[0]})"]
+        a.expr = local
 
 
 def _list_elem_options(opts: str) -> str:
@@ -1419,6 +1455,8 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                            api_name=chosen.name, all_dims=_all_dim_lists(schema, functional),
                            unset_floats=_probed_unset_floats(schema, functional))
     args = call_args(amap, dialect, ref_expr)
+    if role == "functional":
+        _api_shaped_outputs(chosen.name, args, fwp)
     _flatten_for_unset_dim(amap, args, functional, ref, fwp)
     dtype_cast = _cast_inputs_to_dtype(amap, args, fwp, schema)
     read_back = _read_back_result(amap, args, schema, ref)
@@ -1514,7 +1552,8 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                          for b in branches) else number_copies or None,
                      meta_checked,
                      # resized after one synchronous call (no variant branches)
-                     data_dependent if len(branches) == 1 and capture is None else None)
+                     data_dependent if len(branches) == 1 and capture is None else None,
+                     api_name=chosen.name)
     view_shapes = [{"index": i, "name": a.expr} for d in allocs
                    for n in d.get("data_dependent", ()) for i, a in enumerate(main.args)
                    if a.expr == n]

@@ -2,9 +2,10 @@
 `benchmarks/opgen_heldout_draw.py --seed 17 -n 12 --before 178`) against op-plugin
 517f2e7d (docs/opgen.md, "Seventeenth sample"): class 2 (c), what an unset optional
 float means, probed from torch's CPU kernel (Logit; also the fourteenth sample's
-LogitGrad); class 2 (b), `random_()`'s bounds, a reviewed per-API rule in
-opdb/sources/arg_rules.yaml (InplaceRandom). Nothing keys on an API or op name in
-code; the tests name the upstream adapter."""
+LogitGrad); class 2 (b), `random_()`'s bounds and the generator draw over them,
+reviewed per-API rules in opdb/sources/arg_rules.yaml (InplaceRandom); class 19, an
+output in the API's own shape, a reviewed per-API entry (PreluBackward). Nothing keys
+on an API or op name in code; the tests name the upstream adapter."""
 from __future__ import annotations
 
 from codegen import torch_facts
@@ -100,3 +101,35 @@ def test_random_counts_the_generator_offset_over_its_range(db):
     text = u.files[ADAPTER.format("Uniform")]
     assert "opgen_philox_inputs(generator, self);" in text
     assert "calc_final_counter_offset(counted, true, from, to, true)" not in text
+
+
+def test_prelu_backward_grad_weight_in_the_apis_own_shape(db):
+    """aclnn_prelu_backward.cpp CheckShape: `gradWeight` must be `{C}` when `weight` has
+    more than one element, else `weight`'s shape; torch's meta function gives `self`'s
+    shape, and torch's prelu passes `weight` as (1, C, 1, 1). PreluBackwardKernelNpuOpApi.cpp
+    reshapes to 1-d and back. A reviewed per-API entry (arg_rules.yaml
+    `api_output_shapes`): `grad_weight` like `weight`, the API writes its 1-d view."""
+    r = prepare(db, "aclnnPreluBackward", "torch", op="aten::_prelu_kernel_backward")
+    body = _fn(r.files[ADAPTER.format("PreluKernelBackward")],
+               "std::tuple<at::Tensor, at::Tensor> _prelu_kernel_backward(")
+    assert "at::Tensor grad_weight = npu_preparation::apply_tensor_without_format(weight.sizes()," in body
+    assert ("at::Tensor opgen_grad_weight_api = weight.numel() == 1 ? grad_weight : "
+            "grad_weight.view({weight.numel()});") in body
+    assert "grad_self, opgen_grad_weight_api);" in body
+    assert "return std::make_tuple(grad_self, grad_weight);" in body
+    # the other output keeps the meta function's shape
+    assert "at::Tensor grad_self = npu_preparation::apply_tensor_without_format(std::get<0>(meta).sizes()," in body
+
+
+def test_api_output_shapes_entries_are_checked():
+    import pytest
+
+    from opdb.arg_rules import parse
+    from opdb.errors import OpscanError
+    with pytest.raises(OpscanError):
+        parse({"aliases": [], "rules": [], "api_output_shapes": [{"apis": "x", "output": "y"}]})
+    ok = parse({"aliases": [], "rules": [], "api_output_shapes": [
+        {"apis": "^aclnnX$", "output": "y", "sizes": "{w}.sizes()", "aclnn_view": "{y}",
+         "evidence": "e"}]})
+    assert ok.output_shape_for("aclnnX", "y").sizes == "{w}.sizes()"
+    assert ok.output_shape_for("aclnnXY", "y") is None
