@@ -108,9 +108,11 @@ def call_args(amap: ArgMap, dialect: Dialect, ref_tensor: str) -> list[CallArg]:
 
             def sub(m, arg=arg, exprs=exprs):
                 if m.group(1) not in exprs:
-                    raise ValueError(f"arg_rules.yaml rule for `{arg.aclnn_name}` names "
-                                     f"`{{@{m.group(1)}}}`, which is not an earlier argument "
-                                     f"of {amap.api.name}")
+                    from opdb.errors import OpscanError
+                    raise OpscanError(f"the arg_rules.yaml rule for `{arg.aclnn_name}` names "
+                                      f"`{{@{m.group(1)}}}`, which is not an earlier argument "
+                                      f"of {amap.api.name}",
+                                      hint="fix opdb/sources/arg_rules.yaml (list it under `with`)")
                 return exprs[m.group(1)]
             arg.prelude = [_ARG_MARK.sub(sub, line) for line in arg.prelude]
             out.append(arg)

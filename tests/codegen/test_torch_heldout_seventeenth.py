@@ -133,3 +133,36 @@ def test_api_output_shapes_entries_are_checked():
          "evidence": "e"}]})
     assert ok.output_shape_for("aclnnX", "y").sizes == "{w}.sizes()"
     assert ok.output_shape_for("aclnnXY", "y") is None
+
+
+def test_a_rule_naming_an_argument_takes_its_expression(monkeypatch):
+    """`{{@name}}` in a rule's statement is the expression passed for an earlier aclnn
+    argument (here a framework value and another rule's local); naming a later or
+    unknown one is a one-line error, not broken C++."""
+    import pytest
+
+    import codegen.argmap as argmap
+    from codegen.cppcall import call_args
+    from codegen.torch_target import TorchDialect
+    from opdb.arg_rules import load, parse
+    from opdb.errors import OpscanError
+    from tests.codegen.torch_adapter_parts import aclnn_api, fw_param
+
+    def rules(seed_line):
+        base = load()
+        extra = parse({"aliases": [], "rules": [
+            {"aclnn": "lo", "kind": "int", "apis": "^aclnnT$", "needs": [],
+             "torch": ["int64_t {var} = 0;  // fixed"], "evidence": "e"},
+            {"aclnn": "seed", "kind": "int", "apis": "^aclnnT$", "with": ["lo", "hi"],
+             "needs": [], "torch": [seed_line], "evidence": "e"}]})
+        return type(base)(base.aliases, extra.rules + base.rules)
+
+    api = aclnn_api("aclnnT", ("self", "aclTensor*", "input"), ("lo", "int64_t", "input"),
+                    ("hi", "int64_t", "input"), ("seed", "int64_t", "input"))
+    fwp = [fw_param("self", "tensor", "const at::Tensor&"), fw_param("hi", "int", "int64_t")]
+    monkeypatch.setattr(argmap, "_load_rules", lambda: rules("int64_t {var} = {{@lo}} + {{@hi}};"))
+    args = call_args(argmap.map_args(api, fwp, "torch"), TorchDialect({"self", "hi"}), "self")
+    assert args[3].prelude == ["int64_t acl_seed = acl_lo + hi;"]
+    monkeypatch.setattr(argmap, "_load_rules", lambda: rules("int64_t {var} = {{@nope}};"))
+    with pytest.raises(OpscanError, match="not an earlier argument of aclnnT"):
+        call_args(argmap.map_args(api, fwp, "torch"), TorchDialect({"self", "hi"}), "self")
