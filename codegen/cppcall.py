@@ -9,9 +9,10 @@ codegen.paddle_target).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
-from codegen.argmap import ArgMap, MappedParam, snake
+from codegen.argmap import ArgMap, MappedParam, norm_param, snake
 from codegen.kinds import strip_const
 
 _PLAIN_DEFAULT = {"int": "0", "float": "0.0", "bool": "false"}
@@ -91,11 +92,30 @@ def rule_arg(p: MappedParam, target: str) -> CallArg:
     return CallArg(p.aclnn.name, p.aclnn.ctype, var, lines, p.todo, p.decision, after)
 
 
+_ARG_MARK = re.compile(r"\{@(\w+)\}")
+
+
 def call_args(amap: ArgMap, dialect: Dialect, ref_tensor: str) -> list[CallArg]:
-    out = []
+    """The C++ of every aclnn argument, in the API's order. A reviewed rule's statement
+    may name an earlier aclnn argument as `{{@name}}` in arg_rules.yaml (`{@name}` once
+    formatted; the rule lists it under `with`): it becomes that argument's expression,
+    whatever fed it (a framework value, a conversion's local, another rule's local)."""
+    out: list[CallArg] = []
     for p in amap.params:
         if p.rule is not None:
-            out.append(rule_arg(p, dialect.target))
+            arg = rule_arg(p, dialect.target)
+            exprs = {norm_param(a.aclnn_name): a.expr for a in out}
+
+            def sub(m, arg=arg, exprs=exprs):
+                if m.group(1) not in exprs:
+                    from opdb.errors import OpscanError
+                    raise OpscanError(f"the arg_rules.yaml rule for `{arg.aclnn_name}` names "
+                                      f"`{{@{m.group(1)}}}`, which is not an earlier argument "
+                                      f"of {amap.api.name}",
+                                      hint="fix opdb/sources/arg_rules.yaml (list it under `with`)")
+                return exprs[m.group(1)]
+            arg.prelude = [_ARG_MARK.sub(sub, line) for line in arg.prelude]
+            out.append(arg)
         else:
             out.append(default_arg(p) if p.fw is None else dialect.convert(p, ref_tensor))
     return out

@@ -537,6 +537,84 @@ def pointwise(op: str) -> bool | None:
     return torch.Tag.pointwise in fn.tags
 
 
+# the constants an unset `float?` is tried as, in order: 0.0 is what an adapter passes
+# without a reviewed rule (`value_or(0.0)`), -1.0 the "disabled" value of ATen's logit
+# family (`eps < 0`: no clamping)
+_UNSET_CANDIDATES = (0.0, -1.0)
+
+
+@functools.lru_cache(maxsize=None)
+def unset_float_means(op: str, arg: str) -> float | None:
+    """The constant that gives `op` the results of leaving its optional float `arg`
+    unset, probed on the CPU: the op runs on schema-typed samples (`_probe_args`) whose
+    tensors hold values inside and outside [0, 1] (float32, (2, 4); then also ±inf and
+    NaN), once with `arg` unset and once with each of `_UNSET_CANDIDATES`, from the same
+    random seed; the first candidate whose results equal the unset ones on both value
+    sets (NaN equal to NaN) is the answer. ATen's `logit(self, eps=None)` clamps nothing, as `eps=-1.0` does, and
+    `eps=0.0` clamps `self` to [0, 1] (op-plugin LogitKernelNpuOpApi.cpp:
+    `eps.value_or(-1)`); an upsample's `scales=None` and `scales=0.0` agree (both
+    read the sizes). None: torch, the op or the argument is unknown, `arg` is not a
+    `float?`, the samples do not fit, or no candidate agrees (`nan_to_num`'s `posinf`,
+    the dtype's maximum)."""
+    ov = _aten_overload(op)
+    torch = _torch()
+    if ov is None or torch is None:
+        return None
+    kinds = {a.name: str(a.type) for a in ov._schema.arguments}
+    if kinds.get(arg) != "Optional[float]":
+        return None
+    meta = _probe_args(ov, lists=False)
+    if meta is None:
+        return None
+    names = [a.name for a in ov._schema.arguments]
+    if arg in names[:len(meta)]:
+        return None
+    inf = float("inf")
+    # finite values first (a result that is NaN everywhere tells nothing), then ±inf
+    # and NaN (`nan_to_num`'s `posinf` matters only there)
+    value_sets = (torch.tensor([[-1.5, 0.25, 0.75, 2.5], [-0.5, 1.5, 0.5, 1.25]]),
+                  torch.tensor([[-1.5, 0.25, 0.75, 2.5], [inf, -inf, float("nan"), 0.5]]))
+
+    def run(values, value):
+        args = [values.clone() if isinstance(x, torch.Tensor) else x for x in meta]
+        with torch.random.fork_rng(devices=[]):  # the caller's random state is kept
+            torch.manual_seed(0)
+            try:
+                res = ov(*args, **{arg: value})
+            except Exception:
+                return None
+        flat = list(res) if isinstance(res, (tuple, list)) else [res]
+        if not flat or not all(isinstance(t, torch.Tensor) for t in flat):
+            return None
+        return flat
+
+    def same(got, want):
+        if got is None or len(got) != len(want):
+            return False
+        for a, b in zip(got, want):
+            if a.shape != b.shape or a.dtype != b.dtype:
+                return False
+            if a.is_floating_point() or a.is_complex():
+                if not (torch.equal(a.isnan(), b.isnan())
+                        and torch.equal(a.nan_to_num(0.0), b.nan_to_num(0.0))):
+                    return False
+            elif not torch.equal(a, b):
+                return False
+        return True
+
+    def all_nan(flat):
+        return all((t.is_floating_point() or t.is_complex()) and bool(t.isnan().all())
+                   for t in flat)
+
+    unset = [run(values, None) for values in value_sets]
+    if any(u is None for u in unset) or all_nan(unset[0]):
+        return None
+    for value in _UNSET_CANDIDATES:
+        if all(same(run(values, value), u) for values, u in zip(value_sets, unset)):
+            return value
+    return None
+
+
 @functools.lru_cache(maxsize=None)
 def seeded(op: str) -> bool | None:
     """Whether ATen tags `op` `nondeterministic_seeded` (it draws random numbers from a

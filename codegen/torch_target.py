@@ -93,11 +93,15 @@ class TorchDialect(Dialect):
 
     def __init__(self, names: set[str] | frozenset = frozenset(),
                  outs: tuple[str, ...] = (), skip_empty: dict[str, list[str]] | None = None,
-                 ret: str = "", api_name: str = "", all_dims: set[str] | frozenset = frozenset()):
+                 ret: str = "", api_name: str = "", all_dims: set[str] | frozenset = frozenset(),
+                 unset_floats: dict[str, float] | None = None):
         self.names = set(names)
         # optional int lists whose unset value means every dim (torch_facts.
         # unset_list_reduces_all, probed on Meta tensors)
         self.all_dims = set(all_dims)
+        # optional floats -> the constant that means "unset" to the op (torch_facts.
+        # unset_float_means, probed on the CPU: logit's `eps` -1.0)
+        self.unset_floats = dict(unset_floats or {})
         self.api_name = api_name  # the aclnn API called (scopes reviewed rules)
         self.outs = tuple(outs)  # the function's output tensors, allocated before the call
         # tensor lists whose op ignores legacy empty 1-d tensors -> the dim args to rewrap
@@ -280,6 +284,14 @@ class TorchDialect(Dialect):
                 if reviewed is not None:
                     # upstream's value when unset (divisor_override 0, scales_h -1.0)
                     return self.plain(p, f"{name}.value_or({reviewed})", "").with_todo("")
+                if k == fk == "float" and name in self.unset_floats:
+                    # torch's own meaning of the unset value, probed (op-plugin
+                    # LogitKernelNpuOpApi.cpp: eps.value_or(-1), no clamping)
+                    value = repr(float(self.unset_floats[name]))
+                    arg = self.plain(p, f"{name}.value_or({value})", "")
+                    arg.prelude.insert(0, f"// unset `{name}` -> {value}: torch's result for an "
+                                          f"unset `{name}` (probed on the CPU)")
+                    return arg.with_todo(_without_note(p.todo, _OPTIONAL_NOTE))
                 dflt = {"int": "0", "float": "0.0", "bool": "false"}[k]
                 arg = self.plain(p, f"{name}.value_or({dflt})", "")
                 return arg.with_todo(_todo(p, f"`{name}` unset -> {dflt}"))
@@ -328,6 +340,20 @@ class TorchDialect(Dialect):
         arg.todo = _todo(p, f"no conversion from {fw.cpp_type} to {p.aclnn.ctype}; "
                             f"`{name}` is not passed")
         return arg
+
+
+_OPTIONAL_NOTE = "framework value is optional, aclnn param is not"  # argmap._decide's
+
+
+def _without_note(todo: str, note: str) -> str:
+    """`todo` (argmap's "TODO(opgen): side: note; note") without `note`; empty when it
+    was the only one."""
+    head, sep, notes = todo.partition(": ") if todo else ("", "", "")
+    head2, sep2, rest = notes.partition(": ")  # the side itself holds one ": "
+    if not sep2:
+        return todo
+    kept = [n for n in rest.split("; ") if n != note]
+    return f"{head}{sep}{head2}{sep2}{'; '.join(kept)}" if kept else ""
 
 
 def _todo(p: MappedParam, note: str) -> str:
@@ -956,7 +982,7 @@ def _meta_kernel_of(op: str) -> bool:
 def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | None,
             meta_ok: bool | None, role: str, updated: set[str] = frozenset(),
             wrapped: list[str] | None = None, unchecked: tuple[str, ...] = (),
-            data_dependent: tuple | None = None) -> list[dict]:
+            data_dependent: tuple | None = None, api_name: str = "") -> list[dict]:
     """Fresh outputs (functional) or size checks of the given outs (`.out`). `updated`:
     outs the API updates in place (its `*Ref` params): they keep their sizes.
     `wrapped`: inputs a wrapped Python number can arrive in; the output then takes its
@@ -1030,6 +1056,12 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                     merged += ".merge_memory_format(memory_format)"
                 alloc = f"npu_preparation::apply_tensor_without_format({m}.sizes(), {merged})"
             balloc = f"at::empty({m}.sizes(), {bopts}.dtype({m}.scalar_type()))"
+            own = _api_output_sizes(api_name, f.name, fwp)
+            if own is not None:
+                # the API's own shape (arg_rules.yaml `api_output_shapes`), not the meta's
+                alloc = (f"npu_preparation::apply_tensor_without_format({own}, "
+                         f"{opts}.dtype({m}.scalar_type()))")
+                balloc = f"at::empty({own}, {bopts}.dtype({m}.scalar_type()))"
             if masked:
                 # a gradient the mask leaves out stays undefined: aclnn gets nullptr for it
                 alloc = f"{m}.defined() ? {alloc} : at::Tensor()"
@@ -1089,6 +1121,36 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                             "todo": f"TODO(opgen): allocate output `{f.name}` (no tensor input "
                                     f"to take shape/dtype from)", "note": ""})
     return out
+
+
+def _api_output_sizes(api_name: str, output: str, fwp: list[FwParam]) -> str | None:
+    """The sizes a reviewed per-API entry (arg_rules.yaml `api_output_shapes`, class 19)
+    gives the fresh output `output` of `api_name`, or None."""
+    from opdb.arg_rules import load as load_rules
+    entry = load_rules().output_shape_for(api_name, output) if api_name else None
+    if entry is None:
+        return None
+    try:
+        return entry.sizes.format(**{f.name: f.name for f in fwp})
+    except KeyError:
+        return None
+
+
+def _api_shaped_outputs(api_name: str, args: list[CallArg], fwp: list[FwParam]) -> None:
+    """The API gets each output a reviewed per-API entry shapes (arg_rules.yaml
+    `api_output_shapes`) as the entry's view of it (aclnnPreluBackward: `gradWeight` of
+    `{C}`, a view of the `weight`-shaped `grad_weight`; op-plugin
+    PreluBackwardKernelNpuOpApi.cpp reshapes the same way)."""
+    from opdb.arg_rules import load as load_rules
+    names = {f.name: f.name for f in fwp}
+    for a in args:
+        entry = load_rules().output_shape_for(api_name, a.expr)
+        if entry is None or _api_output_sizes(api_name, a.expr, fwp) is None:
+            continue
+        local = f"opgen_{a.expr}_api"
+        a.prelude = a.prelude + [f"at::Tensor {local} = {entry.aclnn_view.format(**names)};"
+                                 f"  // the API's own shape ({entry.evidence.split(':')[0]})"]
+        a.expr = local
 
 
 def _list_elem_options(opts: str) -> str:
@@ -1233,6 +1295,24 @@ def _all_dim_lists(schema: TorchSchema, functional: TorchSchema | None) -> set[s
     return lists | ints
 
 
+def _probed_unset_floats(schema: TorchSchema, functional: TorchSchema | None
+                         ) -> dict[str, float]:
+    """{optional float arg of `schema`: the constant that means "unset" to the
+    functional op} (torch_facts.unset_float_means, probed on the CPU; logit's and
+    logit_backward's `eps`: -1.0, no clamping, where an adapter's `value_or(0.0)`
+    clamps to [0, 1])."""
+    from codegen import torch_facts
+    fs = functional or schema
+    full = f"{fs.name}.{fs.overload}" if fs.overload else fs.name
+    out = {}
+    for a in schema.args:
+        if a.kind == "float" and a.optional:
+            value = torch_facts.unset_float_means(full, a.name)
+            if value is not None:
+                out[a.name] = value
+    return out
+
+
 def _legacy_empty_lists(schema: TorchSchema, functional: TorchSchema | None
                         ) -> dict[str, list[str]]:
     """{tensor list arg: its op's int dim args} when the functional op ignores legacy
@@ -1372,8 +1452,11 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     outs = tuple(f.name for f in fwp if f.is_output and f.kind == "tensor")
     skip_empty = _legacy_empty_lists(schema, functional)
     dialect = TorchDialect({f.name for f in fwp}, outs, skip_empty, return_stmt(schema),
-                           api_name=chosen.name, all_dims=_all_dim_lists(schema, functional))
+                           api_name=chosen.name, all_dims=_all_dim_lists(schema, functional),
+                           unset_floats=_probed_unset_floats(schema, functional))
     args = call_args(amap, dialect, ref_expr)
+    if role == "functional":
+        _api_shaped_outputs(chosen.name, args, fwp)
     _flatten_for_unset_dim(amap, args, functional, ref, fwp)
     dtype_cast = _cast_inputs_to_dtype(amap, args, fwp, schema)
     read_back = _read_back_result(amap, args, schema, ref)
@@ -1469,7 +1552,8 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                          for b in branches) else number_copies or None,
                      meta_checked,
                      # resized after one synchronous call (no variant branches)
-                     data_dependent if len(branches) == 1 and capture is None else None)
+                     data_dependent if len(branches) == 1 and capture is None else None,
+                     api_name=chosen.name)
     view_shapes = [{"index": i, "name": a.expr} for d in allocs
                    for n in d.get("data_dependent", ()) for i, a in enumerate(main.args)
                    if a.expr == n]
@@ -2075,6 +2159,10 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
         # a reviewed rule draws a random API's seed/offset from the op's generator
         "uses_philox": any("opgen_philox_inputs(" in line for f in functions
                            for b in f.branches for a in b.args for line in a.prelude),
+        # ... counted over the range the API draws from (`from`, `to`: a 4-argument draw)
+        "uses_philox_range": any(re.search(r"opgen_philox_inputs\((?:[^,()]+,){3}[^,()]+\)", line)
+                                 for f in functions for b in f.branches for a in b.args
+                                 for line in a.prelude),
         "uses_philox_state": any(b.api.name != f.branches[-1].api.name and any(
             "opgen_philox_state(" in line for a in b.args for line in a.prelude)
             for f in functions for b in f.branches),

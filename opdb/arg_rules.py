@@ -87,6 +87,21 @@ class ChannelFirst:
 
 
 @dataclass(frozen=True)
+class ApiOutputShape:
+    """(torch, per API) an aclnn output the API shapes by its own rule, not torch's meta
+    function (docs/opgen.md class 19): the framework output `output` of the APIs matching
+    `apis` is allocated with `sizes` (C++, `{name}` framework values) in the meta
+    function's dtype, and the API gets `aclnn_view` (C++ over the same names and
+    `{output}`: a view of it in the API's shape)."""
+
+    apis: str
+    output: str
+    sizes: str
+    aclnn_view: str
+    evidence: str
+
+
+@dataclass(frozen=True)
 class TorchSkip:
     """A torch framework value the aclnn API has no parameter for that, when set, makes
     the whole call a no-op (`param`): torch's fused optimizers skip the step when
@@ -266,6 +281,12 @@ class ArgRules:
     absent_affine: AbsentAffine | None = None
     bounds: Bounds | None = None
     positions: Positions | None = None
+    api_output_shapes: tuple[ApiOutputShape, ...] = ()
+
+    def output_shape_for(self, api: str, output: str) -> ApiOutputShape | None:
+        import re
+        return next((o for o in self.api_output_shapes
+                     if o.output == output and re.search(o.apis, api)), None)
 
     def data_dependent_for(self, api: str) -> DataDependent | None:
         import re
@@ -329,7 +350,8 @@ def _fail(where: str, msg: str):
 
 _TOP_KEYS = ("aliases", "rules", "test_values", "expansions", "channel_first", "kernel_rules",
              "zero_dim_views", "compute_as", "master_weights", "flatten", "rank_variants",
-             "data_dependent", "torch_skips", "absent_affine", "bounds", "positions")
+             "data_dependent", "torch_skips", "absent_affine", "bounds", "positions",
+             "api_output_shapes")
 
 
 def parse(data: dict) -> ArgRules:
@@ -413,7 +435,8 @@ def parse(data: dict) -> ArgRules:
                     _torch_skips(data.get("torch_skips")),
                     _absent_affine(data.get("absent_affine")),
                     _bounds(data.get("bounds")),
-                    _positions(data.get("positions")))
+                    _positions(data.get("positions")),
+                    _api_output_shapes(data.get("api_output_shapes")))
 
 
 def _positions(p) -> Positions | None:
@@ -423,6 +446,18 @@ def _positions(p) -> Positions | None:
             or not p["evidence"]:
         _fail("positions", "needs exactly `words` (non-empty) and `evidence`")
     return Positions(tuple(str(w) for w in p["words"]), str(p["evidence"]))
+
+
+def _api_output_shapes(entries) -> tuple[ApiOutputShape, ...]:
+    keys = {"apis", "output", "sizes", "aclnn_view", "evidence"}
+    out = []
+    for i, o in enumerate(entries or []):
+        where = f"api_output_shapes[{i}] ({o.get('apis') if isinstance(o, dict) else o})"
+        if not isinstance(o, dict) or set(o) != keys or not all(o.values()):
+            _fail(where, "needs exactly `apis`, `output`, `sizes`, `aclnn_view` and `evidence`")
+        out.append(ApiOutputShape(*(str(o[k]) for k in
+                                    ("apis", "output", "sizes", "aclnn_view", "evidence"))))
+    return tuple(out)
 
 
 def _data_dependent(entries) -> tuple[DataDependent, ...]:
