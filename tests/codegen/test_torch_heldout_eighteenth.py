@@ -1,0 +1,59 @@
+"""Mechanisms found by scoring the eighteenth held-out torch sample (drawn at random,
+`benchmarks/opgen_heldout_draw.py --seed 18 -n 12 --before 190`) against op-plugin
+517f2e7d (docs/opgen.md, "Eighteenth sample"). Nothing keys on an API or op name in code;
+the tests name the upstream adapter."""
+from __future__ import annotations
+
+from codegen.api import prepare
+from opdb.call_limits import tensors_per_call
+from opdb.sources.torch.extract_call_limits import rows_of_file
+from tests.codegen.torch_adapter_parts import ADAPTER, function_body as _fn, shipped_db_fixture
+
+db = shipped_db_fixture()
+
+IFELSE_SRC = """namespace op_api {
+void _split_a(const at::TensorList x, at::TensorList r, bool is_inplace) {
+  size_t tensor_count = x.size();
+  size_t max_tensor_count = 1;
+  if (is_inplace) {
+    max_tensor_count = 48;
+  } else {
+    max_tensor_count = 24;
+  }
+  EXEC_NPU_CMD(aclnnA, x, r);
+}
+std::vector<at::Tensor> f(at::TensorList x) {
+  if (!at::native::can_use_fast_route(x)) { return slow(x); }
+}
+}  // namespace op_api
+"""
+
+
+def test_a_limit_chosen_by_an_if_else_statement_is_extracted():
+    """ForeachAbsKernelOpApi.cpp: `size_t max_tensor_count = 1; if (is_inplace) {
+    max_tensor_count = 48; } else { max_tensor_count = 24; }`. Before, only the ternary
+    was read, and the 1 of the declaration dropped the row."""
+    rows = rows_of_file(IFELSE_SRC, "op_plugin/ops/opapi/X.cpp", {})
+    assert [(r["api"], r["inplace"], r["out_of_place"], r["fast_route"], r["source"]["line"])
+            for r in rows] == [("aclnnA", 48, 24, True, 4)]
+
+
+def test_foreach_abs_has_upstreams_limit_in_opdb():
+    lim = tensors_per_call("aclnnForeachAbs")
+    assert lim is not None and (lim.inplace, lim.out_of_place, lim.fast_route) == (48, 24, True)
+    assert lim.where.endswith("op_plugin/ops/opapi/ForeachAbsKernelOpApi.cpp:19")
+
+
+def test_foreach_abs_routes_lists_to_torch_and_splits(db):
+    """ForeachAbsKernelOpApi.cpp: lists `can_use_fast_route` rejects and dtypes the API
+    lacks go to `foreach_tensor_abs_slow(_)`, DO_COMPATIBILITY, calls of at most 24 (48
+    in place). Before, every list went to one call of the API, with no fallback."""
+    r = prepare(db, "aclnnForeachAbs", "torch", op="aten::_foreach_abs")
+    text = r.files[ADAPTER.format("ForeachAbs")]
+    body = _fn(text, "std::vector<at::Tensor> _foreach_abs(")
+    assert "if (!at::native::can_use_fast_route({self}) || " in body
+    assert "return at::native::foreach_tensor_abs_slow(self);" in body
+    assert "DO_COMPATIBILITY(aclnnForeachAbs, at::native::foreach_tensor_abs_slow(self));" in body
+    assert "opgen_i += 24" in body
+    inplace = _fn(text, "void _foreach_abs_(")
+    assert "at::native::foreach_tensor_abs_slow_(self);" in inplace and "opgen_i += 48" in inplace
