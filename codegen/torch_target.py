@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from opdb.model import AclnnApi, FrameworkOp
 
-from codegen.argmap import ArgMap, FwParam, MappedParam, map_args, norm_param, unused_todo
+from codegen.argmap import ArgMap, FwParam, MappedParam, map_args, norm_param, snake, unused_todo
 from codegen.cppcall import (CallArg, Dialect, abi_type, call_args, fn_pointer_type,
                              local_name, static_asserts)
 from codegen.variants import pick_variant, scalar_swapped_param
@@ -1376,6 +1376,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     args = call_args(amap, dialect, ref_expr)
     _flatten_for_unset_dim(amap, args, functional, ref, fwp)
     dtype_cast = _cast_inputs_to_dtype(amap, args, fwp, schema)
+    _scalar_in_list_type(args, schema)
     read_back = _read_back_result(amap, args, schema, ref)
     into_out = _inplace_api_into_out(chosen, amap, args, role, outs, functional)
     alias, _ = fn_pointer_type(amap)
@@ -1496,6 +1497,31 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                + _other_device_route(schema, functional, role)),
         split=_list_split(chosen, branches, schema, role, host), view_shapes=view_shapes,
         per_element=_per_element(amap, schema))
+
+
+def _scalar_in_list_type(args: list[CallArg], schema: TorchSchema) -> None:
+    """A torch Scalar an API over a tensor list takes as an `aclScalar*` goes as a double
+    when it is integral and the list is floating (`torch._foreach_mul_(params, 2)`), as
+    op-plugin's `adaptToDouble` (utils/custom_functions/opapi/ScalarOpApi.cpp; 13 Foreach
+    adapters at 517f2e7d). torch computes the Scalar in the list's type either way, and the
+    list APIs take for floating lists only floating scalars (ops-nn
+    aclnn_foreach_mul_scalar_v2.cpp CheckDtype: FLOAT32/DOUBLE for a float32 list), so an
+    int64 aclScalar made the call fail. By the schema (a `Tensor[]` and a `Scalar`), not
+    by name. An integral list keeps its Scalar (a floating one is torch's slow route)."""
+    first = next((a.name for a in schema.args if a.kind == "tensor_list"), None)
+    scalars = {a.name for a in schema.args if a.kind == "scalar"}
+    if first is None or not scalars:
+        return
+    for a in args:
+        if a.aclnn_ctype.replace(" ", "") != "constaclScalar*" or a.expr not in scalars:
+            continue
+        var = f"acl_{snake(a.aclnn_name)}"
+        a.prelude = a.prelude + [
+            f"at::Scalar {var} = !{first}.empty() && at::isFloatingType({first}[0].scalar_type()) "
+            f"&& at::isIntegralType({a.expr}.type(), false) ? at::Scalar({a.expr}.toDouble()) "
+            f": {a.expr};  // an integral Scalar as a double for a floating list, as "
+            "op-plugin's adaptToDouble"]
+        a.expr = var
 
 
 # TensorOptions: a factory or `_like` op, whose `dtype` is the allocation's, not a cast

@@ -57,3 +57,26 @@ def test_foreach_abs_routes_lists_to_torch_and_splits(db):
     assert "opgen_i += 24" in body
     inplace = _fn(text, "void _foreach_abs_(")
     assert "at::native::foreach_tensor_abs_slow_(self);" in inplace and "opgen_i += 48" in inplace
+
+
+def test_an_integral_scalar_goes_as_a_double_for_a_floating_list(db):
+    """ForeachMulScalarKernelOpApi.cpp: `adaptToDouble(scalar, tensors1)` before
+    aclnnForeachMulScalarV2, which takes only FLOAT32/DOUBLE scalars for float32 lists
+    (ops-nn aclnn_foreach_mul_scalar_v2.cpp CheckDtype). Before, the Scalar went as it
+    was, so `torch._foreach_mul_(float_list, 2)` failed with an int64 aclScalar."""
+    r = prepare(db, "aclnnForeachMulScalar", "torch", op="aten::_foreach_mul.Scalar")
+    text = r.files[ADAPTER.format("ForeachMul")]
+    conv = ("at::Scalar acl_scalar = !self.empty() && at::isFloatingType(self[0].scalar_type()) "
+            "&& at::isIntegralType(scalar.type(), false) ? at::Scalar(scalar.toDouble()) : scalar;")
+    for head in ("std::vector<at::Tensor> _foreach_mul(", "void _foreach_mul_(",
+                 "void _foreach_mul_out("):
+        body = _fn(text, head)
+        assert conv in body, head
+        assert "EXEC_NPU_CMD(aclnnForeachMulScalarV2, opgen_x_part, acl_scalar, " in body, head
+
+
+def test_a_scalar_of_a_single_tensor_op_is_left_alone(db):
+    """Only a Scalar next to a tensor list: aclnnAdds takes `add.Scalar`'s `other` as it is
+    (op-plugin AddKernelNpuOpApi.cpp)."""
+    r = prepare(db, "aclnnAdds", "torch", op="aten::add.Scalar")
+    assert "toDouble()" not in r.files[ADAPTER.format("Add")]
