@@ -1323,6 +1323,11 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     fwp = fw_params(schema, ilistref)
     cands = [api] + [v for v in variants.get("versions", []) if v.name != api.name] \
         + ([variants["scalar"]] if variants.get("scalar") is not None else [])
+    # a version op-plugin runs this op on, the one asked for only its DO_COMPATIBILITY
+    # fallback (opdb.op_plugin_routes), wins a tie: aclnnUpsampleBilinear2dBackwardV2,
+    # whose V1 ignores the scales on A2/A3
+    main_api = ((variants.get("main_route") or {}).get(op.name) or ("", ""))[0]
+    cands = sorted(cands, key=lambda c: c.name != main_api)
     via_out: list[str] = []
     if role == "inplace":
         out_cands = cands  # the out-of-place API and its newer versions

@@ -80,3 +80,27 @@ def test_a_scalar_of_a_single_tensor_op_is_left_alone(db):
     (op-plugin AddKernelNpuOpApi.cpp)."""
     r = prepare(db, "aclnnAdds", "torch", op="aten::add.Scalar")
     assert "toDouble()" not in r.files[ADAPTER.format("Add")]
+
+
+def test_op_plugins_main_route_is_read_from_its_compat_facts():
+    from opdb.op_plugin_routes import main_route
+    api, why = main_route("aten::upsample_bilinear2d_backward")
+    assert api == "aclnnUpsampleBilinear2dBackwardV2"
+    assert "UpsampleBilinear2dBackwardKernelNpuOpApi.cpp:77" in why
+    assert "op_api::upsample_bilinear2d_backward_old" in why
+    assert main_route("aten::add.Tensor") is None  # its fallbacks are acl_op::add only
+
+
+def test_the_version_upstream_runs_wins_a_tie(db):
+    """UpsampleBilinear2dBackwardKernelNpuOpApi.cpp runs aclnnUpsampleBilinear2dBackwardV2
+    and keeps V1 for `DO_COMPATIBILITY` only; V1 ignores `scalesH`/`scalesW` on A2/A3
+    (ops-cv aclnn_upsample_bilinear_2d_backward.cpp). Both take the same parameters, so
+    before, the tie went to the API asked for, V1."""
+    r = prepare(db, "aclnnUpsampleBilinear2dBackward", "torch",
+                op="aten::upsample_bilinear2d_backward")
+    text = r.files[ADAPTER.format("UpsampleBilinear2dBackward")]
+    for head in ("at::Tensor upsample_bilinear2d_backward(",
+                 "at::Tensor& upsample_bilinear2d_backward_out("):
+        body = _fn(text, head)
+        assert "EXEC_NPU_CMD(aclnnUpsampleBilinear2dBackwardV2, grad_output, " in body, head
+        assert "EXEC_NPU_CMD(aclnnUpsampleBilinear2dBackward, " not in body, head
