@@ -373,15 +373,25 @@ def _renamed(name: str, fw_params: list[FwParam]) -> FwParam | None:
     return fits[0][1]
 
 
-def reviewed_unset(p: Param, kind: str, api: str = "") -> str | None:
-    """The constant a reviewed rule (arg_rules.yaml, no `needs`) gives aclnn param `p`
-    of `api`, scoped rules first: what upstream passes when the framework value is
-    unset (op-plugin AvgPool2dKernelNpuOpApi.cpp: divisor_override unset -> 0;
-    UpsampleNearest2dKernelOpApi.cpp: scales_h unset -> -1.0). None when there is none."""
+def reviewed_unset(p: Param, kind: str, api: str = "",
+                   names: frozenset[str] | set[str] = frozenset()) -> str | None:
+    """The value a reviewed rule (arg_rules.yaml) gives aclnn param `p` of `api`, scoped
+    rules first: what upstream passes when the framework value is unset (op-plugin
+    AvgPool2dKernelNpuOpApi.cpp: divisor_override unset -> 0;
+    UpsampleNearest2dKernelOpApi.cpp: scales_h unset -> -1.0). A constant, or (torch) one
+    expression of framework values the rule `needs`, all of them in `names`
+    (NanToNumKernelNpuOpApi.cpp: an unset posinf is the largest finite value of `self`'s
+    dtype). None when there is none."""
     for rule in _load_rules().rules_for(norm_param(p.name), kind, api):
-        if rule.needs:
-            continue
         lines = rule.lines("torch") or rule.lines("paddle")
+        if rule.needs:
+            lines = rule.lines("torch")
+            if not set(rule.needs) <= set(names) or len(lines) != 1:
+                continue
+            m = re.fullmatch(r"[\w:<>]+ \{var\} = (.+);", lines[0])
+            if m:
+                return m.group(1).format(**{n: n for n in rule.needs})
+            continue
         m = re.fullmatch(r"[\w:<>]+ \{var\} = ([-\w.]+);", lines[0]) if len(lines) == 1 else None
         if m:
             return m.group(1)
@@ -703,7 +713,8 @@ def _decide(api: AclnnApi, p: Param, kind: str, fw: FwParam, how: str,
     if not _role_ok(p, fw):
         notes.append(f"aclnn role is {p.role} but the framework value is written (output)")
     if fw.optional and not opt and kind not in ("tensor", "tensor_list", "int_array", "dtype") \
-            and not (target == "torch" and reviewed_unset(p, kind, api.name) is not None):
+            and not (target == "torch" and reviewed_unset(
+                p, kind, api.name, frozenset(by_name)) is not None):
         # (torch: an unset value takes the reviewed constant, TorchDialect.convert)
         # (an unset int array / dtype gets ATen's meaning from the target: every dim, the
         # input's dtype)

@@ -268,7 +268,7 @@ class TorchDialect(Dialect):
                 getter = {"int": "toLong()", "float": "toDouble()", "bool": "toBool()"}[k]
                 if fw.optional:
                     from codegen.argmap import reviewed_unset
-                    reviewed = reviewed_unset(p.aclnn, k, self.api_name)
+                    reviewed = reviewed_unset(p.aclnn, k, self.api_name, self.names)
                     val = f"({name}.has_value() ? {name}->{getter} : {reviewed or 0})"
                     arg = self.plain(p, val, "")
                     # upstream's value when unset (std/var `correction` 1, ATen's meaning)
@@ -276,7 +276,7 @@ class TorchDialect(Dialect):
                 return self.plain(p, f"{name}.{getter}", "")
             if fw.optional:
                 from codegen.argmap import reviewed_unset
-                reviewed = reviewed_unset(p.aclnn, k, self.api_name)
+                reviewed = reviewed_unset(p.aclnn, k, self.api_name, self.names)
                 if reviewed is not None:
                     # upstream's value when unset (divisor_override 0, scales_h -1.0)
                     return self.plain(p, f"{name}.value_or({reviewed})", "").with_todo("")

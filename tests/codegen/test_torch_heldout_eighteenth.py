@@ -104,3 +104,21 @@ def test_the_version_upstream_runs_wins_a_tie(db):
         body = _fn(text, head)
         assert "EXEC_NPU_CMD(aclnnUpsampleBilinear2dBackwardV2, grad_output, " in body, head
         assert "EXEC_NPU_CMD(aclnnUpsampleBilinear2dBackward, " not in body, head
+
+
+def test_an_unset_value_can_be_an_expression_of_the_ops_values(db):
+    """NanToNumKernelNpuOpApi.cpp get_posinf_and_neginf: an unset posinf/neginf is the
+    largest/lowest finite value of `self`'s dtype (ATen's meaning). A reviewed per-API
+    entry (arg_rules.yaml, `needs: [self]`); before, both went as 0.0, so
+    `torch.nan_to_num(x)` turned +-inf into 0."""
+    r = prepare(db, "aclnnNanToNum", "torch", op="aten::nan_to_num")
+    text = r.files[ADAPTER.format("NanToNum")]
+    assert not r.todos
+    for head in ("at::Tensor nan_to_num(", "at::Tensor& nan_to_num_out(",
+                 "at::Tensor& nan_to_num_("):
+        body = _fn(text, head)
+        assert "float acl_posinf = static_cast<float>(posinf.value_or((self.scalar_type() == " \
+               "at::kHalf ? 65504.0 : " in body, head
+        assert "std::numeric_limits<float>::lowest()" in body, head
+        assert "float acl_nan = static_cast<float>(nan.value_or(0.0));" in body, head
+        assert "value_or(0.0));\n    float acl_neginf" not in body, head
