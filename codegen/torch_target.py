@@ -1329,6 +1329,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     main_api = ((variants.get("main_route") or {}).get(op.name) or ("", ""))[0]
     cands = sorted(cands, key=lambda c: c.name != main_api)
     via_out: list[str] = []
+    alias_local = ""  # `out`, when the in-place op runs the API with out = self
     if role == "inplace":
         out_cands = cands  # the out-of-place API and its newer versions
         cands = [v for v in (variants.get("inplace"), variants.get("inplace_scalar")) if v]
@@ -1341,7 +1342,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
             # (op-plugin's gen_opapi `structured_inherit: silu.out` for silu_/clamp_);
             # a list too (`_foreach_log2_`: op-plugin ForeachLog2KernelNpuOpApi.cpp
             # passes `self` as aclnnForeachLog2's `out`)
-            local = "out" if "out" not in {f.name for f in fwp} else f"{m.name}_out"
+            local = alias_local = "out" if "out" not in {f.name for f in fwp} else f"{m.name}_out"
             ltype = "at::Tensor&" if m.kind == "tensor" else "at::TensorList"
             fwp = fwp + [FwParam(local, m.kind, ltype, is_output=True)]
             from codegen import torch_facts
@@ -1369,6 +1370,11 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         cands = cands or [api]
     chosen = pick_variant(cands, fwp, "torch")
     amap: ArgMap = map_args(chosen, fwp, "torch")
+    if alias_local and any(u.name == alias_local for u in amap.unused):
+        # the API writes `self` through an output of its own (an `updated...` output fed
+        # by `self`, argmap): no alias is passed
+        via_out = []
+        amap.unused = [u for u in amap.unused if u.name != alias_local]
     from codegen import torch_facts
     host_in = torch_facts.host_per_element_tensors(_op_name(functional or schema))
     ref = next((f.name for f in fwp if f.kind == "tensor" and f.origin == "param"

@@ -122,3 +122,30 @@ def test_an_unset_value_can_be_an_expression_of_the_ops_values(db):
         assert "std::numeric_limits<float>::lowest()" in body, head
         assert "float acl_nan = static_cast<float>(nan.value_or(0.0));" in body, head
         assert "value_or(0.0));\n    float acl_neginf" not in body, head
+
+
+def test_an_updated_output_is_its_inputs_value_and_qualified_names_pair(db):
+    """AmpUpdateScaleKernelNpuOpApi.cpp: EXEC_NPU_CMD(aclnnAmpUpdateScale, current_scale,
+    growth_tracker, found_inf, growth_factor, backoff_factor, growth_interval,
+    current_scale, growth_tracker). torch's `scale_growth_factor` is the API's
+    `growthFactor` with a word in front, and `updatedScale`/`updatedGrowthTracker` are
+    the new values of `currentScale`/`growthTracker`, which the op writes in place.
+    Before: `currentScale` nullptr, both factors 0.0, `updatedGrowthTracker` <- `self`."""
+    r = prepare(db, "aclnnAmpUpdateScale", "torch", op="aten::_amp_update_scale_")
+    body = _fn(r.files[ADAPTER.format("AmpUpdateScale")], "at::Tensor& _amp_update_scale_(")
+    assert ("EXEC_NPU_CMD(aclnnAmpUpdateScale, self, growth_tracker, found_inf, "
+            "scale_growth_factor, scale_backoff_factor, growth_interval, self, growth_tracker);"
+            ) in body
+    assert "at::Tensor& out = self;" not in body  # the API writes `self` as `updatedScale`
+    assert len(r.todos) == 1  # `currentScale` <- `self` by position, which is right
+
+
+def test_a_qualified_name_needs_one_partner_on_each_side():
+    from codegen.argmap import FwParam, _qualified_pairs
+    from opdb.model import AclnnApi, Param, Source
+    api = AclnnApi("aclnnX", (Param("growthFactor", "double", "input"),
+                              Param("factor", "double", "input")), Source("test", "", "", ""))
+    fws = [FwParam("scale_growth_factor", "float", "double"),
+           FwParam("other_growth_factor", "float", "double")]
+    assert _qualified_pairs(api, [None, None], fws) == []  # two partners: no pairing
+    assert _qualified_pairs(api, [None, None], fws[:1]) == [(0, fws[0])]  # `factor`: one word
