@@ -149,3 +149,13 @@ def test_a_qualified_name_needs_one_partner_on_each_side():
            FwParam("other_growth_factor", "float", "double")]
     assert _qualified_pairs(api, [None, None], fws) == []  # two partners: no pairing
     assert _qualified_pairs(api, [None, None], fws[:1]) == [(0, fws[0])]  # `factor`: one word
+
+
+def test_cdist_backward_sends_an_infinite_p_as_minus_one(db):
+    """CdistBackwardNpuOpApi.cpp: `p_cast = -1` for an infinite p (ops-math
+    aclnn_cdist_backward.cpp rejects other negative p; -1 selects the inf kernel). A
+    reviewed per-API entry (arg_rules.yaml, `first`); before, inf went as it was."""
+    r = prepare(db, "aclnnCdistBackward", "torch", op="aten::_cdist_backward")
+    body = _fn(r.files[ADAPTER.format("CdistBackward")], "at::Tensor _cdist_backward(")
+    assert "float acl_p = std::isinf(p) ? -1.0f : static_cast<float>(p);" in body
+    assert "EXEC_NPU_CMD(aclnnCdistBackward, grad, x1, x2, cdist, acl_p, out);" in body
