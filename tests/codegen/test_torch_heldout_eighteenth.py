@@ -159,3 +159,16 @@ def test_cdist_backward_sends_an_infinite_p_as_minus_one(db):
     body = _fn(r.files[ADAPTER.format("CdistBackward")], "at::Tensor _cdist_backward(")
     assert "float acl_p = std::isinf(p) ? -1.0f : static_cast<float>(p);" in body
     assert "EXEC_NPU_CMD(aclnnCdistBackward, grad, x1, x2, cdist, acl_p, out);" in body
+
+
+def test_a_parameter_first_deny_line_is_extracted():
+    """aclnnAdaptiveMaxPool3d.md: "参数`indicesOut`的数据类型不支持INT64" for A2/A3. Before, only
+    "不支持INT64数据类型" and "`x`不支持..." were read, so opdb gave the API int64 indices on
+    every chip."""
+    from opdb.sources.cann.extract_soc_dtypes import restrictions
+    line = ("  - <term>Atlas A3 训练系列产品/Atlas A3 推理系列产品</term>、<term>Atlas A2 训练系列产品/"
+            "Atlas A2 推理系列产品</term>：参数`indicesOut`的数据类型不支持INT64，")
+    assert restrictions(line) == [{"line": 1, "products": [
+        "Atlas A3 训练系列产品/Atlas A3 推理系列产品", "Atlas A2 训练系列产品/Atlas A2 推理系列产品"],
+        "deny": ["INT64"], "param": "indicesOut"}]
+
