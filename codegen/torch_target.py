@@ -956,12 +956,16 @@ def _meta_kernel_of(op: str) -> bool:
 def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | None,
             meta_ok: bool | None, role: str, updated: set[str] = frozenset(),
             wrapped: list[str] | None = None, unchecked: tuple[str, ...] = (),
-            data_dependent: tuple | None = None) -> list[dict]:
+            data_dependent: tuple | None = None,
+            int32_on_soc: dict[str, str] | None = None) -> list[dict]:
     """Fresh outputs (functional) or size checks of the given outs (`.out`). `updated`:
     outs the API updates in place (its `*Ref` params): they keep their sizes.
     `wrapped`: inputs a wrapped Python number can arrive in; the output then takes its
-    device from one that is not (op-plugin AddKernelNpuOpApi.cpp `add_dest_output`)."""
+    device from one that is not (op-plugin AddKernelNpuOpApi.cpp `add_dest_output`).
+    `int32_on_soc`: fresh outputs whose API takes no int64 on the SoC, only int32 (name ->
+    the doc line): an int64 result is allocated as int32 (`_int32_on_soc`)."""
     from codegen import torch_facts
+    int32_on_soc = dict(int32_on_soc or {})
     opts = bopts = _options_expr(fwp, torch_facts.host_per_element_tensors(_op_name(functional)))
     wrapped = list(wrapped or ())
     if len(wrapped) >= 2 and opts == f"{wrapped[0]}.options()":
@@ -1021,6 +1025,12 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
             m = "meta" if n_fresh == 1 else f"std::get<{i}>(meta)"
             alloc = (f"npu_preparation::apply_tensor_without_format("
                      f"{m}.sizes(), {opts}.dtype({m}.scalar_type()))")
+            if f.name in int32_on_soc:
+                # op-plugin AdaptiveMaxPool3dKernelNpuOpApi.cpp: int32 indices before Ascend950
+                lines.append(f"// int32: the API takes no int64 `{f.name}` on this SoC "
+                             f"({int32_on_soc[f.name]})")
+                alloc = (f"npu_preparation::apply_tensor_without_format({m}.sizes(), {opts}.dtype("
+                         f"{m}.scalar_type() == at::kLong ? at::kInt : {m}.scalar_type()))")
             if like:
                 # the caller's TensorOptions over the input's, as op-plugin's `*_like`
                 # adapters allocate (OnesLikeKernelNpuOpApi.cpp: self.options().merge_in(...))
@@ -1481,7 +1491,8 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                          for b in branches) else number_copies or None,
                      meta_checked,
                      # resized after one synchronous call (no variant branches)
-                     data_dependent if len(branches) == 1 and capture is None else None)
+                     data_dependent if len(branches) == 1 and capture is None else None,
+                     _int32_on_soc(amap, soc) if role == "functional" else None)
     view_shapes = [{"index": i, "name": a.expr} for d in allocs
                    for n in d.get("data_dependent", ()) for i, a in enumerate(main.args)
                    if a.expr == n]
@@ -1508,6 +1519,23 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                + _other_device_route(schema, functional, role)),
         split=_list_split(chosen, branches, schema, role, host), view_shapes=view_shapes,
         per_element=_per_element(amap, schema))
+
+
+def _int32_on_soc(amap: ArgMap, soc: str | None) -> dict[str, str]:
+    """Torch outputs fed to an aclnn output that takes int32 but, by its doc's per-product
+    restriction (opdb.soc_dtypes), no int64 on `soc`: {torch name: the doc line}.
+    aclnnAdaptiveMaxPool3d's `indicesOut` on A2/A3 ("参数`indicesOut`的数据类型不支持INT64");
+    op-plugin allocates those indices int32 before Ascend950 and returns them so."""
+    from opdb.soc_dtypes import soc_dtypes
+    out = {}
+    for m in amap.params:
+        d = m.aclnn.dtypes
+        if m.fw is None or m.aclnn.role != "output" or "int64" not in d or "int32" not in d:
+            continue
+        kept, why = soc_dtypes(amap.api.name, soc, d, m.aclnn.name)
+        if "int64" not in kept and "int32" in kept and why:
+            out[m.fw.name] = why[0]
+    return out
 
 
 def _scalar_in_list_type(args: list[CallArg], schema: TorchSchema) -> None:

@@ -172,3 +172,17 @@ def test_a_parameter_first_deny_line_is_extracted():
         "Atlas A3 训练系列产品/Atlas A3 推理系列产品", "Atlas A2 训练系列产品/Atlas A2 推理系列产品"],
         "deny": ["INT64"], "param": "indicesOut"}]
 
+
+def test_int64_indices_the_api_lacks_on_the_soc_are_allocated_int32(db):
+    """AdaptiveMaxPool3dKernelNpuOpApi.cpp allocates `indices` int32 before Ascend950; the
+    API's doc rejects int64 `indicesOut` on A2/A3. Before, the meta function's int64 went
+    to the API on ascend910b."""
+    r = prepare(db, "aclnnAdaptiveMaxPool3d", "torch", op="aten::adaptive_max_pool3d")
+    body = _fn(r.files[ADAPTER.format("AdaptiveMaxPool3d")],
+               "std::tuple<at::Tensor, at::Tensor> adaptive_max_pool3d(")
+    assert ("self.options().dtype(std::get<1>(meta).scalar_type() == at::kLong ? at::kInt : "
+            "std::get<1>(meta).scalar_type()));") in body
+    assert "aclnnAdaptiveMaxPool3d.md:177" in body
+    r950 = prepare(db, "aclnnAdaptiveMaxPool3d", "torch", op="aten::adaptive_max_pool3d",
+                   soc="ascend950")
+    assert "at::kInt" not in r950.files[ADAPTER.format("AdaptiveMaxPool3d")]
