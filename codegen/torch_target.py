@@ -1526,15 +1526,18 @@ def _int32_on_soc(amap: ArgMap, soc: str | None) -> dict[str, str]:
     restriction (opdb.soc_dtypes), no int64 on `soc`: {torch name: the doc line}.
     aclnnAdaptiveMaxPool3d's `indicesOut` on A2/A3 ("参数`indicesOut`的数据类型不支持INT64");
     op-plugin allocates those indices int32 before Ascend950 and returns them so."""
-    from opdb.soc_dtypes import soc_dtypes
+    from opdb.soc_dtypes import restrictions, soc_dtypes
     out = {}
     for m in amap.params:
         d = m.aclnn.dtypes
         if m.fw is None or m.aclnn.role != "output" or "int64" not in d or "int32" not in d:
             continue
+        # a line naming this output only: one for every data tensor (aclnnThresholdBackward
+        # "不支持INT64数据类型") refuses int64 inputs as well, which an int32 output cannot help
+        own = [r for r in restrictions(amap.api.name, soc, m.aclnn.name) if r.param == m.aclnn.name]
         kept, why = soc_dtypes(amap.api.name, soc, d, m.aclnn.name)
-        if "int64" not in kept and "int32" in kept and why:
-            out[m.fw.name] = why[0]
+        if "int64" not in kept and "int32" in kept and own:
+            out[m.fw.name] = own[0].where
     return out
 
 

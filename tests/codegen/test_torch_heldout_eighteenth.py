@@ -186,3 +186,10 @@ def test_int64_indices_the_api_lacks_on_the_soc_are_allocated_int32(db):
     r950 = prepare(db, "aclnnAdaptiveMaxPool3d", "torch", op="aten::adaptive_max_pool3d",
                    soc="ascend950")
     assert "at::kInt" not in r950.files[ADAPTER.format("AdaptiveMaxPool3d")]
+
+
+def test_a_deny_line_for_every_tensor_does_not_narrow_an_output(db):
+    """aclnnThresholdBackward.md: "不支持INT64数据类型" on A2/A3 names no parameter: int64
+    inputs are refused too, so the output keeps the meta function's dtype."""
+    r = prepare(db, "aclnnThresholdBackward", "torch", op="aten::threshold_backward")
+    assert "at::kInt" not in r.files[ADAPTER.format("ThresholdBackward")]
