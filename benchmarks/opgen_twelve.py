@@ -239,6 +239,20 @@ HELD_OUT_TORCH = [
     ("aclnnMish", "aten::mish"),
     ("aclnnUpsampleNearestExact1d", "aten::_upsample_nearest_exact1d"),
     ("aclnnForeachCos", "aten::_foreach_cos"),
+    # eighteenth sample: drawn by benchmarks/opgen_heldout_draw.py --seed 18 -n 12 --before 190
+    # (docs/opgen.md; the sixteenth's and seventeenth's 24 rows come before these)
+    ("aclnnForeachLog1p", "aten::_foreach_log1p"),
+    ("aclnnNanToNum", "aten::nan_to_num"),
+    ("aclnnUpsampleBilinear2dBackward", "aten::upsample_bilinear2d_backward"),
+    ("aclnnForeachMulScalar", "aten::_foreach_mul.Scalar"),
+    ("aclnnAddbmm", "aten::addbmm"),
+    ("aclnnForeachDivList", "aten::_foreach_div.List"),
+    ("aclnnAmpUpdateScale", "aten::_amp_update_scale_"),
+    ("aclnnAdaptiveMaxPool3d", "aten::adaptive_max_pool3d"),
+    ("aclnnForeachAbs", "aten::_foreach_abs"),
+    ("aclnnCdistBackward", "aten::_cdist_backward"),
+    ("aclnnInplacePut", "aten::put_"),
+    ("aclnnForeachMinimumList", "aten::_foreach_minimum.List"),
 ]
 
 # the held-out paddle sample of docs/opgen.md (not among the 12): (aclnn API, phi kernel)

@@ -180,6 +180,47 @@ def _inflection_pairs(api: AclnnApi, mapped: list, left: list[FwParam]
     return out
 
 
+def _qualified_pairs(api: AclnnApi, mapped: list, left: list[FwParam]
+                     ) -> list[tuple[int, FwParam]]:
+    """Unfed aclnn plain inputs of two words or more and unused framework values of the
+    same kind whose names are the aclnn name with words in front (torch
+    `_amp_update_scale_`'s `scale_growth_factor` is aclnnAmpUpdateScale's `growthFactor`,
+    as op-plugin AmpUpdateScaleKernelNpuOpApi.cpp passes it), where each side has exactly
+    one such partner. Torch only."""
+    plain = ("bool", "int", "float", "int_array", "float_array", "bool_array")
+    cands = {}
+    for i, p in enumerate(api.params):
+        kind = aclnn_kind(p.ctype)
+        want = norm_param(p.name)
+        if mapped[i] is not None or p.role != "input" or kind not in plain or "_" not in want:
+            continue
+        cands[i] = [f for f in left if not f.is_output and f.kind == kind
+                    and snake(f.name).endswith("_" + want)]
+    out = []
+    for i, fws in cands.items():
+        if len(fws) == 1 and sum(1 for other in cands.values() if fws[0] in other) == 1:
+            out.append((i, fws[0]))
+    return out
+
+
+def _updated_outputs(api: AclnnApi) -> dict[int, int]:
+    """aclnn outputs named `updated` + the name's last words of one input (aclnnAmpUpdateScale
+    `updatedScale` / `currentScale`, `updatedGrowthTracker` / `growthTracker`): the new
+    value of that input. {output index: input index}, one input each."""
+    ins = [(j, norm_param(q.name)) for j, q in enumerate(api.params) if q.role == "input"
+           and aclnn_kind(q.ctype) == "tensor"]
+    out = {}
+    for i, p in enumerate(api.params):
+        n = norm_param(p.name)
+        if p.role != "output" or not n.startswith("updated_"):
+            continue
+        tail = n.removeprefix("updated_")
+        hits = [j for j, m in ins if m == tail or m.endswith("_" + tail)]
+        if len(hits) == 1:
+            out[i] = hits[0]
+    return out
+
+
 def _element_pairs(api: AclnnApi, mapped: list, left: list[FwParam], fw_params: list[FwParam],
                    target: str, names: frozenset) -> list[tuple[int, FwParam]]:
     """Unfed aclnn tensors and unused framework tensor lists with the same name or an
@@ -378,15 +419,25 @@ def _renamed(name: str, fw_params: list[FwParam]) -> FwParam | None:
     return fits[0][1]
 
 
-def reviewed_unset(p: Param, kind: str, api: str = "") -> str | None:
-    """The constant a reviewed rule (arg_rules.yaml, no `needs`) gives aclnn param `p`
-    of `api`, scoped rules first: what upstream passes when the framework value is
-    unset (op-plugin AvgPool2dKernelNpuOpApi.cpp: divisor_override unset -> 0;
-    UpsampleNearest2dKernelOpApi.cpp: scales_h unset -> -1.0). None when there is none."""
+def reviewed_unset(p: Param, kind: str, api: str = "",
+                   names: frozenset[str] | set[str] = frozenset()) -> str | None:
+    """The value a reviewed rule (arg_rules.yaml) gives aclnn param `p` of `api`, scoped
+    rules first: what upstream passes when the framework value is unset (op-plugin
+    AvgPool2dKernelNpuOpApi.cpp: divisor_override unset -> 0;
+    UpsampleNearest2dKernelOpApi.cpp: scales_h unset -> -1.0). A constant, or (torch) one
+    expression of framework values the rule `needs`, all of them in `names`
+    (NanToNumKernelNpuOpApi.cpp: an unset posinf is the largest finite value of `self`'s
+    dtype). None when there is none."""
     for rule in _load_rules().rules_for(norm_param(p.name), kind, api):
-        if rule.needs:
-            continue
         lines = rule.lines("torch") or rule.lines("paddle")
+        if rule.needs:
+            lines = rule.lines("torch")
+            if not set(rule.needs) <= set(names) or len(lines) != 1:
+                continue
+            m = re.fullmatch(r"[\w:<>]+ \{var\} = (.+);", lines[0])
+            if m:
+                return m.group(1).format(**{n: n for n in rule.needs})
+            continue
         m = re.fullmatch(r"[\w:<>]+ \{var\} = ([-\w.]+);", lines[0]) if len(lines) == 1 else None
         if m:
             return m.group(1)
@@ -459,6 +510,14 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
         for i, fw in _inflection_pairs(api, mapped, free()):
             mapped[i] = _decide(api, api.params[i], aclnn_kind(api.params[i].ctype), take(fw),
                                 "inflection", by_name, used, target=target)
+    # pass 1d (torch): the aclnn name with words in front (`scale_growth_factor`)
+    if target == "torch":
+        for i, fw in _qualified_pairs(api, mapped, free()):
+            mapped[i] = _decide(api, api.params[i], aclnn_kind(api.params[i].ctype), take(fw),
+                                "qualified", by_name, used, target=target)
+    # an `updated...` output is the new value of its input: fed, after the inputs, by
+    # the framework value the op writes in place (passes 2 and 3 leave it)
+    follows = _updated_outputs(api) if target == "torch" else {}
     # pass 1c (torch): an op over tensor lists on an API that takes one tensor of each
     # (`_fused_adamw_(Tensor(a!)[] self, Tensor(b!)[] grads, ...)` on aclnnApplyAdamWV2's
     # varRef, grad, ...): a list whose name (or alias) is the tensor's feeds it one
@@ -487,7 +546,7 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
     left_out = sum(1 for i, p in enumerate(api.params) if p.role == "output" and mapped[i] is None)
     left_fw_out = sum(1 for f in free() if f.is_output)
     for i, p in enumerate(api.params):
-        if mapped[i] is not None or p.role not in ("output", "inout"):
+        if mapped[i] is not None or p.role not in ("output", "inout") or i in follows:
             continue
         kind = aclnn_kind(p.ctype)
         for fw in free(p):
@@ -499,7 +558,7 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
     # pass 3: tensors of the same kind, by position among what is left (plain values
     # are never matched by position: a bool in the same slot is no evidence)
     for i, p in enumerate(api.params):
-        if mapped[i] is not None:
+        if mapped[i] is not None or i in follows:
             continue
         kind = aclnn_kind(p.ctype)
         for fw in free():
@@ -507,6 +566,14 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
                     and not (p.role == "input" and fw.is_output)):
                 mapped[i] = _decide(api, p, kind, take(fw), "position", by_name, used, target=target)
                 break
+    # the `updated...` outputs: the input's framework value when the op writes it
+    # (op-plugin AmpUpdateScaleKernelNpuOpApi.cpp passes current_scale and growth_tracker
+    # as both the input and its updated output)
+    for o, i in follows.items():
+        src = mapped[i].fw if mapped[i] is not None else None
+        if mapped[o] is None and src is not None and src.mutable and src.kind == "tensor":
+            mapped[o] = MappedParam(api.params[o], "tensor", aclnn_optional(api.params[o].name),
+                                    src, "updates")
     # pass 4: a reviewed rule gives the value upstream passes (a default such as
     # alpha=1, or a value derived from other framework values such as !exclusive)
     for i, p in enumerate(api.params):
@@ -708,7 +775,8 @@ def _decide(api: AclnnApi, p: Param, kind: str, fw: FwParam, how: str,
     if not _role_ok(p, fw):
         notes.append(f"aclnn role is {p.role} but the framework value is written (output)")
     if fw.optional and not opt and kind not in ("tensor", "tensor_list", "int_array", "dtype") \
-            and not (target == "torch" and reviewed_unset(p, kind, api.name) is not None):
+            and not (target == "torch" and reviewed_unset(
+                p, kind, api.name, frozenset(by_name)) is not None):
         # (torch: an unset value takes the reviewed constant, TorchDialect.convert)
         # (an unset int array / dtype gets ATen's meaning from the target: every dim, the
         # input's dtype)

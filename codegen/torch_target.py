@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from opdb.model import AclnnApi, FrameworkOp
 
-from codegen.argmap import ArgMap, FwParam, MappedParam, map_args, norm_param, unused_todo
+from codegen.argmap import ArgMap, FwParam, MappedParam, map_args, norm_param, snake, unused_todo
 from codegen.cppcall import (CallArg, Dialect, abi_type, call_args, fn_pointer_type,
                              local_name, static_asserts)
 from codegen.variants import pick_variant, scalar_swapped_param
@@ -272,7 +272,7 @@ class TorchDialect(Dialect):
                 getter = {"int": "toLong()", "float": "toDouble()", "bool": "toBool()"}[k]
                 if fw.optional:
                     from codegen.argmap import reviewed_unset
-                    reviewed = reviewed_unset(p.aclnn, k, self.api_name)
+                    reviewed = reviewed_unset(p.aclnn, k, self.api_name, self.names)
                     val = f"({name}.has_value() ? {name}->{getter} : {reviewed or 0})"
                     arg = self.plain(p, val, "")
                     # upstream's value when unset (std/var `correction` 1, ATen's meaning)
@@ -280,7 +280,7 @@ class TorchDialect(Dialect):
                 return self.plain(p, f"{name}.{getter}", "")
             if fw.optional:
                 from codegen.argmap import reviewed_unset
-                reviewed = reviewed_unset(p.aclnn, k, self.api_name)
+                reviewed = reviewed_unset(p.aclnn, k, self.api_name, self.names)
                 if reviewed is not None:
                     # upstream's value when unset (divisor_override 0, scales_h -1.0)
                     return self.plain(p, f"{name}.value_or({reviewed})", "").with_todo("")
@@ -982,12 +982,16 @@ def _meta_kernel_of(op: str) -> bool:
 def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | None,
             meta_ok: bool | None, role: str, updated: set[str] = frozenset(),
             wrapped: list[str] | None = None, unchecked: tuple[str, ...] = (),
-            data_dependent: tuple | None = None, api_name: str = "") -> list[dict]:
+            data_dependent: tuple | None = None, api_name: str = "",
+            int32_on_soc: dict[str, str] | None = None) -> list[dict]:
     """Fresh outputs (functional) or size checks of the given outs (`.out`). `updated`:
     outs the API updates in place (its `*Ref` params): they keep their sizes.
     `wrapped`: inputs a wrapped Python number can arrive in; the output then takes its
-    device from one that is not (op-plugin AddKernelNpuOpApi.cpp `add_dest_output`)."""
+    device from one that is not (op-plugin AddKernelNpuOpApi.cpp `add_dest_output`).
+    `int32_on_soc`: fresh outputs whose API takes no int64 on the SoC, only int32 (name ->
+    the doc line): an int64 result is allocated as int32 (`_int32_on_soc`)."""
     from codegen import torch_facts
+    int32_on_soc = dict(int32_on_soc or {})
     opts = bopts = _options_expr(fwp, torch_facts.host_per_element_tensors(_op_name(functional)))
     wrapped = list(wrapped or ())
     if len(wrapped) >= 2 and opts == f"{wrapped[0]}.options()":
@@ -1047,6 +1051,12 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
             m = "meta" if n_fresh == 1 else f"std::get<{i}>(meta)"
             alloc = (f"npu_preparation::apply_tensor_without_format("
                      f"{m}.sizes(), {opts}.dtype({m}.scalar_type()))")
+            if f.name in int32_on_soc:
+                # op-plugin AdaptiveMaxPool3dKernelNpuOpApi.cpp: int32 indices before Ascend950
+                lines.append(f"// int32: the API takes no int64 `{f.name}` on this SoC "
+                             f"({int32_on_soc[f.name]})")
+                alloc = (f"npu_preparation::apply_tensor_without_format({m}.sizes(), {opts}.dtype("
+                         f"{m}.scalar_type() == at::kLong ? at::kInt : {m}.scalar_type()))")
             if like:
                 # the caller's TensorOptions over the input's, as op-plugin's `*_like`
                 # adapters allocate (OnesLikeKernelNpuOpApi.cpp: self.options().merge_in(...))
@@ -1403,7 +1413,13 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     fwp = fw_params(schema, ilistref)
     cands = [api] + [v for v in variants.get("versions", []) if v.name != api.name] \
         + ([variants["scalar"]] if variants.get("scalar") is not None else [])
+    # a version op-plugin runs this op on, the one asked for only its DO_COMPATIBILITY
+    # fallback (opdb.op_plugin_routes), wins a tie: aclnnUpsampleBilinear2dBackwardV2,
+    # whose V1 ignores the scales on A2/A3
+    main_api = ((variants.get("main_route") or {}).get(op.name) or ("", ""))[0]
+    cands = sorted(cands, key=lambda c: c.name != main_api)
     via_out: list[str] = []
+    alias_local = ""  # `out`, when the in-place op runs the API with out = self
     if role == "inplace":
         out_cands = cands  # the out-of-place API and its newer versions
         cands = [v for v in (variants.get("inplace"), variants.get("inplace_scalar")) if v]
@@ -1416,7 +1432,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
             # (op-plugin's gen_opapi `structured_inherit: silu.out` for silu_/clamp_);
             # a list too (`_foreach_log2_`: op-plugin ForeachLog2KernelNpuOpApi.cpp
             # passes `self` as aclnnForeachLog2's `out`)
-            local = "out" if "out" not in {f.name for f in fwp} else f"{m.name}_out"
+            local = alias_local = "out" if "out" not in {f.name for f in fwp} else f"{m.name}_out"
             ltype = "at::Tensor&" if m.kind == "tensor" else "at::TensorList"
             fwp = fwp + [FwParam(local, m.kind, ltype, is_output=True)]
             from codegen import torch_facts
@@ -1444,6 +1460,11 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         cands = cands or [api]
     chosen = pick_variant(cands, fwp, "torch")
     amap: ArgMap = map_args(chosen, fwp, "torch")
+    if alias_local and any(u.name == alias_local for u in amap.unused):
+        # the API writes `self` through an output of its own (an `updated...` output fed
+        # by `self`, argmap): no alias is passed
+        via_out = []
+        amap.unused = [u for u in amap.unused if u.name != alias_local]
     from codegen import torch_facts
     host_in = torch_facts.host_per_element_tensors(_op_name(functional or schema))
     ref = next((f.name for f in fwp if f.kind == "tensor" and f.origin == "param"
@@ -1459,6 +1480,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         _api_shaped_outputs(chosen.name, args, fwp)
     _flatten_for_unset_dim(amap, args, functional, ref, fwp)
     dtype_cast = _cast_inputs_to_dtype(amap, args, fwp, schema)
+    _scalar_in_list_type(args, schema)
     read_back = _read_back_result(amap, args, schema, ref)
     into_out = _inplace_api_into_out(chosen, amap, args, role, outs, functional)
     alias, _ = fn_pointer_type(amap)
@@ -1553,7 +1575,8 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                      meta_checked,
                      # resized after one synchronous call (no variant branches)
                      data_dependent if len(branches) == 1 and capture is None else None,
-                     api_name=chosen.name)
+                     api_name=chosen.name,
+                     int32_on_soc=_int32_on_soc(amap, soc) if role == "functional" else None)
     view_shapes = [{"index": i, "name": a.expr} for d in allocs
                    for n in d.get("data_dependent", ()) for i, a in enumerate(main.args)
                    if a.expr == n]
@@ -1583,6 +1606,51 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                + _other_device_route(schema, functional, role)),
         split=_list_split(chosen, branches, schema, role, host), view_shapes=view_shapes,
         per_element=_per_element(amap, schema))
+
+
+def _int32_on_soc(amap: ArgMap, soc: str | None) -> dict[str, str]:
+    """Torch outputs fed to an aclnn output that takes int32 but, by its doc's per-product
+    restriction (opdb.soc_dtypes), no int64 on `soc`: {torch name: the doc line}.
+    aclnnAdaptiveMaxPool3d's `indicesOut` on A2/A3 ("参数`indicesOut`的数据类型不支持INT64");
+    op-plugin allocates those indices int32 before Ascend950 and returns them so."""
+    from opdb.soc_dtypes import restrictions, soc_dtypes
+    out = {}
+    for m in amap.params:
+        d = m.aclnn.dtypes
+        if m.fw is None or m.aclnn.role != "output" or "int64" not in d or "int32" not in d:
+            continue
+        # a line naming this output only: one for every data tensor (aclnnThresholdBackward
+        # "不支持INT64数据类型") refuses int64 inputs as well, which an int32 output cannot help
+        own = [r for r in restrictions(amap.api.name, soc, m.aclnn.name) if r.param == m.aclnn.name]
+        kept, why = soc_dtypes(amap.api.name, soc, d, m.aclnn.name)
+        if "int64" not in kept and "int32" in kept and own:
+            out[m.fw.name] = own[0].where
+    return out
+
+
+def _scalar_in_list_type(args: list[CallArg], schema: TorchSchema) -> None:
+    """A torch Scalar an API over a tensor list takes as an `aclScalar*` goes as a double
+    when it is integral and the list is floating (`torch._foreach_mul_(params, 2)`), as
+    op-plugin's `adaptToDouble` (utils/custom_functions/opapi/ScalarOpApi.cpp; 13 Foreach
+    adapters at 517f2e7d). torch computes the Scalar in the list's type either way, and the
+    list APIs take for floating lists only floating scalars (ops-nn
+    aclnn_foreach_mul_scalar_v2.cpp CheckDtype: FLOAT32/DOUBLE for a float32 list), so an
+    int64 aclScalar made the call fail. By the schema (a `Tensor[]` and a `Scalar`), not
+    by name. An integral list keeps its Scalar (a floating one is torch's slow route)."""
+    first = next((a.name for a in schema.args if a.kind == "tensor_list"), None)
+    scalars = {a.name for a in schema.args if a.kind == "scalar"}
+    if first is None or not scalars:
+        return
+    for a in args:
+        if a.aclnn_ctype.replace(" ", "") != "constaclScalar*" or a.expr not in scalars:
+            continue
+        var = f"acl_{snake(a.aclnn_name)}"
+        a.prelude = a.prelude + [
+            f"at::Scalar {var} = !{first}.empty() && at::isFloatingType({first}[0].scalar_type()) "
+            f"&& at::isIntegralType({a.expr}.type(), false) ? at::Scalar({a.expr}.toDouble()) "
+            f": {a.expr};  // an integral Scalar as a double for a floating list, as "
+            "op-plugin's adaptToDouble"]
+        a.expr = var
 
 
 # TensorOptions: a factory or `_like` op, whose `dtype` is the allocation's, not a cast

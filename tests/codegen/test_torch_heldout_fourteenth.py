@@ -54,7 +54,7 @@ def test_foreach_norm_routes_lists_to_torch_and_splits_at_24(db):
     assert "if (!at::native::can_use_fast_route({self}, ord) || " in body
     assert "return at::native::foreach_tensor_norm_slow(self, ord, dtype);" in body
     assert "opgen_i += 24" in body
-    assert "EXEC_NPU_CMD(aclnnForeachNorm, opgen_x_part, ord, opgen_out_part);" in body
+    assert "EXEC_NPU_CMD(aclnnForeachNorm, opgen_x_part, acl_scalar, opgen_out_part);" in body
 
 
 def test_foreach_norm_casts_the_list_to_dtype_first(db):

@@ -62,7 +62,7 @@ def test_long_lists_go_in_calls_of_upstreams_size(db):
     assert "at::native::can_use_fast_route({self, other}, alpha)" in fn
     assert "for (size_t opgen_i = 0; opgen_i < self.size(); opgen_i += 16) {" in fn
     assert "const size_t opgen_len = std::min<size_t>(16, self.size() - opgen_i);" in fn
-    assert ("EXEC_NPU_CMD(aclnnForeachSubListV2, opgen_x1_part, opgen_x2_part, alpha, "
+    assert ("EXEC_NPU_CMD(aclnnForeachSubListV2, opgen_x1_part, opgen_x2_part, acl_alpha, "
             "opgen_out_part);") in fn
     inplace = _fn(text, "void _foreach_sub_(")
     assert "opgen_i += 24) {" in inplace

@@ -72,7 +72,7 @@ def test_kind_named_scalar_takes_the_one_torch_scalar(db):
     text = r.files[ADAPTER.format("ForeachAddcdiv")]
     fn = _fn(text, "std::vector<at::Tensor> _foreach_addcdiv(")
     assert "EXEC_NPU_CMD(aclnnForeachAddcdivScalarV2, opgen_x1_part, opgen_x2_part, " \
-           "opgen_x3_part, value, opgen_out_part);" in fn
+           "opgen_x3_part, acl_scalar, opgen_out_part);" in fn
     assert "return at::native::foreach_tensor_addcdiv_scalar_slow(self, tensor1, tensor2, value);" in fn
     assert "opgen_i += 12" in fn
     assert "opgen_i += 16" in _fn(text, "void _foreach_addcdiv_(")

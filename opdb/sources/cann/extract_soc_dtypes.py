@@ -5,7 +5,8 @@ line; no doc text).
 The docs state the restrictions as bullet lines after (or inside) the parameter table:
   - <term>Atlas 推理系列产品</term>、<term>Atlas 训练系列产品</term>：数据类型支持FLOAT、FLOAT16。
   - <term>Atlas 训练系列产品</term>：不支持BFLOAT16数据类型。
-The first form is an allow-list for the products named, the second a deny-list. A doc that
+  - <term>Atlas A2 训练系列产品/...</term>：参数`indicesOut`的数据类型不支持INT64，
+The first form is an allow-list for the products named, the second and third deny-lists. A doc that
 documents several APIs (`aclnnAdd&aclnnInplaceAdd.md`) applies its lines to each of them.
 Which doc belongs to which API comes from `aclnn_apis.jsonl` (`doc_path`, `doc_repo`).
 
@@ -27,6 +28,9 @@ DTYPE = r"[A-Z][A-Z0-9_]*"
 LIST = DTYPE + r"(?:\s*[、，,]\s*" + DTYPE + r")*"  # one separator between names: no backtracking
 ALLOW = re.compile(r"^(?:`?([A-Za-z_][A-Za-z0-9_]*)`?\s*(?:的)?)?数据类型(?:仅)?支持(" + LIST + ")")
 DENY = re.compile(r"^(?:`?([A-Za-z_][A-Za-z0-9_]*)`?\s*(?:的)?)?不支持(" + LIST + r")\s*(?:数据类型|类型)")
+# the same with the parameter first: "参数`indicesOut`的数据类型不支持INT64" (aclnnAdaptiveMaxPool3d),
+# "`indices`数据类型不支持INT64" (aclnnMaxPool3dWithArgmaxBackward)
+DENY_OF = re.compile(r"^(?:参数)?`([A-Za-z_][A-Za-z0-9_]*)`\s*(?:的)?数据类型不支持(" + LIST + ")")
 
 
 def _dtypes(text: str) -> list[str]:
@@ -42,7 +46,7 @@ def restrictions(text: str) -> list[dict]:
             continue
         products = [p.strip() for p in TERM.findall(m.group(1))]
         rest = m.group(2).strip()
-        a, d = ALLOW.match(rest), DENY.match(rest)
+        a, d = ALLOW.match(rest), DENY.match(rest) or DENY_OF.match(rest)
         if a:
             out.append({"line": no, "products": products, "allow": _dtypes(a.group(2)),
                         "param": a.group(1) or None})

@@ -13,7 +13,8 @@ hold on every SoC the API runs on (the adapters take the same N on each chip); t
 per-SoC part of the route is the API's dtypes on the chip (`opdb/soc_dtypes.py`).
 
 For each top-level function of each opapi `.cpp` that assigns `max_tensor_count` (the
-ternary on `is_inplace`, or one value for both; constant names resolved from
+ternary on `is_inplace`, the same choice as an `if (is_inplace) ... else ...`
+statement, or one value for both; constant names resolved from
 ForeachConstants.h or from the file's own `constexpr int`/`size_t`), or that slices a list
 at a constant stride (`list.data() + i * N, N`, one N in place and out of place), every
 aclnn API it runs through `EXEC_NPU_CMD` gets one row; the line recorded is the
@@ -40,6 +41,11 @@ OUT = HERE / "op_plugin_call_limits.jsonl"
 COMMIT = "517f2e7d0f202f38b76310706cb977ca2388ad21"
 CONSTANTS = "op_plugin/utils/custom_functions/opapi/ForeachConstants.h"
 ASSIGN = re.compile(r"size_t\s+max_tensor_count\s*=\s*(?:is_inplace\s*\?\s*(\w+)\s*:\s*(\w+)|(\w+))\s*;")
+# the same choice as a statement (ForeachAbs): `size_t max_tensor_count = 1; if (is_inplace)
+# { max_tensor_count = 48; } else { max_tensor_count = 24; }`; the first value is overwritten
+IFELSE = re.compile(r"size_t\s+max_tensor_count\s*=\s*\w+\s*;\s*if\s*\(\s*is_inplace\s*\)\s*\{?\s*"
+                    r"max_tensor_count\s*=\s*(\w+)\s*;\s*\}?\s*else\s*\{?\s*"
+                    r"max_tensor_count\s*=\s*(\w+)\s*;")
 EXEC = re.compile(r"EXEC_NPU_CMD\(\s*(aclnn\w+)\s*,")
 CONST = re.compile(r"constexpr\s+(?:int|size_t|std::size_t|int64_t|uint64_t)\s+(\w+)\s*=\s*(\d+)\s*;")
 # a slice of a list at a constant stride: `at::TensorList part(list.data() + i * N, N)`
@@ -107,9 +113,12 @@ def rows_of_file(text: str, path: str, consts: dict[str, int], commit: str = COM
     fast = "can_use_fast_route" in text
     for a, b in _functions(text):
         body = text[a:b]
-        m = ASSIGN.search(body)
+        m = IFELSE.search(body) or ASSIGN.search(body)
         if m is not None:
-            inplace, out = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(3))
+            if m.re is IFELSE or m.group(1):
+                inplace, out = m.group(1), m.group(2)
+            else:
+                inplace, out = m.group(3), m.group(3)
         else:
             # no `max_tensor_count`: a stride that is a constant, the same for the
             # slice's length (one limit in place and out of place)
