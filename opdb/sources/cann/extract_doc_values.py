@@ -54,7 +54,9 @@ END = r"(?![A-Za-z0-9_.^~/、])"  # the value ends here (not a fraction or the f
 ALONE = (r"(?!\s*(?:[（(][^）)]*[）)])?\s*(?:[、/|~]|或|和|及|至|到|[,，]\s*-?\d)"
          r"|\s*(?:的|倍|个|次|位))")
 SUBJECT = r"(?:当|若|如果)?\s*(?:该参数|此参数|参数)?(?:值|取值|配置|设置|传入)?"
-NEGATION = r"(?:不|无|未|非|任意|忽略|none\b|None\b|NONE\b|No\b|ACL_DT_UNDEFINED|UNDEFINED)"
+# (not `UNDEFINED`: `28表示UNDEFINED` names one member of an enum of dtypes, and op-plugin
+# passes 0, FLOAT, for aclnnGroupedMatmulSwigluQuantV2's unset `dequant_dtype`)
+NEGATION = r"(?:不|无|未|非|任意|忽略|none\b|None\b|NONE\b|No\b)"
 PATTERNS = [
     # unset: the value stands for "not given / none / no limit / no effect"
     ("unset", re.compile(rf"(?:传入|取值为|值为|设置为|配置为|为|传)?\s*{VALUE}{END}\s*时?\s*[，,]?\s*"
