@@ -22,11 +22,15 @@ from opdb.model import AclnnApi, Param
 from codegen.kinds import aclnn_kind, aclnn_optional
 
 DECISIONS = ("name", "alias", "role", "inplace", "position", "kind", "rule", "default",
-             "unmapped", "synonym", "bounds", "element")
+             "unmapped", "synonym", "bounds", "element", "doc")
 
 # Names that mean the same thing on the two sides, and the values upstream passes for
 # aclnn params with no counterpart: the reviewed table in opdb (with evidence).
 from opdb.arg_rules import ArgRule, load as _load_rules  # noqa: E402
+from opdb.doc_values import DocValue, doc_value  # noqa: E402
+
+# the aclnn kinds a doc value is read for (numbers, bools and dtypes the C API cannot omit)
+DOC_VALUE_KINDS = ("int", "float", "bool", "dtype")
 
 _ALIASES: dict[str, set[str]] = _load_rules().alias_map()
 
@@ -107,6 +111,7 @@ class MappedParam:
     fw_input: FwParam | None = None  # in-place: the input copied into `fw` first
     rule: ArgRule | None = None      # decision `rule`: the reviewed value upstream passes
     needs: tuple[tuple[str, FwParam], ...] = ()  # the rule's {name} -> framework value
+    doc: DocValue | None = None      # decision `doc`: the value the aclnn doc states
 
     @property
     def convert(self) -> bool:
@@ -444,6 +449,18 @@ def reviewed_unset(p: Param, kind: str, api: str = "",
     return None
 
 
+def doc_unset(api_name: str, p: MappedParam) -> DocValue | None:
+    """What the aclnn doc of `api_name` says a required number parameter takes when the
+    optional framework value feeding it is unset: the value that means "not given"
+    (aclnnUniqueConsecutive's `dim` 1000), or the only value it accepts (opdb.doc_values).
+    None when the doc says neither, or for an `...Optional` parameter. Never a stated
+    default: an unset optional means what the framework says (torch's unset attention
+    `scale` is 1/sqrt(d), not the doc's suggested 1.0)."""
+    if aclnn_optional(p.aclnn.name):
+        return None
+    return doc_value(api_name, p.aclnn.name, ("unset", "only"))
+
+
 def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None) -> ArgMap:
     """Map every aclnn param of `api` to a framework value (or a todo default).
     `target` (torch/paddle) enables the reviewed rules that have statements for it."""
@@ -615,11 +632,20 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
                                   target):
             mapped[i] = _decide(api, api.params[i], aclnn_kind(api.params[i].ctype), take(fw),
                                 "bounds", by_name, used, target=target)
-    # pass 5: nothing fits -> typed default
+    # pass 5: nothing fits -> the value the API's doc states for a caller that has none
+    # (the only value it accepts, its stated default, the value that means "not given":
+    # opdb.doc_values), with a review TODO naming the doc; else a typed default
     for i, p in enumerate(api.params):
         if mapped[i] is None:
             kind = aclnn_kind(p.ctype)
             opt = aclnn_optional(p.name)
+            stated = (doc_value(api.name, p.name, ("only", "default", "unset"))
+                      if kind in DOC_VALUE_KINDS and not opt and p.role == "input" else None)
+            if stated is not None:
+                todo = (f"TODO(opgen): aclnn param `{p.name}` ({p.ctype}) has no framework "
+                        f"counterpart; passing {stated.value}, {stated.cite()} -- review")
+                mapped[i] = MappedParam(p, kind, opt, None, "doc", todo, doc=stated)
+                continue
             if opt:
                 todo = (f"TODO(opgen): aclnn param `{p.name}` ({p.ctype}) has no framework "
                         f"counterpart; passing nullptr (optional)")

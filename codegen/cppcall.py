@@ -47,9 +47,13 @@ def abi_type(ctype: str) -> str:
 
 
 def default_arg(p: MappedParam) -> CallArg:
-    """A typed placeholder for an aclnn param no framework value feeds."""
+    """A typed placeholder for an aclnn param no framework value feeds, or the value its
+    aclnn doc states for that case (decision `doc`, opdb.doc_values)."""
     var = local_name(p)
     t = abi_type(p.aclnn.ctype)
+    if p.doc is not None:
+        return CallArg(p.aclnn.name, p.aclnn.ctype, var,
+                       [f"{t} {var} = {p.doc.value};  // {p.doc.cite()}"], p.todo, p.decision)
     if t.endswith("*"):
         init = "nullptr"
     elif p.kind == "dtype":

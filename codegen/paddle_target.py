@@ -220,7 +220,14 @@ class PaddleDialect(Dialect):
                 t = {"int": "int64_t", "float": "double", "bool": "bool"}[k]
                 return self.plain(p, f"{name}.to<{t}>()", "")
             if fw.optional:
-                return self.plain(p, f"({name} ? *{name} : 0)", "")
+                from codegen.argmap import doc_unset
+                stated = doc_unset(self.api_name, p)
+                if stated is None:
+                    return self.plain(p, f"({name} ? *{name} : 0)", "")
+                # the aclnn doc's value for "not given" (opdb.doc_values)
+                arg = self.plain(p, f"({name} ? *{name} : {stated.value})", "")
+                arg.prelude.insert(0, f"// `{name}` absent: {stated.value}, {stated.cite()}")
+                return arg
             return self.plain(p, name, _plain_cpp(fw.cpp_type))
         if k == "scalar" and fk in ("int", "float", "bool"):
             return CallArg(p.aclnn.name, p.aclnn.ctype, var, [f"phi::Scalar {var}({name});"],

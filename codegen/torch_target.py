@@ -13,7 +13,8 @@ from dataclasses import dataclass, field, replace
 
 from opdb.model import AclnnApi, FrameworkOp
 
-from codegen.argmap import ArgMap, FwParam, MappedParam, map_args, norm_param, snake, unused_todo
+from codegen.argmap import (ArgMap, FwParam, MappedParam, doc_unset, map_args, norm_param,
+                            snake, unused_todo)
 from codegen.cppcall import (CallArg, Dialect, abi_type, call_args, fn_pointer_type,
                              local_name, static_asserts)
 from codegen.variants import pick_variant, scalar_swapped_param
@@ -273,10 +274,15 @@ class TorchDialect(Dialect):
                 if fw.optional:
                     from codegen.argmap import reviewed_unset
                     reviewed = reviewed_unset(p.aclnn, k, self.api_name, self.names)
-                    val = f"({name}.has_value() ? {name}->{getter} : {reviewed or 0})"
+                    stated = None if reviewed is not None else doc_unset(self.api_name, p)
+                    val = (f"({name}.has_value() ? {name}->{getter} : "
+                           f"{reviewed or (stated.value if stated else 0)})")
                     arg = self.plain(p, val, "")
+                    if stated is not None:
+                        arg.prelude.insert(0, f"// `{name}` unset: {stated.value}, "
+                                              f"{stated.cite()}")
                     # upstream's value when unset (std/var `correction` 1, ATen's meaning)
-                    return arg.with_todo("") if reviewed is not None else arg
+                    return arg.with_todo("") if reviewed is not None or stated else arg
                 return self.plain(p, f"{name}.{getter}", "")
             if fw.optional:
                 from codegen.argmap import reviewed_unset
@@ -284,6 +290,12 @@ class TorchDialect(Dialect):
                 if reviewed is not None:
                     # upstream's value when unset (divisor_override 0, scales_h -1.0)
                     return self.plain(p, f"{name}.value_or({reviewed})", "").with_todo("")
+                stated = doc_unset(self.api_name, p)
+                if stated is not None:
+                    # the aclnn doc's value for "not given" (UniqueConsecutive's dim 1000)
+                    arg = self.plain(p, f"{name}.value_or({stated.value})", "").with_todo("")
+                    arg.prelude.insert(0, f"// `{name}` unset: {stated.value}, {stated.cite()}")
+                    return arg
                 if k == fk == "float" and name in self.unset_floats:
                     # torch's own meaning of the unset value, probed (op-plugin
                     # LogitKernelNpuOpApi.cpp: eps.value_or(-1), no clamping)
@@ -897,7 +909,7 @@ def _optional_input_branches(api: AclnnApi, versions: list[AclnnApi], amap: ArgM
         same = all(base.get(p.aclnn.name, p.fw.name if p.fw else None)
                    == (p.fw.name if p.fw else None) for p in vmap.params
                    if p.aclnn.name in base)
-        placeholder = any(p.decision == "unmapped" for p in vmap.params)
+        placeholder = any(p.decision in ("unmapped", "doc") for p in vmap.params)
         if took and same and not placeholder and took not in picked:
             picked[took] = (v, vmap)
     branches, consumed = [], set()

@@ -1,8 +1,8 @@
 """The aclnn API docs the CANN extractors read: for each API of `aclnn_apis.jsonl` that names
 a doc (`doc_path`, `doc_repo`), the doc's text at the commit the catalog was taken from (the
 mirror's HEAD for a doc kept in another repository). Each doc is read once, however many
-APIs it documents. Used by extract_soc_dtypes.py and extract_dtype_ties.py, which write their rows with
-`write_rows`; standard library
+APIs it documents. Used by extract_soc_dtypes.py, extract_dtype_ties.py and extract_doc_values.py, which
+write their rows with `write_rows`; standard library
 only.
 """
 from __future__ import annotations
@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Iterator
 
+from opdb.fsio import atomic_write_bytes
 from opdb.git_read import GitError, git_text
 
 HERE = Path(__file__).resolve().parent
@@ -43,7 +44,7 @@ def iter_api_docs(mirror_root: Path) -> Iterator[tuple[dict, str, str, str]]:
 
 def write_rows(rows: list[dict], path: Path) -> None:
     """One JSON record per line, sorted by API and doc line, keys sorted: a rerun on the
-    same mirrors gives the same bytes."""
+    same mirrors gives the same bytes. Written atomically (a failed run leaves the old file)."""
     rows = sorted(rows, key=lambda r: (r["api"], r["source"]["line"]))
-    path.write_text("".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n"
-                            for r in rows))
+    atomic_write_bytes(path, "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n"
+                                     for r in rows).encode("utf-8"))
