@@ -1,0 +1,53 @@
+"""The scoring audit's draw (benchmarks/opgen_audit_draw.py, docs/opgen.md "Scoring audit
+(branch ws/h9audit)"): seeded and deterministic, rows in file order, the committed output
+is what the default seed draws, and bad sizes are a one-line error with exit 2."""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def _module():
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec = importlib.util.spec_from_file_location("opgen_audit_draw",
+                                                      BENCH / "opgen_audit_draw.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+def test_draw_is_seeded_sized_and_in_file_order():
+    mod = _module()
+    rows = mod.draw(2026_11_25, 12, 8)
+    assert rows == mod.draw(2026_11_25, 12, 8)
+    assert rows != mod.draw(2026_11_26, 12, 8)
+    torch = [r for r in rows if r[0] == "torch"]
+    paddle = [r for r in rows if r[0] == "paddle"]
+    assert len(torch) == 12 and len(paddle) == 8
+    for part, pool in ((torch, mod.HELD_OUT_TORCH), (paddle, mod.HELD_OUT_PADDLE)):
+        idx = [i for _, i, _, _ in part]
+        assert idx == sorted(set(idx))
+        assert all(pool[i] == (api, op) for _, i, api, op in part)
+
+
+def test_committed_output_is_the_default_draw(capsys):
+    mod = _module()
+    assert mod.main([]) == 0
+    assert capsys.readouterr().out == (BENCH / "opgen_audit_draw.out").read_text()
+
+
+def test_bad_sample_size_is_one_line_error(capsys):
+    mod = _module()
+    assert mod.main(["--torch", "100000"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("opgen_audit_draw: sample sizes")
+    with pytest.raises(ValueError):
+        mod.draw(1, -1, 0)
