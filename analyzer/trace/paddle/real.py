@@ -562,13 +562,13 @@ def collect_launches(result: Any, setup: bool = False) -> list[Launch]:
                 return
             typ = None
             if kind == "api":
-                ctx = _Ctx(ctx.step, ctx.phase, int(val), ctx.grad_of, ctx.layer,
+                ctx = _Ctx(step[0], ctx.phase, int(val), ctx.grad_of, ctx.layer,
                            ctx.in_grad_node)
             elif kind == "layer":
-                ctx = _Ctx(ctx.step, ctx.phase, ctx.api, ctx.grad_of, val, ctx.in_grad_node)
+                ctx = _Ctx(step[0], ctx.phase, ctx.api, ctx.grad_of, val, ctx.in_grad_node)
                 in_setup[0] = False
             elif kind == "phase":
-                ctx = _Ctx(ctx.step, val, ctx.api, ctx.grad_of, ctx.layer, ctx.in_grad_node)
+                ctx = _Ctx(step[0], val, ctx.api, ctx.grad_of, ctx.layer, ctx.in_grad_node)
         elif name.endswith(_LEAF_SCOPES):
             return
         else:
@@ -583,7 +583,7 @@ def collect_launches(result: Any, setup: bool = False) -> list[Launch]:
             if ctx.phase != "optimizer":
                 ctx = ctx._replace(phase="optimizer")
         elif typ == OPERATOR and _is_grad_name(name):
-            ctx = _Ctx(ctx.step, "backward", -1, _PENDING, ctx.layer, True)
+            ctx = _Ctx(step[0], "backward", -1, _PENDING, ctx.layer, True)
             grad_node = True
             grad_of.append(None)
         elif typ == LAUNCH_T and name.endswith(LAUNCH):
@@ -593,8 +593,10 @@ def collect_launches(result: Any, setup: bool = False) -> list[Launch]:
                                            ctx._replace(step=0, phase=SETUP)))
                 else:
                     in_setup[0] = False
-                    launches.append(Launch(name[: -len(LAUNCH)],
-                                           _Ctx(step[0], *ctx[1:])))
+                    # a context made under a marker carries the step already (shared
+                    # by the launches under it; contexts are never changed in place)
+                    launches.append(Launch(name[: -len(LAUNCH)], ctx if ctx.step == step[0]
+                                           else _Ctx(step[0], *ctx[1:])))
             return
         before = len(launches)
         children = node.children_node
