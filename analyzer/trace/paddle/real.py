@@ -48,7 +48,7 @@ MARK = "opscan|"
 LAUNCH = " kernel launch"
 
 
-@dataclass
+@dataclass(slots=True)
 class ApiCall:
     """One Python-visible Paddle op call seen by a wrapper."""
 
@@ -237,7 +237,15 @@ class Recorder:
             finally:
                 rec._depth -= 1
 
-        functools.update_wrapper(wrapper, fn, assigned=("__name__", "__qualname__", "__doc__"))
+        # what functools.update_wrapper(wrapper, fn, assigned=(name, qualname, doc)) sets,
+        # set directly: ~3 -> ~0.5 us a wrapper, 2,500 op functions wrapped per trace
+        try:
+            wrapper.__name__, wrapper.__qualname__, wrapper.__doc__ = \
+                fn.__name__, fn.__qualname__, fn.__doc__
+        except AttributeError:  # an op function without one of them: set what it has
+            functools.update_wrapper(wrapper, fn,
+                                     assigned=("__name__", "__qualname__", "__doc__"))
+        wrapper.__wrapped__ = fn
         wrapper.__opscan_wrapped__ = fn
         return wrapper
 
