@@ -136,3 +136,35 @@ def test_aliases_are_computed_once_per_kernel_and_owned_by_each_caller():
     assert again == ["cross_entropy", "softmax_with_cross_entropy"] and again is not first
     info = names._aliases.cache_info()
     assert (info.hits, info.misses) == (1, 1)
+
+
+def test_a_grad_node_gets_one_marker_from_its_calls_hooks():
+    """A call with several outputs that need a gradient (batch_norm: 6) gets a hook on each,
+    and Paddle runs them one after another inside the call's grad node: only the first
+    opens a marker (the rest would name the same call again: 171 of MobileNetV3's 366 a
+    step), and the node's kernels are still tied to the call. A second backward marks
+    its nodes anew."""
+    layer = paddle.nn.BatchNorm1D(3)
+    x = paddle.randn([4, 3])
+    rec = real.Recorder(layer)
+    prof = profiler.Profiler(targets=[profiler.ProfilerTarget.CPU], on_trace_ready=lambda p: None)
+    with rec.installed():
+        prof.start()
+        try:
+            rec.enabled = True
+            rec.instant("begin")
+            for _ in range(2):
+                (layer(x) * 2).sum().backward()
+        finally:
+            rec.enabled = False
+            prof.stop()
+    result = prof.profiler_result
+    prof.profiler = None
+    norms = [c for c in rec.calls if c.name == "batch_norm"]
+    assert len(norms) == 2
+    names = _names(result)
+    for bn in norms:
+        assert names.count(f"opscan|grad|{bn.idx}") == 1, names
+    launches = real.collect_launches(result)
+    tied = sorted(la.ctx.grad_of for la in launches if la.kernel == "batch_norm_grad")
+    assert tied == [bn.idx for bn in norms]
