@@ -40,7 +40,7 @@ from typing import Callable
 
 from analyzer.model import SETUP
 
-_NONE, _END = "-", "|"  # a read no traced call produced; the end of a call
+_NONE = "-"  # a read no traced call produced
 
 
 @dataclass(frozen=True)
@@ -129,39 +129,34 @@ def find_repeats(trace) -> StepRepeats | None:
                 writer[t.id] = (s, c.index, pos, key)
             pos += 1
             continue
-        app(base)
-        app(n)
-        app(c.aliases)
-        app(c.cpu_ops)
-        app(len(c.inputs))
+        # one tuple per call, one per tensor in it: the same facts in the same order as
+        # a flat list of them, compared alike, built with fewer calls
+        ins = []
         for t in c.inputs:
             tid = t.id
             lt = local.get(tid)
             if lt is None:
                 lt = local[tid] = len(local)
-            app(lt)
-            app(t.dtype)
-            app(t.shape)
             w = writer.get(tid)
             if w is None:
-                app(_NONE)
+                ins.append((lt, t.dtype, t.shape, _NONE))
             elif w[0] == s:
-                app(w[2])  # a position in the step (an int; the kinds are strings)
+                # a position in the step (an int; the kinds are strings)
+                ins.append((lt, t.dtype, t.shape, w[2]))
             elif w[3][2] == SETUP:
-                app(w[3])
+                ins.append((lt, t.dtype, t.shape, w[3]))
             else:
-                app(w[3])
+                ins.append((lt, t.dtype, t.shape, w[3]))
                 orig.append((w[0], w[1], tid))
                 if w[0] == s - 1:
                     prev_reads.setdefault(s, {}).setdefault(w[1], []).append(t)
+        outs = []
         for t in c.outputs:
             lt = local.get(t.id)
             if lt is None:
                 lt = local[t.id] = len(local)
-            app(lt)
-            app(t.dtype)
-            app(t.shape)
-        app(_END)
+            outs.append((lt, t.dtype, t.shape))
+        app((base, n, c.aliases, c.cpu_ops, tuple(ins), tuple(outs)))
         key = (*base, n)
         for t in c.outputs:
             writer[t.id] = (s, c.index, pos, key)

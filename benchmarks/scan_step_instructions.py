@@ -9,10 +9,14 @@ Modes:
   plain:  `entry.run_step()`, nothing else;
   traced: what a real-mode scan does per further step: the recorder's wrappers and hooks
           and the framework profiler around the step, then that step's profiler tree
-          walked into launches and calls (`collect_launches` + `build_calls`).
+          walked into launches and calls (`collect_launches` + `build_calls`) and the
+          repeated steps found (`find_repeats`), with the heap frozen as the `opscan`
+          program freezes it (`analyzer.trace.heap`: without it every count included
+          young and full collections walking Paddle's million-object heap, which no scan
+          pays).
 Instructions are not time, but two versions of the code compare exactly.
 
-    python benchmarks/scan_step_instructions.py [--models fw:path,...] [--steps N]
+    python benchmarks/scan_step_instructions.py [--models fw:path,...] [--steps N] [--traced-only]
 
 Needs valgrind (apt-get install valgrind). Paddle models only by default: the torch
 tracer's per-step cost is measured by scan_cost.py's torch rows.
@@ -35,6 +39,9 @@ def _child(framework: str, model: str, mode: str, steps: int) -> None:
     sys.path.insert(0, str(ROOT))
     if framework != "paddle":
         raise SystemExit(f"{framework}: only paddle models are measured here")
+    from analyzer.model import Trace
+    from analyzer.step_repeats import find_repeats
+    from analyzer.trace import heap
     from analyzer.trace.entry import load_entry
     from analyzer.trace.paddle import tracer
     from analyzer.trace.paddle.real import Recorder, build_calls, collect_launches
@@ -48,8 +55,9 @@ def _child(framework: str, model: str, mode: str, steps: int) -> None:
             entry.run_step()
         instrument("off")
         return
+    heap.enable()  # as the opscan program does (analyzer.cli.main)
     rec = Recorder(entry.model)
-    with rec.installed():
+    with rec.installed(), heap.frozen_heap():
         prof = tracer._profiler()
         prof.start()
         rec.enabled = True
@@ -63,7 +71,9 @@ def _child(framework: str, model: str, mode: str, steps: int) -> None:
         rec.enabled = False
         prof.stop()
         launches = collect_launches(prof.profiler_result)
-        build_calls(launches, rec)
+        calls, _ = build_calls(launches, rec)
+        find_repeats(Trace(framework=framework, mode="real", model=model, steps=steps + 1,
+                           calls=calls))
         instrument("off")
         tracer._release(prof)
 
@@ -80,6 +90,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=None, help="fw:path,... (default: paddle MobileNetV3)")
     ap.add_argument("--steps", type=int, default=3, help="counted steps per measurement (default 3)")
+    ap.add_argument("--traced-only", action="store_true",
+                    help="count the traced steps only (to compare two versions of the code)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -93,9 +105,13 @@ def main() -> int:
         return 2
     models = MODELS if not args.models else [tuple(m.split(":", 1)) for m in args.models.split(",")]
     for fw, model in models:
-        plain = (count(fw, model, "plain", args.steps) - count(fw, model, "plain", 0)) / args.steps
         traced = (count(fw, model, "traced", args.steps)
                   - count(fw, model, "traced", 0)) / args.steps
+        if args.traced_only:
+            print(f"{Path(model).name:26s} {fw:6s} traced {traced / 1e6:8.2f} M instr/step",
+                  flush=True)
+            continue
+        plain = (count(fw, model, "plain", args.steps) - count(fw, model, "plain", 0)) / args.steps
         print(f"{Path(model).name:26s} {fw:6s} plain {plain / 1e6:8.2f} M instr/step  traced "
               f"{traced / 1e6:8.2f} M instr/step  ratio {traced / plain:.2f}x  "
               f"overhead {(traced - plain) / 1e6:.2f} M", flush=True)

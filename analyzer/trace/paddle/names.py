@@ -91,10 +91,17 @@ def fluid_names(kernel: str) -> tuple[str, ...]:
 
 def aliases_for(kernel: str, *names: str) -> list[str]:
     """Other names of one call: the API/op names given (minus the kernel name itself)
-    and the kernel's fluid op names, sorted."""
+    and the kernel's fluid op names, sorted. A new list each call (callers own it)."""
+    return list(_aliases(kernel, names))
+
+
+@functools.lru_cache(maxsize=4096)
+def _aliases(kernel: str, names: tuple[str, ...]) -> tuple[str, ...]:
+    """`aliases_for`, once per (kernel, names): a traced step asks for every launch's
+    aliases (~700 a MobileNetV3 step) among a few dozen distinct kernels."""
     out = {n for n in names if n and n != kernel}
     out.update(fluid_names(kernel))
-    return sorted(out)
+    return tuple(sorted(out))
 
 
 def is_registered(kernel: str) -> bool:
