@@ -51,3 +51,11 @@ def test_bad_sample_size_is_one_line_error(capsys):
     assert err.count("\n") == 1 and err.startswith("opgen_audit_draw: sample sizes")
     with pytest.raises(ValueError):
         mod.draw(1, -1, 0)
+
+
+def test_rows_appended_later_do_not_change_the_draw(monkeypatch):
+    mod = _module()
+    before = mod.draw(2026_11_25, 12, 8)
+    monkeypatch.setattr(mod, "HELD_OUT_TORCH", list(mod.HELD_OUT_TORCH) + [("aclnnX", "aten::x")] * 40)
+    assert mod.draw(2026_11_25, 12, 8) == before
+    assert mod.main(["--torch-rows", "0"]) == 2
