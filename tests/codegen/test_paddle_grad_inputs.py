@@ -79,3 +79,17 @@ def test_a_forward_kernel_gives_a_gradient_input_no_forward_value():
     m = {p.aclnn.name: p for p in k["argmap"].params}
     assert m["gradOut"].fw is None and m["gradOut"].decision == "unmapped"
     assert m["logProbs"].fw.name == "logits"
+
+
+SWIGLU = _api("aclnnSwiGlu", _t("x"), Param("dim", "int64_t", "input"), _t("out", "output"))
+SWIGLU_OP = _op("swiglu", "void SwiGLUKernel(const Context& dev_ctx, const DenseTensor& x, "
+                          "const paddle::optional<DenseTensor>& y, DenseTensor* z)")
+
+
+def test_swiglu_dim_is_the_last_dim():
+    # a reviewed rule per API (arg_rules.yaml, swiglu_kernel.cc: axis = -1); before, a
+    # placeholder 0 (class 2)
+    for a, o in ((SWIGLU, SWIGLU_OP), (SWIGLU_GRAD, SWIGLU_GRAD_OP)):
+        k = build_paddle_kernel(a, o, framework_dtypes=("float32",))
+        d = _args(k)["dim"]
+        assert d.decision == "rule" and d.prelude[0].startswith("int64_t acl_dim = -1;")
