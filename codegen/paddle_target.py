@@ -876,7 +876,7 @@ def _kernel_rules(api: AclnnApi, fwp: list[FwParam], amap) -> tuple[list[str], l
     `kernel_rules`): outputs it does not write, computed after the call (an optimizer's
     beta powers), and inputs/attributes that change the whole kernel, checked before it
     (`skip_update`). The values a rule handles or reads leave `amap.unused`."""
-    from codegen.argmap import _find
+    from codegen.argmap import _find_first
     from opdb.arg_rules import load
 
     before: list[str] = []
@@ -884,7 +884,9 @@ def _kernel_rules(api: AclnnApi, fwp: list[FwParam], amap) -> tuple[list[str], l
     done: set[str] = set()
     for u in list(amap.unused):
         for rule in load().kernel_rules_for(u.name, api.name):
-            needs = {n: _find(n, fwp) for n in rule.needs}
+            # a need `a|b` is `a`, else `b` (spelled `{a}`): the wheel's swiglu names its
+            # output `z` and its gradient `dz`, PaddleCustomDevice's `out` and `dout`
+            needs = {n.split("|")[0]: _find_first(n, fwp) for n in rule.needs}
             if any(f is None for f in needs.values()):
                 continue
             names = {n: f.name for n, f in needs.items()}
