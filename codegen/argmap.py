@@ -22,7 +22,7 @@ from opdb.model import AclnnApi, Param
 from codegen.kinds import aclnn_kind, aclnn_optional
 
 DECISIONS = ("name", "alias", "role", "inplace", "position", "kind", "rule", "default",
-             "unmapped", "synonym", "bounds", "element", "doc")
+             "unmapped", "synonym", "bounds", "element", "doc", "gradient")
 
 # Names that mean the same thing on the two sides, and the values upstream passes for
 # aclnn params with no counterpart: the reviewed table in opdb (with evidence).
@@ -96,6 +96,9 @@ class FwParam:
     mutable: bool = False
     length: int = 0  # a fixed-size list (torch `int[2]`): its element count
     meaning: str = ""  # another name the value answers to (`.out`'s out1 is `mean`)
+    # an incoming gradient of a grad kernel: the forward output it is the gradient of
+    # (Paddle's backward YAML: swiglu_grad's `dz` is the YAML's `out_grad`, of `out`)
+    grad_of: str = ""
 
 
 @dataclass(frozen=True)
@@ -348,6 +351,38 @@ def _grad_base(name: str) -> str:
     return m.group(1) if m else ""
 
 
+def is_grad_input(p: Param) -> bool:
+    """An aclnn input tensor named as a gradient (`gradOut`, `gradOutput`, `yGrad`,
+    `grad_x`): the incoming gradient of a backward API, never a forward value."""
+    return (p.role == "input" and aclnn_kind(p.ctype) == "tensor"
+            and any(_grad_base(k) for k in name_keys(p.name)))
+
+
+def _gradient_pairs(api: AclnnApi, mapped: list, left: list[FwParam]
+                    ) -> list[tuple[int, FwParam, bool]]:
+    """The aclnn gradient inputs (`is_grad_input`) nothing fed by name, each with the
+    framework's incoming gradient (`FwParam.grad_of`): one on each side is no guess;
+    several pair by the forward output's name (`gradOut` <- the gradient of `out`), the
+    rest in order (a guess: the third item says so)."""
+    want = [i for i, p in enumerate(api.params) if mapped[i] is None and is_grad_input(p)]
+    have = [f for f in left if f.grad_of and not f.is_output and f.kind == "tensor"]
+    if not want or not have:
+        return []
+    if len(want) == 1 and len(have) == 1:
+        return [(want[0], have[0], False)]
+    out, rest = [], []
+    for i in want:
+        bases = {_grad_base(k) for k in name_keys(api.params[i].name)} - {""}
+        f = next((f for f in have if f.grad_of in bases), None)
+        if f is None:
+            rest.append(i)
+        else:
+            out.append((i, f, False))
+            have.remove(f)
+    out += [(i, f, True) for i, f in zip(rest, have)]
+    return out
+
+
 def _grads_alias(wants: set[str], fwns: set[str]) -> bool:
     """Gradients of values that alias: aclnn `gradWeight` is Paddle's `filter_grad` and
     `scale_grad` (conv `filter`, layer_norm `scale` are the `weight`)."""
@@ -555,6 +590,16 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
                 if fw is not None:
                     mapped[i] = _decide(api, p, aclnn_kind(p.ctype), take(fw), "synonym",
                                         by_name, used, target=target)
+    # pass 1d (paddle): an aclnn gradient input (`gradOut`, `yGrad`) takes the kernel's
+    # incoming gradient, which Paddle's backward YAML names (`out_grad`, whatever the
+    # kernel calls it: swiglu_grad's `dz`), never a forward value by position
+    graded = any(f.grad_of for f in fw_params)
+    if target == "paddle" and graded:
+        for i, fw, guess in _gradient_pairs(api, mapped, free()):
+            mapped[i] = _decide(api, api.params[i], "tensor", take(fw),
+                                "position" if guess else "gradient", by_name, used,
+                                target=target)
+    grad_api = any(is_grad_input(p) for p in api.params)
     # pass 2: outputs by role and order (the one output on each side is no guess, nor
     # the one left on each side when the others matched by name: aclnnMaxDim `out` once
     # `indices` took max.dim's indices)
@@ -579,6 +624,10 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
             continue
         kind = aclnn_kind(p.ctype)
         for fw in free():
+            if target == "paddle" and (
+                    (is_grad_input(p) and not fw.grad_of)
+                    or (fw.grad_of and grad_api and not is_grad_input(p))):
+                continue  # a gradient goes where the API takes its gradient, and only there
             if (fw.kind == kind and kind in ("tensor", "tensor_list") and _role_ok(p, fw)
                     and not (p.role == "input" and fw.is_output)):
                 mapped[i] = _decide(api, p, kind, take(fw), "position", by_name, used, target=target)

@@ -6,6 +6,7 @@ phi kernel and one aclnn API (plus its grad kernel when both sides have one).
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 
@@ -61,6 +62,36 @@ def plugin_ctype(ctype: str) -> str:
     return re.sub(r"(?<![\w])(phi::)?TensorBase\b", "DenseTensor", ctype)
 
 
+@functools.lru_cache(maxsize=None)
+def incoming_gradients(kernel: str, inputs: tuple[str, ...]) -> dict[str, str]:
+    """The grad kernel's incoming gradients -> the forward output each is the gradient of.
+    Paddle's backward YAML names them `<output>_grad` (`out_grad`, `loss_grad`, `y_grad`)
+    whatever the kernel calls them (swiglu_grad's `dz`, grid_sample_grad's `out_grid`,
+    group_norm_grad's `d_y`): the kernel's tensor inputs (`inputs`, in order) are the
+    YAML's tensor args in order, when the counts agree. A kernel the YAML does not list
+    as a backward op has none (a forward kernel that calls a backward API, warpctc with
+    aclnnCtcLossBackward, has no incoming gradient to give it)."""
+    from codegen.testspec import _catalog
+    cat = _catalog()
+    ops = [cat.op(n) for n in cat.ops_for_kernel(kernel)]
+    ops = [o for o in ops if o is not None and o.entry == "backward_op" and o.forward]
+    if len(ops) != 1:
+        return {}
+    fwd = cat.op(ops[0].forward)
+    if fwd is None:
+        return {}
+    outs = {o.name for o in fwd.outputs}
+    args = [a.name for a in ops[0].args if a.is_tensor]
+    if len(args) != len(inputs):
+        return {}
+    found = {}
+    for k, y in zip(inputs, args):
+        m = re.fullmatch(r"(\w+)_grad", y)
+        if m and m.group(1) in outs:
+            found[k] = m.group(1)
+    return found
+
+
 def fw_params(op: FrameworkOp) -> list[FwParam]:
     names = {p.name for p in op.params}
     out = []
@@ -76,6 +107,11 @@ def fw_params(op: FrameworkOp) -> list[FwParam]:
             else ""
         out.append(FwParam(p.name, kind, qualify(p.ctype), optional, is_output=is_out or p.role == "output",
                            inplace_of=inplace_of, meaning=meaning))
+    inputs = tuple(f.name for f in out if not f.is_output and f.kind in ("tensor", "tensor_list"))
+    grads = incoming_gradients(op.name, inputs)
+    if grads:
+        out = [dataclasses.replace(f, grad_of=grads[f.name]) if f.name in grads else f
+               for f in out]
     return out
 
 
@@ -847,7 +883,7 @@ def _kernel_rules(api: AclnnApi, fwp: list[FwParam], amap) -> tuple[list[str], l
     `kernel_rules`): outputs it does not write, computed after the call (an optimizer's
     beta powers), and inputs/attributes that change the whole kernel, checked before it
     (`skip_update`). The values a rule handles or reads leave `amap.unused`."""
-    from codegen.argmap import _find
+    from codegen.argmap import _find_first
     from opdb.arg_rules import load
 
     before: list[str] = []
@@ -855,7 +891,9 @@ def _kernel_rules(api: AclnnApi, fwp: list[FwParam], amap) -> tuple[list[str], l
     done: set[str] = set()
     for u in list(amap.unused):
         for rule in load().kernel_rules_for(u.name, api.name):
-            needs = {n: _find(n, fwp) for n in rule.needs}
+            # a need `a|b` is `a`, else `b` (spelled `{a}`): the wheel's swiglu names its
+            # output `z` and its gradient `dz`, PaddleCustomDevice's `out` and `dout`
+            needs = {n.split("|")[0]: _find_first(n, fwp) for n in rule.needs}
             if any(f is None for f in needs.values()):
                 continue
             names = {n: f.name for n, f in needs.items()}

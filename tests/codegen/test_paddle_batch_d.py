@@ -182,7 +182,12 @@ def test_group_norm_grad_maps_d_prefixed_gradients():
     # (gamma/beta); before, gradOut <- bias and rstd <- y by position
     k = build_paddle_kernel(GN_BWD, GN_GRAD_OP, framework_dtypes=("float32",))
     a = _args(k)
-    assert a["gradOut"].expr == "d_y"
+    # a channel-last d_y goes as a channel-first view like x and d_x (the channel_first
+    # entry's `grad`: aclnn `gradOut` normalizes to it; it used to say `grad_out`, so d_y
+    # was read as channel-first while x and d_x were viewed)
+    assert a["gradOut"].expr == "acl_grad_out_nchw" and a["input"].expr == "acl_input_nchw"
+    assert a["gradOut"].prelude[0].startswith("phi::DenseTensor acl_grad_out_nchw(d_y);")
+    assert 'if (data_layout == "NHWC" && acl_grad_out_nchw.dims().size() == 4) {' in a["gradOut"].prelude
     assert a["gradGammaOut"].expr == "d_scale_tensor" and a["gradGammaOut"].decision == "alias"
     assert a["gradBetaOut"].expr == "d_bias_tensor"
     assert a["rstd"].expr == "acl_rstd"
