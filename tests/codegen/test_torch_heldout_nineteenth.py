@@ -1,0 +1,44 @@
+"""Mechanisms found by scoring the nineteenth held-out torch sample (drawn at random,
+`benchmarks/opgen_heldout_draw.py --seed 19 -n 12 --before 202`) against op-plugin
+517f2e7d (docs/opgen.md, "Nineteenth sample"). Nothing keys on an API or op name in code;
+the tests name the upstream adapter."""
+from __future__ import annotations
+
+from codegen.api import prepare
+from tests.codegen.torch_adapter_parts import ADAPTER, function_body as _fn, shipped_db_fixture
+
+db = shipped_db_fixture()
+
+
+def test_a_version_guarded_by_check_aclnn_kernel_available_is_the_main_route():
+    """HardSwishBackwardKernelNpuOpApi.cpp (torch >= 2.8): `check_aclnn_kernel_available(
+    "aclnnHardswishBackwardV2")` picks V2, V1 runs only without it. A checked API that is
+    no version of the guarded one is no route."""
+    from opdb.op_plugin_routes import family_main_routes, main_route
+    api, why = main_route("aten::hardswish_backward")
+    assert api == "aclnnHardswishBackwardV2"
+    assert "HardSwishBackwardKernelNpuOpApi.cpp:34" in why and "check_aclnn_kernel_available" in why
+    assert main_route("aten::hardswish_backward.out") is None  # no op-plugin adapter
+    fam = family_main_routes(["aten::hardswish_backward", "aten::hardswish_backward.out"])
+    assert fam["aten::hardswish_backward.out"][0] == "aclnnHardswishBackwardV2"
+    assert main_route("aten::mul.Tensor") is None
+
+
+def test_hardswish_backward_runs_v2_in_both_members(db):
+    """V1 is 0 only for self < -3, V2 (and torch >= 2.8) for self <= -3 (ops-nn
+    aclnnHardswishBackward.md, aclnnHardswishBackwardV2.md); before, both members called
+    V1, the API asked for."""
+    r = prepare(db, "aclnnHardswishBackward", "torch", op="aten::hardswish_backward")
+    text = r.files[ADAPTER.format("HardswishBackward")]
+    for head in ("at::Tensor hardswish_backward(", "at::Tensor& hardswish_backward_out("):
+        body = _fn(text, head)
+        assert "EXEC_NPU_CMD(aclnnHardswishBackwardV2, grad_output, self, " in body, head
+        assert "EXEC_NPU_CMD(aclnnHardswishBackward, " not in body, head
+
+
+def test_add_keeps_aclnn_add(db):
+    """AddKernelNpuOpApi.cpp also checks aclnnAddV3's kernel, whose `self` is an
+    aclScalar: the fact does not make it add.Tensor's API (no tie with aclnnAdd)."""
+    r = prepare(db, "aclnnAdd", "torch", op="aten::add.Tensor")
+    body = _fn(r.files[ADAPTER.format("Add")], "at::Tensor add(")
+    assert "EXEC_NPU_CMD(aclnnAdd, self, other, " in body
