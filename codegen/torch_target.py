@@ -11,6 +11,7 @@ import functools
 import re
 from dataclasses import dataclass, field, replace
 
+from opdb.doc_values import DocValue
 from opdb.model import AclnnApi, FrameworkOp
 
 from codegen.argmap import (ArgMap, FwParam, MappedParam, doc_unset, map_args, norm_param,
@@ -1417,6 +1418,35 @@ def _data_dependent_allocs(schema: TorchSchema, fwp: list[FwParam],
             "data_dependent": outs}
 
 
+@dataclass(frozen=True)
+class _TorchDefault(DocValue):
+    """torch's default of an argument (`phrase`) of a sibling overload (`where`)."""
+
+    def cite(self) -> str:
+        return f"torch's default of `{self.phrase}` in {self.where}, the op with it"
+
+
+def _sibling_defaults(amap: ArgMap, schema: TorchSchema) -> ArgMap:
+    """An aclnn number no framework value feeds takes torch's default of the same-named
+    argument of the op's sibling overload, the op with that one argument more
+    (`aten::range` is `range.step` at `step=1`: aclnnRange's `step`;
+    `torch_facts.sibling_default`). Other placeholders stay."""
+    from codegen import torch_facts
+    if not schema.name.startswith("aten::"):
+        return amap
+    op = f"{schema.name}{'.' + schema.overload if schema.overload else ''}"
+    params = []
+    for m in amap.params:
+        hit = (torch_facts.sibling_default(op, snake(m.aclnn.name))
+               if m.decision == "unmapped" and m.aclnn.role == "input"
+               and m.kind in ("scalar", "int", "float", "bool") else None)
+        if hit is not None:
+            m = replace(m, decision="doc", todo="", doc=_TorchDefault(
+                "", m.aclnn.name, hit[0], "default", snake(m.aclnn.name), hit[1]))
+        params.append(m)
+    return replace(amap, params=params) if params != amap.params else amap
+
+
 def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                    functional: TorchSchema | None, meta_ok: bool | None, ilistref: bool,
                    acl_op_fallback: bool, soc: str | None = None,
@@ -1472,6 +1502,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         cands = cands or [api]
     chosen = pick_variant(cands, fwp, "torch")
     amap: ArgMap = map_args(chosen, fwp, "torch")
+    amap = _sibling_defaults(amap, schema)
     if alias_local and any(u.name == alias_local for u in amap.unused):
         # the API writes `self` through an output of its own (an `updated...` output fed
         # by `self`, argmap): no alias is passed

@@ -42,3 +42,29 @@ def test_add_keeps_aclnn_add(db):
     r = prepare(db, "aclnnAdd", "torch", op="aten::add.Tensor")
     body = _fn(r.files[ADAPTER.format("Add")], "at::Tensor add(")
     assert "EXEC_NPU_CMD(aclnnAdd, self, other, " in body
+
+
+def test_a_factory_ops_composite_kernel_is_probed_with_device_meta():
+    """`aten::range` has a CompositeExplicitAutograd kernel and no Meta one; probed with
+    no `device` it made a CPU tensor, so the factory rule did not fire."""
+    from codegen import torch_facts
+    assert torch_facts.meta_kernel("aten::range") is True
+
+
+def test_a_sibling_overloads_default_is_read_from_torch():
+    from codegen.torch_facts import sibling_default
+    assert sibling_default("aten::range", "step") == ("1", "aten::range.step")
+    assert sibling_default("aten::range.step", "step") is None  # the op has it
+    assert sibling_default("aten::arange", "step") is None  # arange.start_step adds `start` too
+
+
+def test_range_allocates_its_output_and_passes_step_1(db):
+    """RangeKernelNpuOpApi.cpp: range(start, end, ...) calls range(start, end, 1, ...),
+    sized by its options. Before, `out` was never allocated and `step` was nullptr."""
+    r = prepare(db, "aclnnRange", "torch", op="aten::range")
+    body = _fn(r.files[ADAPTER.format("Range")], "at::Tensor range(")
+    assert "auto meta = at::range(start, end, dtype, layout, at::Device(at::kMeta), pin_memory);" in body
+    assert "at::Tensor out = npu_preparation::apply_tensor_without_format(meta.sizes()" in body
+    assert "at::Scalar acl_step = 1;" in body
+    assert "EXEC_NPU_CMD(aclnnRange, start, end, acl_step, out);" in body
+    assert "TODO(opgen)" not in body
