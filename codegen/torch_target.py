@@ -1027,6 +1027,20 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                      and a.kind == "tensor_list"]
         if list_outs and functional is not None and meta_ok and outs == list_outs[:1]:
             return [_list_out_checks(schema, fwp, functional, outs[0])]
+        ref = opts[: -len(".options()")] if opts.endswith(".options()") else ""
+        if (functional is None or not meta_ok) and len(outs) == 1 and not list_outs \
+                and ref and not ref.endswith(".front()") and ref in tensors_in:
+            # sized as the functional member allocates its output with no meta function
+            # (like `ref`), so an empty `out=` tensor is resized as torch's out convention
+            # asks (op-plugin BatchNormElemtKernelNpuOpApi.cpp: check_tensor(..., out, input))
+            o = outs[0]
+            line = (f"npu_preparation::check_tensor({{{', '.join(tensors_in)}}}, {o}, "
+                    f"{o}.scalar_type(), {ref}.sizes());")
+            return [{"lines": [line], "binding_lines": [],
+                     "todo": f"TODO(opgen): no meta function known for the functional op; `{o}` "
+                             f"is checked and resized to the sizes of `{ref}`, as the functional "
+                             "allocates it; use the op's real output shape",
+                     "note": ""}]
         if functional is None or not meta_ok:
             return [{"lines": [], "binding_lines": [],
                      "todo": "TODO(opgen): no meta function known for the functional op; "
