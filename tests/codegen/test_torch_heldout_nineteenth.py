@@ -80,3 +80,13 @@ def test_an_out_member_with_no_meta_function_is_sized_as_its_functional(db):
     assert ("npu_preparation::check_tensor({input, mean, invstd}, out, out.scalar_type(), "
             "input.sizes());") in body
     assert "apply_tensor_without_format(input)" in _fn(text, "at::Tensor batch_norm_elemt(")
+
+
+def test_linalg_qr_passes_its_mode_string_as_the_apis_code(db):
+    """A reviewed per-API entry (arg_rules.yaml, evidence LinalgQrKernelNpuOpApi.cpp
+    get_mode and aclnnLinalgQr.md): reduced 0, complete 1, r 2. Before, 0 for every mode."""
+    r = prepare(db, "aclnnLinalgQr", "torch", op="aten::linalg_qr")
+    body = _fn(r.files[ADAPTER.format("LinalgQr")], "std::tuple<at::Tensor, at::Tensor> linalg_qr(")
+    assert '{"reduced", 0}, {"complete", 1}, {"r", 2}' in body
+    assert "EXEC_NPU_CMD(aclnnLinalgQr, A, acl_mode, Q, R);" in body
+    assert "int64_t acl_mode = 0;" not in body
