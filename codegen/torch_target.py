@@ -1028,18 +1028,19 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
         if list_outs and functional is not None and meta_ok and outs == list_outs[:1]:
             return [_list_out_checks(schema, fwp, functional, outs[0])]
         ref = opts[: -len(".options()")] if opts.endswith(".options()") else ""
-        if (functional is None or not meta_ok) and len(outs) == 1 and not list_outs \
+        if functional is not None and not meta_ok and len(outs) == 1 and not list_outs \
                 and ref and not ref.endswith(".front()") and ref in tensors_in:
-            # sized as the functional member allocates its output with no meta function
-            # (like `ref`), so an empty `out=` tensor is resized as torch's out convention
-            # asks (op-plugin BatchNormElemtKernelNpuOpApi.cpp: check_tensor(..., out, input))
+            # an empty `out=` tensor (torch's out convention) is sized as the functional
+            # member allocates its output with no meta function, like `ref` (op-plugin
+            # BatchNormElemtKernelNpuOpApi.cpp: check_tensor(..., out, input)); a given
+            # size is left alone, since that allocation is only a guess
             o = outs[0]
-            line = (f"npu_preparation::check_tensor({{{', '.join(tensors_in)}}}, {o}, "
-                    f"{o}.scalar_type(), {ref}.sizes());")
-            return [{"lines": [line], "binding_lines": [],
-                     "todo": f"TODO(opgen): no meta function known for the functional op; `{o}` "
-                             f"is checked and resized to the sizes of `{ref}`, as the functional "
-                             "allocates it; use the op's real output shape",
+            lines = [f"if ({o}.numel() == 0) {{  // sized as the functional allocates it",
+                     f"    {o}.resize_({ref}.sizes());", "}"]
+            return [{"lines": lines, "binding_lines": [],
+                     "todo": f"TODO(opgen): no meta function known for the functional op; an "
+                             f"empty `{o}` is resized to the sizes of `{ref}`, as the "
+                             "functional allocates it; check the op's real output shape",
                      "note": ""}]
         if functional is None or not meta_ok:
             return [{"lines": [], "binding_lines": [],
