@@ -253,6 +253,19 @@ HELD_OUT_TORCH = [
     ("aclnnCdistBackward", "aten::_cdist_backward"),
     ("aclnnInplacePut", "aten::put_"),
     ("aclnnForeachMinimumList", "aten::_foreach_minimum.List"),
+    # nineteenth sample: drawn by benchmarks/opgen_heldout_draw.py --seed 19 -n 12 --before 202
+    ("aclnnUpsampleTrilinear3dBackward", "aten::upsample_trilinear3d_backward"),
+    ("aclnnPdist", "aten::_pdist_forward"),
+    ("aclnnUpsampleTrilinear3d", "aten::upsample_trilinear3d"),
+    ("aclnnOneHot", "aten::one_hot"),
+    ("aclnnForeachLog10", "aten::_foreach_log10"),
+    ("aclnnNLLLoss2d", "aten::nll_loss2d_forward"),
+    ("aclnnForeachCosh", "aten::_foreach_cosh"),
+    ("aclnnRange", "aten::range"),
+    ("aclnnLinalgQr", "aten::linalg_qr"),
+    ("aclnnBatchNormElemt", "aten::batch_norm_elemt"),
+    ("aclnnHardswishBackward", "aten::hardswish_backward"),
+    ("aclnnForeachTanh", "aten::_foreach_tanh"),
 ]
 
 # the held-out paddle sample of docs/opgen.md (not among the 12): (aclnn API, phi kernel)

@@ -320,9 +320,8 @@ def render_context(db, api: AclnnApi, op: FrameworkOp, target: str) -> dict:
                         if m.source.source == "op-plugin" and m.aclnn in names), None)
             if hit is not None:
                 variants["inplace_out_evidence"] = f"op-plugin {hit.source.path}:{hit.source.line}"
-        from opdb.op_plugin_routes import main_route
-        mains = {o.name: hit for o in [op, *(fam or {}).values()]
-                 if (hit := main_route(o.name)) is not None}
+        from opdb.op_plugin_routes import family_main_routes
+        mains = family_main_routes(list(dict.fromkeys(o.name for o in [op, *(fam or {}).values()])))
         if mains:
             variants["main_route"] = mains  # op-plugin's main API, the older one a fallback
         ctx.update(family=fam or None, variants=variants,

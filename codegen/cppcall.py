@@ -51,6 +51,9 @@ def default_arg(p: MappedParam) -> CallArg:
     aclnn doc states for that case (decision `doc`, opdb.doc_values)."""
     var = local_name(p)
     t = abi_type(p.aclnn.ctype)
+    if p.doc is not None and p.kind == "scalar":  # an aclScalar from a number (torch)
+        return CallArg(p.aclnn.name, p.aclnn.ctype, var,
+                       [f"at::Scalar {var} = {p.doc.value};  // {p.doc.cite()}"], p.todo, p.decision)
     if p.doc is not None:
         return CallArg(p.aclnn.name, p.aclnn.ctype, var,
                        [f"{t} {var} = {p.doc.value};  // {p.doc.cite()}"], p.todo, p.decision)

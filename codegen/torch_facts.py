@@ -38,6 +38,39 @@ def _aten_overload(op: str):
         return None
 
 
+@functools.lru_cache(maxsize=None)
+def sibling_default(op: str, arg: str) -> tuple[str, str] | None:
+    """(C++ literal, `aten::name.overload`) of torch's default for `arg`, which `op`
+    (`aten::range`) lacks, in the one other overload of the same name that takes every
+    argument of `op` plus `arg` with a default (`range.step`'s `Scalar step=1`): `op` is
+    that overload at that default. None when torch or `op` is unknown, `op` has `arg`,
+    no overload or more than one fits, or the default is no number or bool."""
+    ov = _aten_overload(op)
+    torch = _torch()
+    if ov is None or torch is None:
+        return None
+    have = {a.name: str(a.type) for a in ov._schema.arguments}
+    if arg in have:
+        return None
+    packet = getattr(torch.ops.aten, op.split("::", 1)[1].partition(".")[0])
+    fits = []
+    for name in packet.overloads():
+        cand = getattr(packet, name)._schema
+        args = {a.name: a for a in cand.arguments}
+        a = args.get(arg)
+        if a is None or a.default_value is None or a.type.kind() not in (
+                "IntType", "FloatType", "BoolType", "NumberType"):
+            continue
+        if set(args) - set(have) != {arg} or any(str(args[n].type) != t
+                                                 for n, t in have.items() if n in args) \
+                or not set(have) <= set(args) or any(x.is_out for x in cand.arguments):
+            continue
+        v = a.default_value
+        lit = ("true" if v else "false") if isinstance(v, bool) else repr(v)
+        fits.append((lit, f"aten::{cand.name.split('::', 1)[-1]}.{cand.overload_name}"))
+    return fits[0] if len(fits) == 1 else None
+
+
 def _has_kernel(op: str, key: str) -> bool | None:
     torch = _torch()
     if torch is None or not op.startswith("aten::"):
@@ -207,8 +240,13 @@ def _probe_on_meta(ov, host: frozenset = frozenset(), host_len: int = 2,
     args = _probe_args(ov, host, host_len, host_device)
     if args is None:
         return False
+    kw = {}
+    if not any(str(a.type) in ("Tensor", "Tensor?", "List[Tensor]")
+               for a in ov._schema.arguments) \
+            and any(a.name == "device" for a in ov._schema.arguments):
+        kw["device"] = "meta"  # a factory op (`range`): its result is made where it is asked
     try:
-        res = ov(*args)
+        res = ov(*args, **kw)
     except Exception:
         return False
     flat = list(res) if isinstance(res, (tuple, list)) else [res]

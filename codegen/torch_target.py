@@ -11,6 +11,7 @@ import functools
 import re
 from dataclasses import dataclass, field, replace
 
+from opdb.doc_values import DocValue
 from opdb.model import AclnnApi, FrameworkOp
 
 from codegen.argmap import (ArgMap, FwParam, MappedParam, doc_unset, map_args, norm_param,
@@ -1026,6 +1027,21 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                      and a.kind == "tensor_list"]
         if list_outs and functional is not None and meta_ok and outs == list_outs[:1]:
             return [_list_out_checks(schema, fwp, functional, outs[0])]
+        ref = opts[: -len(".options()")] if opts.endswith(".options()") else ""
+        if functional is not None and not meta_ok and len(outs) == 1 and not list_outs \
+                and ref and not ref.endswith(".front()") and ref in tensors_in:
+            # an empty `out=` tensor (torch's out convention) is sized as the functional
+            # member allocates its output with no meta function, like `ref` (op-plugin
+            # BatchNormElemtKernelNpuOpApi.cpp: check_tensor(..., out, input)); a given
+            # size is left alone, since that allocation is only a guess
+            o = outs[0]
+            lines = [f"if ({o}.numel() == 0) {{  // sized as the functional allocates it",
+                     f"    {o}.resize_({ref}.sizes());", "}"]
+            return [{"lines": lines, "binding_lines": [],
+                     "todo": f"TODO(opgen): no meta function known for the functional op; an "
+                             f"empty `{o}` is resized to the sizes of `{ref}`, as the "
+                             "functional allocates it; check the op's real output shape",
+                     "note": ""}]
         if functional is None or not meta_ok:
             return [{"lines": [], "binding_lines": [],
                      "todo": "TODO(opgen): no meta function known for the functional op; "
@@ -1417,6 +1433,35 @@ def _data_dependent_allocs(schema: TorchSchema, fwp: list[FwParam],
             "data_dependent": outs}
 
 
+@dataclass(frozen=True)
+class _TorchDefault(DocValue):
+    """torch's default of an argument (`phrase`) of a sibling overload (`where`)."""
+
+    def cite(self) -> str:
+        return f"torch's default of `{self.phrase}` in {self.where}, the op with it"
+
+
+def _sibling_defaults(amap: ArgMap, schema: TorchSchema) -> ArgMap:
+    """An aclnn number no framework value feeds takes torch's default of the same-named
+    argument of the op's sibling overload, the op with that one argument more
+    (`aten::range` is `range.step` at `step=1`: aclnnRange's `step`;
+    `torch_facts.sibling_default`). Other placeholders stay."""
+    from codegen import torch_facts
+    if not schema.name.startswith("aten::"):
+        return amap
+    op = f"{schema.name}{'.' + schema.overload if schema.overload else ''}"
+    params = []
+    for m in amap.params:
+        hit = (torch_facts.sibling_default(op, snake(m.aclnn.name))
+               if m.decision == "unmapped" and m.aclnn.role == "input"
+               and m.kind in ("scalar", "int", "float", "bool") else None)
+        if hit is not None:
+            m = replace(m, decision="doc", todo="", doc=_TorchDefault(
+                "", m.aclnn.name, hit[0], "default", snake(m.aclnn.name), hit[1]))
+        params.append(m)
+    return replace(amap, params=params) if params != amap.params else amap
+
+
 def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                    functional: TorchSchema | None, meta_ok: bool | None, ilistref: bool,
                    acl_op_fallback: bool, soc: str | None = None,
@@ -1472,6 +1517,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         cands = cands or [api]
     chosen = pick_variant(cands, fwp, "torch")
     amap: ArgMap = map_args(chosen, fwp, "torch")
+    amap = _sibling_defaults(amap, schema)
     if alias_local and any(u.name == alias_local for u in amap.unused):
         # the API writes `self` through an output of its own (an `updated...` output fed
         # by `self`, argmap): no alias is passed

@@ -3,13 +3,16 @@ a fallback (`compat` of `opdb/sources/torch/op_plugin_aclnn_map.jsonl`, op-plugi
 517f2e7d): `DO_COMPATIBILITY(aclnnUpsampleBilinear2dBackwardV2,
 op_api::upsample_bilinear2d_backward_old(...))`, where the fallback is a helper of the
 same file (the record's `helpers`) that runs aclnnUpsampleBilinear2dBackward. The guarded
-API is the op's main route; the older one runs only on a CANN without it.
+API is the op's main route; the older one runs only on a CANN without it. So is a newer
+version the adapter runs when `check_aclnn_kernel_available` finds its kernel, the API it
+keeps under DO_COMPATIBILITY being the older one (HardSwishBackwardKernelNpuOpApi.cpp).
 `main_route(op)` gives (API, evidence) or None. Facts only; nothing keyed on a name.
 """
 from __future__ import annotations
 
 import functools
 import json
+import re
 from pathlib import Path
 
 PATH = Path(__file__).resolve().parent / "sources" / "torch" / "op_plugin_aclnn_map.jsonl"
@@ -33,6 +36,43 @@ def _rows() -> dict[str, tuple[str, str]]:
                 out.setdefault(r["op"], (apis[0], f"op-plugin {where}: DO_COMPATIBILITY("
                                                   f"{apis[0]}, {c['fallback']}(...))"))
                 break
+        if r["op"] in out:
+            continue
+        # the other shape: the adapter asks whether a newer version's kernel is there
+        # (`check_aclnn_kernel_available("aclnnHardswishBackwardV2")`) and runs the API
+        # it guards with DO_COMPATIBILITY only when it is not
+        guarded = {a for c in r.get("compat") or () if c.get("macro") == "DO_COMPATIBILITY"
+                   for a in c.get("aclnn") or ()}
+        checked = [a for c in r.get("compat") or ()
+                   if c.get("macro") == "check_aclnn_kernel_available"
+                   for a in c.get("aclnn") or ()
+                   if any(re.fullmatch(re.escape(g) + r"V\d+", a) for g in guarded)]
+        if len(checked) == 1:
+            where = (r.get("op_api_source_lines") or r.get("source_paths") or [""])[-1]
+            out[r["op"]] = (checked[0], f"op-plugin {where}: check_aclnn_kernel_available("
+                                        f"\"{checked[0]}\") before the older API")
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _recorded() -> frozenset[str]:
+    if not PATH.is_file():
+        return frozenset()
+    return frozenset(json.loads(line)["op"] for line in PATH.read_text().splitlines()
+                     if line.strip())
+
+
+def family_main_routes(ops: list[str]) -> dict[str, tuple[str, str]]:
+    """`main_route` of each op of one schema family (functional, `.out`, in-place); a
+    member op-plugin has no adapter for (`hardswish_backward.out`, which upstream leaves
+    unregistered and opgen adds) takes the route of the first member that has one, so
+    that the members it adds compute what the functional does."""
+    out = {o: hit for o in ops if (hit := main_route(o)) is not None}
+    if out:
+        first = next(iter(out.values()))
+        for o in ops:
+            if o not in out and o not in _recorded():
+                out[o] = (first[0], first[1] + f"; {o} has no op-plugin adapter: the family's route")
     return out
 
 

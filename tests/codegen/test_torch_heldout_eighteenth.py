@@ -88,7 +88,7 @@ def test_op_plugins_main_route_is_read_from_its_compat_facts():
     assert api == "aclnnUpsampleBilinear2dBackwardV2"
     assert "UpsampleBilinear2dBackwardKernelNpuOpApi.cpp:77" in why
     assert "op_api::upsample_bilinear2d_backward_old" in why
-    assert main_route("aten::add.Tensor") is None  # its fallbacks are acl_op::add only
+    assert main_route("aten::mul.Tensor") is None  # its fallbacks are acl_op::mul only
 
 
 def test_the_version_upstream_runs_wins_a_tie(db):
