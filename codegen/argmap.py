@@ -284,11 +284,23 @@ def _sole_scalars(api: AclnnApi, mapped: list, left: list[FwParam]) -> list[tupl
             if mapped[i] is None and p.role == "input" and aclnn_kind(p.ctype) == "scalar"
             and not aclnn_optional(p.name)]
     have = [f for f in left if f.kind == "scalar" and not f.is_output]
-    if len(want) != 1 or len(have) != 1:
+    if len(have) != 1:
         return []
-    if sum(1 for p in api.params if aclnn_kind(p.ctype) == "scalar") != 1:
+    if len(want) == 1 and sum(1 for p in api.params if aclnn_kind(p.ctype) == "scalar") == 1:
+        return [(want[0], have[0])]
+    if want or any(aclnn_kind(p.ctype) in ("scalar", "scalar_list") for p in api.params):
         return []
-    return [(want[0], have[0])]
+    # an API that takes no aclScalar at all: the Scalar goes to its one required input
+    # tensor nothing fed, copied to the device in the op's first tensor's dtype, when the
+    # op has no tensor left for it (torch `__rshift__.Scalar`'s `other` is aclnnRightShift's
+    # `shiftBits`: op-plugin __Rshift__KernelNpuOpApi.cpp `copy_scalar_to_device(other,
+    # self.scalar_type(), self.device())`; the `.Tensor` overload feeds it by position)
+    tens = [i for i, p in enumerate(api.params)
+            if mapped[i] is None and p.role == "input" and aclnn_kind(p.ctype) == "tensor"
+            and not aclnn_optional(p.name)]
+    if len(tens) != 1 or any(f.kind == "tensor" and not f.is_output for f in left):
+        return []
+    return [(tens[0], have[0])]
 
 
 def _kind_ok(aclnn_kind_: str, fw_kind: str) -> bool:
@@ -615,7 +627,8 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
     if target == "torch":
         read = {f.name for m in mapped if m is not None for _, f in m.needs}
         for i, fw in _sole_scalars(api, mapped, [f for f in free() if f.name not in read]):
-            mapped[i] = _decide(api, api.params[i], "scalar", take(fw), "sole-scalar",
+            mapped[i] = _decide(api, api.params[i], aclnn_kind(api.params[i].ctype), take(fw),
+                                "sole-scalar",
                                 by_name, used, target=target)
     # pass 4b (paddle): required numbers left unmatched, paired with the kernel's
     # leftover number attributes when both sides have the same count (see

@@ -345,6 +345,8 @@ class TorchDialect(Dialect):
                            [f"at::Tensor {var} = npu_preparation::copy_scalar_to_device("
                             f"{val}, {ref}.scalar_type(), {ref}.device());"],
                            _todo(p, "optional value: unset is 0") if fw.optional else
+                           _without_note(p.todo, f"converted {fk} -> {k}")
+                           if p.decision == "sole-scalar" else  # the pairing's review note stays
                            (p.todo if "converted" not in p.todo else ""), p.decision)
         # kinds with no op-plugin conversion (float lists, ...): typed placeholder
         from codegen.cppcall import default_arg

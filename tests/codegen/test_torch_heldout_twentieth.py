@@ -1,0 +1,29 @@
+"""Mechanisms found by scoring the twentieth held-out torch sample (drawn at random,
+`benchmarks/opgen_heldout_draw.py --seed 20 -n 12 --before 214`) against op-plugin
+517f2e7d (docs/opgen.md, "Twentieth sample"). Nothing keys on an API or op name in code
+except the reviewed per-API table entries the tests name; the tests name the upstream
+adapter."""
+from __future__ import annotations
+
+from codegen.api import prepare
+from tests.codegen.torch_adapter_parts import ADAPTER, function_body as _fn, shipped_db_fixture
+
+db = shipped_db_fixture()
+
+
+def test_a_scalar_goes_to_the_one_unfed_tensor_of_an_api_without_aclscalar(db):
+    """op-plugin __Rshift__KernelNpuOpApi.cpp: `__rshift__(self, Scalar other)` passes
+    `copy_scalar_to_device(other, self.scalar_type(), self.device())` as aclnnRightShift's
+    `shiftBits`. Before, `other` was dropped and `shiftBits` got nullptr (every call
+    failed the API's null check). The pairing is by kind, so it keeps a review TODO."""
+    r = prepare(db, "aclnnRightShift", "torch", op="aten::__rshift__.Scalar")
+    body = _fn(r.files[ADAPTER.format("Rshift")], "at::Tensor __rshift__(")
+    assert ("at::Tensor acl_shift_bits = npu_preparation::copy_scalar_to_device(other, "
+            "self.scalar_type(), self.device());") in body
+    assert "EXEC_NPU_CMD(aclnnRightShift, self, acl_shift_bits, out);" in body
+    assert "nullptr" not in body
+    assert "matched as the only Scalar on each side" in body
+    # the Tensor overload still feeds `shiftBits` with `other` itself
+    r = prepare(db, "aclnnRightShift", "torch", op="aten::__rshift__.Tensor")
+    body = _fn(r.files[ADAPTER.format("Rshift")], "at::Tensor __rshift__(")
+    assert "copy_scalar_to_device(other," not in body and "nullptr" not in body
