@@ -27,3 +27,20 @@ def test_a_scalar_goes_to_the_one_unfed_tensor_of_an_api_without_aclscalar(db):
     r = prepare(db, "aclnnRightShift", "torch", op="aten::__rshift__.Tensor")
     body = _fn(r.files[ADAPTER.format("Rshift")], "at::Tensor __rshift__(")
     assert "copy_scalar_to_device(other," not in body and "nullptr" not in body
+
+
+def test_a_python_inplace_operator_is_the_inplace_member_of_its_family(db):
+    """op-plugin __iRshift__KernelNpuOpApi.cpp: `__irshift__(Tensor(a!) self, Scalar)`
+    runs aclnnRightShift with out = self. Before, `__irshift__` (its base ends in `__`)
+    was taken for a functional op: aclnn `out` got nullptr and no family was found."""
+    from codegen.torch_target import schema_of, schema_role
+    r = prepare(db, "aclnnRightShift", "torch", op="aten::__irshift__.Scalar")
+    text = r.files[ADAPTER.format("Irshift")]
+    body = _fn(text, "at::Tensor& __irshift__(")
+    assert "at::Tensor& out = self;" in body
+    assert "EXEC_NPU_CMD(aclnnRightShift, self, acl_shift_bits, out);" in body
+    assert "nullptr" not in body and "return self;" in body
+    assert "at::Tensor __rshift__(const at::Tensor& self, const at::Scalar& other)" in text
+    # `__rshift__` itself stays functional
+    assert schema_role(schema_of(db.framework_op("torch", "aten::__rshift__.Scalar"))) \
+        == "functional"
