@@ -44,3 +44,14 @@ def test_a_python_inplace_operator_is_the_inplace_member_of_its_family(db):
     # `__rshift__` itself stays functional
     assert schema_role(schema_of(db.framework_op("torch", "aten::__rshift__.Scalar"))) \
         == "functional"
+
+
+def test_masked_softmax_scales_by_one_reviewed_entry(db):
+    """A reviewed per-API entry (arg_rules.yaml, evidence MaskedSoftMaxKernelNpuOpApi.cpp:
+    `double scale = 1.0; bool fixed_triu_mask = false`). Before, `scale` was the
+    placeholder 0.0: every score multiplied by 0, a uniform softmax."""
+    r = prepare(db, "aclnnScaledMaskedSoftmax", "torch", op="aten::_masked_softmax")
+    body = _fn(r.files[ADAPTER.format("MaskedSoftmax")], "at::Tensor _masked_softmax(")
+    assert "double acl_scale = 1.0;" in body
+    assert "bool acl_fixed_triu_mask = false;" in body
+    assert "placeholder" not in body
