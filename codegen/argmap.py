@@ -208,6 +208,35 @@ def _qualified_pairs(api: AclnnApi, mapped: list, left: list[FwParam]
     return out
 
 
+def _axis_pairs(api: AclnnApi, mapped: list, left: list[FwParam]
+                ) -> list[tuple[int, FwParam]]:
+    """Unfed aclnn float inputs named a word plus one axis letter (`scaleL`, `scalesW`)
+    and unused framework floats named that word, or it up to a plural `s` (torch
+    `upsample_nearest1d`'s `scales` is aclnnUpsampleNearest1dV2's `scaleL`, as op-plugin
+    UpsampleNearest1dKernelNpuOpApi.cpp passes it), where the API has one such axis
+    param of the word (a 1-d op; a 2-d op's `scalesH`/`scalesW` answer to torch's
+    `scales_h`/`scales_w` by name) and each side has exactly one partner. Torch only."""
+    cands = {}
+    words: dict[str, int] = {}
+    for p in api.params:
+        m = re.fullmatch(r"([a-z]+)_[dhwl]", norm_param(p.name))
+        if m and aclnn_kind(p.ctype) == "float":
+            words[m.group(1)] = words.get(m.group(1), 0) + 1
+    for i, p in enumerate(api.params):
+        m = re.fullmatch(r"([a-z]+)_[dhwl]", norm_param(p.name))
+        if mapped[i] is not None or p.role != "input" or aclnn_kind(p.ctype) != "float" \
+                or m is None or words[m.group(1)] != 1:
+            continue
+        stem = m.group(1).removesuffix("s")
+        cands[i] = [f for f in left if not f.is_output and f.kind == "float"
+                    and snake(f.name) in (stem, stem + "s")]
+    out = []
+    for i, fws in cands.items():
+        if len(fws) == 1 and sum(1 for other in cands.values() if fws[0] in other) == 1:
+            out.append((i, fws[0]))
+    return out
+
+
 def _updated_outputs(api: AclnnApi) -> dict[int, int]:
     """aclnn outputs named `updated` + the name's last words of one input (aclnnAmpUpdateScale
     `updatedScale` / `currentScale`, `updatedGrowthTracker` / `growthTracker`): the new
@@ -544,6 +573,11 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
         for i, fw in _qualified_pairs(api, mapped, free()):
             mapped[i] = _decide(api, api.params[i], aclnn_kind(api.params[i].ctype), take(fw),
                                 "qualified", by_name, used, target=target)
+    # pass 1e (torch): a word plus one axis letter (`scaleL`) is the word (`scales`)
+    if target == "torch":
+        for i, fw in _axis_pairs(api, mapped, free()):
+            mapped[i] = _decide(api, api.params[i], "float", take(fw), "axis", by_name, used,
+                                target=target)
     # an `updated...` output is the new value of its input: fed, after the inputs, by
     # the framework value the op writes in place (passes 2 and 3 leave it)
     follows = _updated_outputs(api) if target == "torch" else {}

@@ -55,3 +55,21 @@ def test_masked_softmax_scales_by_one_reviewed_entry(db):
     assert "double acl_scale = 1.0;" in body
     assert "bool acl_fixed_triu_mask = false;" in body
     assert "placeholder" not in body
+
+
+def test_a_word_with_an_axis_letter_is_the_word_and_picks_the_main_route(db):
+    """op-plugin UpsampleNearest1dKernelNpuOpApi.cpp: the main route is
+    aclnnUpsampleNearest1dV2(self, output_size, (float) scales.value_or(-1.0), out), V1
+    (no scales) only its DO_COMPATIBILITY fallback. Before, V2's `scaleL` matched nothing,
+    so V1 fitted better and `interpolate(scale_factor=s)` lost its scale. An unset scale
+    is 0.0: ops-cv aclnn_upsample_nearest_1d_v2.cpp and the tiling read any scale <= 0
+    as unset (`scaleL > 0`, ComputeScaleValue `scale > ZERO_FLOAT`), as -1."""
+    from codegen.argmap import FwParam, _axis_pairs
+    r = prepare(db, "aclnnUpsampleNearest1d", "torch", op="aten::upsample_nearest1d")
+    body = _fn(r.files[ADAPTER.format("UpsampleNearest1d")], "at::Tensor upsample_nearest1d(")
+    assert "float acl_scale_l = static_cast<float>(scales.value_or(0.0));" in body
+    assert "EXEC_NPU_CMD(aclnnUpsampleNearest1dV2, self, output_size, acl_scale_l, out);" in body
+    # two axis params of one word (a 2-d op) pair with nothing by this rule
+    api = db.aclnn_api("aclnnUpsampleBilinear2dBackwardV2")
+    f = FwParam("scales", "float", "c10::optional<double>", optional=True)
+    assert _axis_pairs(api, [None] * len(api.params), [f]) == []
