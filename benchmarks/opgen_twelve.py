@@ -266,6 +266,20 @@ HELD_OUT_TORCH = [
     ("aclnnBatchNormElemt", "aten::batch_norm_elemt"),
     ("aclnnHardswishBackward", "aten::hardswish_backward"),
     ("aclnnForeachTanh", "aten::_foreach_tanh"),
+    # twentieth sample: drawn by benchmarks/opgen_heldout_draw.py --seed 20 -n 12 --before 214
+    # (docs/opgen.md; the nineteenth's 12 rows come before these)
+    ("aclnnForeachReciprocal", "aten::_foreach_reciprocal"),
+    ("aclnnLog", "aten::log"),
+    ("aclnnLogicalOr", "aten::logical_or"),
+    ("aclnnRightShift", "aten::__rshift__.Scalar"),
+    ("aclnnUpsampleNearest1d", "aten::upsample_nearest1d"),
+    ("aclnnScaledMaskedSoftmax", "aten::_masked_softmax"),
+    ("aclnnUpsampleNearest1dBackward", "aten::upsample_nearest1d_backward"),
+    ("aclnnForeachLerpScalar", "aten::_foreach_lerp.Scalar"),
+    ("aclnnRightShift", "aten::__irshift__.Scalar"),
+    ("aclnnEmbeddingBag", "aten::_embedding_bag"),
+    ("aclnnHistc", "aten::histc"),
+    ("aclnnComplex", "aten::complex"),
 ]
 
 # the held-out paddle sample of docs/opgen.md (not among the 12): (aclnn API, phi kernel)

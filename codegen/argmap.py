@@ -211,6 +211,35 @@ def _qualified_pairs(api: AclnnApi, mapped: list, left: list[FwParam]
     return out
 
 
+def _axis_pairs(api: AclnnApi, mapped: list, left: list[FwParam]
+                ) -> list[tuple[int, FwParam]]:
+    """Unfed aclnn float inputs named a word plus one axis letter (`scaleL`, `scalesW`)
+    and unused framework floats named that word, or it up to a plural `s` (torch
+    `upsample_nearest1d`'s `scales` is aclnnUpsampleNearest1dV2's `scaleL`, as op-plugin
+    UpsampleNearest1dKernelNpuOpApi.cpp passes it), where the API has one such axis
+    param of the word (a 1-d op; a 2-d op's `scalesH`/`scalesW` answer to torch's
+    `scales_h`/`scales_w` by name) and each side has exactly one partner. Torch only."""
+    cands = {}
+    words: dict[str, int] = {}
+    for p in api.params:
+        m = re.fullmatch(r"([a-z]+)_[dhwl]", norm_param(p.name))
+        if m and aclnn_kind(p.ctype) == "float":
+            words[m.group(1)] = words.get(m.group(1), 0) + 1
+    for i, p in enumerate(api.params):
+        m = re.fullmatch(r"([a-z]+)_[dhwl]", norm_param(p.name))
+        if mapped[i] is not None or p.role != "input" or aclnn_kind(p.ctype) != "float" \
+                or m is None or words[m.group(1)] != 1:
+            continue
+        stem = m.group(1).removesuffix("s")
+        cands[i] = [f for f in left if not f.is_output and f.kind == "float"
+                    and snake(f.name) in (stem, stem + "s")]
+    out = []
+    for i, fws in cands.items():
+        if len(fws) == 1 and sum(1 for other in cands.values() if fws[0] in other) == 1:
+            out.append((i, fws[0]))
+    return out
+
+
 def _updated_outputs(api: AclnnApi) -> dict[int, int]:
     """aclnn outputs named `updated` + the name's last words of one input (aclnnAmpUpdateScale
     `updatedScale` / `currentScale`, `updatedGrowthTracker` / `growthTracker`): the new
@@ -287,11 +316,23 @@ def _sole_scalars(api: AclnnApi, mapped: list, left: list[FwParam]) -> list[tupl
             if mapped[i] is None and p.role == "input" and aclnn_kind(p.ctype) == "scalar"
             and not aclnn_optional(p.name)]
     have = [f for f in left if f.kind == "scalar" and not f.is_output]
-    if len(want) != 1 or len(have) != 1:
+    if len(have) != 1:
         return []
-    if sum(1 for p in api.params if aclnn_kind(p.ctype) == "scalar") != 1:
+    if len(want) == 1 and sum(1 for p in api.params if aclnn_kind(p.ctype) == "scalar") == 1:
+        return [(want[0], have[0])]
+    if want or any(aclnn_kind(p.ctype) in ("scalar", "scalar_list") for p in api.params):
         return []
-    return [(want[0], have[0])]
+    # an API that takes no aclScalar at all: the Scalar goes to its one required input
+    # tensor nothing fed, copied to the device in the op's first tensor's dtype, when the
+    # op has no tensor left for it (torch `__rshift__.Scalar`'s `other` is aclnnRightShift's
+    # `shiftBits`: op-plugin __Rshift__KernelNpuOpApi.cpp `copy_scalar_to_device(other,
+    # self.scalar_type(), self.device())`; the `.Tensor` overload feeds it by position)
+    tens = [i for i, p in enumerate(api.params)
+            if mapped[i] is None and p.role == "input" and aclnn_kind(p.ctype) == "tensor"
+            and not aclnn_optional(p.name)]
+    if len(tens) != 1 or any(f.kind == "tensor" and not f.is_output for f in left):
+        return []
+    return [(tens[0], have[0])]
 
 
 def _kind_ok(aclnn_kind_: str, fw_kind: str) -> bool:
@@ -567,6 +608,11 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
         for i, fw in _qualified_pairs(api, mapped, free()):
             mapped[i] = _decide(api, api.params[i], aclnn_kind(api.params[i].ctype), take(fw),
                                 "qualified", by_name, used, target=target)
+    # pass 1e (torch): a word plus one axis letter (`scaleL`) is the word (`scales`)
+    if target == "torch":
+        for i, fw in _axis_pairs(api, mapped, free()):
+            mapped[i] = _decide(api, api.params[i], "float", take(fw), "axis", by_name, used,
+                                target=target)
     # an `updated...` output is the new value of its input: fed, after the inputs, by
     # the framework value the op writes in place (passes 2 and 3 leave it)
     follows = _updated_outputs(api) if target == "torch" else {}
@@ -664,7 +710,8 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
     if target == "torch":
         read = {f.name for m in mapped if m is not None for _, f in m.needs}
         for i, fw in _sole_scalars(api, mapped, [f for f in free() if f.name not in read]):
-            mapped[i] = _decide(api, api.params[i], "scalar", take(fw), "sole-scalar",
+            mapped[i] = _decide(api, api.params[i], aclnn_kind(api.params[i].ctype), take(fw),
+                                "sole-scalar",
                                 by_name, used, target=target)
     # pass 4b (paddle): required numbers left unmatched, paired with the kernel's
     # leftover number attributes when both sides have the same count (see

@@ -346,6 +346,8 @@ class TorchDialect(Dialect):
                            [f"at::Tensor {var} = npu_preparation::copy_scalar_to_device("
                             f"{val}, {ref}.scalar_type(), {ref}.device());"],
                            _todo(p, "optional value: unset is 0") if fw.optional else
+                           _without_note(p.todo, f"converted {fk} -> {k}")
+                           if p.decision == "sole-scalar" else  # the pairing's review note stays
                            (p.todo if "converted" not in p.todo else ""), p.decision)
         # kinds with no op-plugin conversion (float lists, ...): typed placeholder
         from codegen.cppcall import default_arg
@@ -473,7 +475,27 @@ def schema_role(schema: TorchSchema) -> str:
         return "out"
     if schema.base.endswith("_") and not schema.base.endswith("__"):
         return "inplace"
+    if _DUNDER_INPLACE.fullmatch(schema.base) and schema.args and schema.args[0].mutable:
+        return "inplace"  # Python's in-place operators: `__irshift__(Tensor(a!) self, ...)`
     return "functional"
+
+
+# ATen's in-place Python operators (`__iand__`, `__irshift__`, ...): `__i` + the name of
+# the functional operator (`__and__`, `__rshift__`) + `__`
+_DUNDER_INPLACE = re.compile(r"__i([a-z]+)__")
+
+
+def _functional_base(schema: TorchSchema) -> str:
+    """The functional member's base name of an in-place `schema` (`add_` -> add,
+    `__irshift__` -> __rshift__)."""
+    m = _DUNDER_INPLACE.fullmatch(schema.base)
+    return f"__{m.group(1)}__" if m else schema.base[:-1]
+
+
+def _inplace_base(base: str) -> str:
+    """The in-place member's base name of a functional base (`add` -> add_,
+    `__rshift__` -> __irshift__)."""
+    return f"__i{base[2:]}" if base.startswith("__") and base.endswith("__") else base + "_"
 
 
 def _plain_args(schema: TorchSchema) -> list[tuple[str, str]]:
@@ -489,7 +511,7 @@ def family_names(schema: TorchSchema) -> dict[str, list[str]]:
     base = schema.base
     ov = schema.overload
     if role == "inplace":
-        base = base[:-1]
+        base = _functional_base(schema)
     if role == "out":
         fovs = [""] if ov == "out" else [ov[:-4]] if ov.endswith("_out") else [ov]
     else:
@@ -498,7 +520,7 @@ def family_names(schema: TorchSchema) -> dict[str, list[str]]:
     for fov in fovs:
         dot = f".{fov}" if fov else ""
         names["functional"].append(f"{ns}::{base}{dot}")
-        names["inplace"].append(f"{ns}::{base}_{dot}")
+        names["inplace"].append(f"{ns}::{_inplace_base(base)}{dot}")
         names["out"] += [f"{ns}::{base}.{fov}_out" if fov else f"{ns}::{base}.out",
                          f"{ns}::{base}.out"]
         # `dim_IntList` -> `IntList_out`: torchgen drops the leading word of some overloads
@@ -535,9 +557,9 @@ def schema_family(db, op: FrameworkOp) -> dict[str, FrameworkOp]:
         # `sort.values`, `silu_backward.grad_input`, `nll_loss_forward.output` are the
         # out variants of `topk`, `sort`, ... (NativeFunctionsGroup.from_dict keys on
         # FunctionSchema.signature()). So every overload of the base name is a candidate.
-        base = schema.base[:-1] if schema_role(schema) == "inplace" else schema.base
+        base = _functional_base(schema) if schema_role(schema) == "inplace" else schema.base
         ns = schema.name.split("::")[0]
-        for cand in _overloads(db, f"{ns}::{base}") + _overloads(db, f"{ns}::{base}_"):
+        for cand in _overloads(db, f"{ns}::{base}") + _overloads(db, f"{ns}::{_inplace_base(base)}"):
             try:
                 cs = schema_of(cand)
             except Exception:
