@@ -85,6 +85,30 @@ static bool C(const aclTensor* x) {
         (["ascend950"], ["INT32", "INT64"])]
 
 
+def test_a_list_returned_in_a_switch_case_is_unknown():
+    """ops-nn aclnn_ascend_anti_quant.cpp returns its lists from `switch (npuArch) { case
+    NpuArch::DAV_2201: {...} }`; cases are not read, so no chip may take another's list."""
+    src = """static const std::initializer_list<op::DataType> A = {op::DataType::DT_INT8};
+static const std::initializer_list<op::DataType> B = {op::DataType::DT_INT8, op::DataType::DT_INT4};
+static const std::initializer_list<DataType>& L()
+{
+    if (Ops::NN::AclnnUtil::IsRegbase()) {
+        return B;
+    }
+    switch (GetCurrentPlatformInfo().GetCurNpuArch()) {
+        case NpuArch::DAV_2201: {
+            return A;
+        }
+        default: {
+            return A;
+        }
+    }
+}
+static bool C(const aclTensor* x) { OP_CHECK_DTYPE_NOT_SUPPORT(x, L(), return false); }
+"""
+    assert ex.restrictions(src, {"x"}) == []
+
+
 def test_the_cpp_fact_applies_where_the_doc_is_silent():
     from opdb.soc_dtypes import soc_dtypes
     kept, why = soc_dtypes("aclnnMaxPool3dWithArgmax", "ascend910b", ["int32", "int64"], "indices")

@@ -146,7 +146,7 @@ class File:
                 out += self._chain(len(head) - 4)
                 continue
             if not head.endswith(")"):
-                if head.endswith("do") or head.endswith("=") or head.endswith("return"):
+                if head.endswith(("do", "=", "return", ":")):  # a `case X: {` block too
                     return None
                 break  # extern "C", a namespace: outside any function
             p = _paren_back(head, len(head) - 1)
