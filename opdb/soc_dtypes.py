@@ -2,6 +2,10 @@
 extracted from the ops repositories' docs by `extract_soc_dtypes.py`): the docs list one
 dtype union per parameter and then restrict it per product ("Atlas 训练系列产品：数据类型支持
 FLOAT、FLOAT16", "不支持BFLOAT16数据类型"). `soc_dtypes(api, soc, dtypes)` applies them.
+
+Where a doc is silent on a parameter on a chip, the API's own C++ check is taken
+(`aclnn_op_api_dtypes.jsonl`, `extract_op_api_dtypes.py`: a dtype list chosen by the chip,
+aclnnMaxPool3dWithArgmax's INT32-only `indices` off regbase).
 """
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from opdb.dtypes import normalize_dtype
 from opdb.soc import product_socs, resolve_soc
 
 PATH = Path(__file__).resolve().parent / "sources" / "cann" / "aclnn_soc_dtypes.jsonl"
+CODE_PATH = PATH.with_name("aclnn_op_api_dtypes.jsonl")
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,16 @@ def _load() -> dict[str, tuple[SocRestriction, ...]]:
         out.setdefault(r["api"], []).append(SocRestriction(
             r["api"], socs, allow, deny, r.get("param"),
             f"{src['repo']} {src['path']}:{src['line']}"))
+    # the op_api's own checks, on the chips where no doc line names the parameter
+    for line in (CODE_PATH.read_text().splitlines() if CODE_PATH.is_file() else ()):
+        r = json.loads(line)
+        named = {s for d in out.get(r["api"], ()) if d.param == r["param"] for s in d.socs}
+        socs = frozenset(r["socs"]) - named
+        if socs:
+            src = r["source"]
+            out.setdefault(r["api"], []).append(SocRestriction(
+                r["api"], socs, tuple(normalize_dtype(d) for d in r["allow"]), (), r["param"],
+                f"{src['repo']} {src['path']}:{src['line']}"))
     return {k: tuple(v) for k, v in out.items()}
 
 
