@@ -15,7 +15,10 @@ writing in analyzer/align/stats_worker.py) its CPU time too (/proc/PID/schedstat
 cpu"); `--writer both` alternates an in-process block (OPSCAN_ALIGN_WORKER=0: statistics
 and encoding in this process, files on a writer thread) and a worker block in every round.
 Each row also says how many of the machine's cores sat idle during it (/proc/stat): the
-worker shortens the step only where a core is free.
+worker shortens the step only where a core is free. "tail": the wait at each block's end
+for the writer's last step(s) (the worker's, or the writer thread's), per step of the
+block: part of the wall ratio, which a dump of N steps pays once at its end rather than
+once per `--block` steps; the ratio without it is printed beside it.
 An undumped step is the bare step, outside the dump's step context (its dropout
 interception is part of the dump's cost). Ratio = median dumped step / median undumped step; the fastest-block ratio is printed too.
 Criterion (issue 15): <= 1.5x and <= 2 KB per module call (forward + backward record +
@@ -166,15 +169,18 @@ def measure(framework: str, model: str, work: Path, rounds: int, block: int, dev
                         d = rec.end_step()  # one host conversion of the step's statistics
                         last = writer.submit(d)
                         step += 1
+                    t_tail = time.perf_counter()
                     if kind == "worker":
                         writer.drain()  # the block ends when its last step is written
                     else:
                         writer.close()
+                    t_tail = time.perf_counter() - t_tail
                 with _Clock() as h2:
                     rec.remove()
                 rec.defer_to(None)
                 if r >= 0:
-                    dumped[kind].append((c.wall / block, c.cpu / block, (c.cpu + c.other) / block))
+                    dumped[kind].append((c.wall / block, c.cpu / block, (c.cpu + c.other) / block,
+                                         t_tail / block))
                     hooks.append(h1.wall + h2.wall)
             calls = sum(1 for k in d.data if k.startswith("Module.") and ".forward." in k)
             if breakdown:
@@ -204,11 +210,15 @@ def measure(framework: str, model: str, work: Path, rounds: int, block: int, dev
             "ratio_cpu": round(med(dm, 1) / med(plain, 1), 2),
             "ratio_total_cpu": round(med(dm, 2) / med(plain, 1), 2),
             "ratio_fastest_wall": round(low(dm, 0) / low(plain, 0), 2),
+            # the wait at the block's end for the writer's last step(s), per step of the
+            # block (in the wall above; a run of N steps waits once, at its end)
+            "tail_wall_s": round(med(dm, 3), 5),
+            "ratio_wall_without_tail": round((med(dm, 0) - med(dm, 3)) / med(plain, 0), 2),
             "install_remove_s": round(statistics.median(hooks), 4),
             "idle_cores": round(idle, 2),  # of the machine's cores, on average during the row
             "dump_json_bytes": size, "bytes_per_call": round(size / max(calls, 1)),
             "undumped_per_step": [[round(w, 4), round(c, 4)] for w, c in plain],
-            "dumped_per_step": [[round(w, 4), round(c, 4), round(t, 4)] for w, c, t in dm],
+            "dumped_per_step": [[round(w, 4), round(c, 4), round(t, 4)] for w, c, t, _ in dm],
             **({"breakdown_cpu_s": {p: round(statistics.median(v), 4) for p, v in parts.items()}}
                if breakdown else {})})
     return rows
@@ -316,7 +326,8 @@ def main() -> int:
                       f"dumped {r['dumped_wall_s']:.4f}s (cpu {r['dumped_cpu_s']:.4f}s, with worker "
                       f"{r['dumped_total_cpu_s']:.4f}s)  ratio {r['ratio_wall']:.2f}x wall, "
                       f"{r['ratio_cpu']:.2f}x cpu, {r['ratio_total_cpu']:.2f}x total cpu, "
-                      f"{r['ratio_fastest_wall']:.2f}x fastest  {r['bytes_per_call']} B/call  "
+                      f"{r['ratio_fastest_wall']:.2f}x fastest  (tail {r['tail_wall_s'] * 1e3:.2f} ms/step, "
+                      f"{r['ratio_wall_without_tail']:.2f}x wall without it)  {r['bytes_per_call']} B/call  "
                       f"idle {r['idle_cores']:.2f} of {os.cpu_count()} cores", flush=True)
             r = got[0]
             if args.breakdown:

@@ -17,8 +17,11 @@ code compare exactly.
 "dispatch" (the same hooks registered, each returning at once: what torch's hook calls
 cost), "hooks" (the recorder with each tensor's statistics replaced by an empty record,
 up to end_step), "statistics" (the real statistics and end_step); "dumped" adds encoding
-and writing the files. Differences of consecutive layers say what
-each costs, whatever the machine's load.
+and writing the files. With --worker, the training process's side of the worker in
+layers too: "dispatch", "hooks", "records" (each tensor's record made, nothing read from
+it: no numpy view, no staging), "staging" (the numbers copied into the shared slot, up to
+end_step), "worker" (+ the step's message to the worker). Differences of consecutive
+layers say what each costs, whatever the machine's load.
 
 Needs valgrind (apt-get install valgrind); torch models only by default (Paddle's run
 under valgrind takes several minutes per measurement).
@@ -41,6 +44,13 @@ MODELS = [("torch", "examples/torch_transformer.py"), ("torch", "examples/torch_
 PARTS = ("dispatch", "hooks", "statistics", "dumped")
 LABELS = {"dispatch": "hook dispatch", "hooks": "hook bodies", "statistics": "statistics and flush",
           "dumped": "encoding and writing"}
+# --parts --worker: the training process's side of the worker in layers ("dispatch" as above;
+# "whooks" the hooks layer with the worker's batch; "wrecords" each tensor's record made, no
+# numpy view, no staging; "wstaging" the numbers copied into the shared slot, up to end_step;
+# "worker" + the step's message)
+WORKER_PARTS = ("dispatch", "whooks", "wrecords", "wstaging", "worker")
+WORKER_LABELS = {"dispatch": "hook dispatch", "whooks": "hook bodies", "wrecords": "tensor records",
+                 "wstaging": "numpy views and staging", "worker": "message to the worker"}
 
 
 def _child(framework: str, model: str, mode: str, steps: int) -> None:
@@ -69,10 +79,17 @@ def _child(framework: str, model: str, mode: str, steps: int) -> None:
             for p in mod.parameters(recurse=False):
                 if p.requires_grad:
                     p.register_post_accumulate_grad_hook(lambda p: None)
-    if mode == "hooks":  # every tensor's statistics an empty record
+    if mode in ("hooks", "whooks"):  # every tensor's statistics an empty record
         rec._stats = lambda obj: {"type": "stub"}
+    if mode == "wrecords":  # each tensor's record made, its numbers neither viewed nor staged
+        import analyzer.align.hooks_torch as hooks_torch
+
+        def records_only(t, batch, on_device=None):
+            name = hooks_torch._DTYPE_NAMES.get(t.dtype) or str(t.dtype)
+            return dict(hooks_torch._RECORD, dtype=name, shape=list(t.shape)), None
+        hooks_torch.queue_stats = records_only
     out = Path(tempfile.mkdtemp(prefix="opscan-align-ir-"))
-    if mode == "worker":  # the statistics, encoding and writing in the worker process
+    if mode.startswith("w"):  # the statistics, encoding and writing in the worker process
         from analyzer.align.stats_worker import WorkerWriter
 
         writer = WorkerWriter(out)
@@ -90,11 +107,13 @@ def _child(framework: str, model: str, mode: str, steps: int) -> None:
         d = rec.end_step()
         if mode in ("dumped", "worker"):  # (the layers below stop at end_step)
             writer.submit(d)
+        elif mode in WORKER_PARTS:  # (stopped at end_step: the slot handed back unsent)
+            d.stats.release()
 
     try:
         for i in range(3):
             step(i)
-        if mode == "worker":
+        if mode.startswith("w"):
             writer.drain()
         else:
             writer.close()
@@ -102,12 +121,12 @@ def _child(framework: str, model: str, mode: str, steps: int) -> None:
         instrument("on")
         for i in range(steps):
             step(100 + i)
-        if mode == "worker":
+        if mode.startswith("w"):
             writer.drain()  # the last step's files written (by the worker: not counted)
         else:
             writer.close()  # the last step's files written
         instrument("off")
-        if mode == "worker":
+        if mode.startswith("w"):
             writer.close()
     finally:
         shutil.rmtree(out, ignore_errors=True)
@@ -124,7 +143,8 @@ def main() -> int:
     ap.add_argument("--models", default=None, help="fw:path,... (default: the torch transformer and LSTM)")
     ap.add_argument("--steps", type=int, default=10, help="counted steps per measurement (default 10)")
     ap.add_argument("--parts", action="store_true", help="also count the dumped step in layers "
-                    "(dispatch, hooks, statistics; torch models)")
+                    "(dispatch, hooks, statistics; torch models; with --worker also the training "
+                    "process's side of the worker: dispatch, hooks, records, staging, message)")
     ap.add_argument("--worker", action="store_true", help="also count the training process's "
                     "instructions when the statistics, encoding and writing go to the worker process "
                     "(stats_worker; callgrind does not follow the worker: --trace-children=no)")
@@ -151,12 +171,21 @@ def main() -> int:
                   f"ratio {w / plain:.2f}x  overhead {(w - plain) / 1e6:.2f} M (the worker's own not counted)",
                   flush=True)
         if args.parts and fw == "torch":
-            last, line = plain, []
+            last, line, done = plain, [], {}
             for part in PARTS:
                 n = dumped if part == "dumped" else (count(fw, model, part, args.steps) - base) / args.steps
+                done[part] = n
                 line.append(f"{LABELS[part]} +{(n - last) / 1e6:.2f} M")
                 last = n
             print(f"{'':26s} {'':6s} layers: " + ", ".join(line), flush=True)
+            if args.worker:
+                last, line = plain, []
+                for part in WORKER_PARTS:
+                    n = w if part == "worker" else done.get(part) or \
+                        (count(fw, model, part, args.steps) - base) / args.steps
+                    line.append(f"{WORKER_LABELS[part]} +{(n - last) / 1e6:.2f} M")
+                    last = n
+                print(f"{'':26s} {'':6s} worker layers (training process): " + ", ".join(line), flush=True)
     return 0
 
 

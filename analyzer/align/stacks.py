@@ -49,6 +49,7 @@ class StackSites:
         self._lines: dict = {}  # path -> formatted lines
         self._keys: list = []  # (path, first call key of this step)
         self._step_paths: set = set()
+        self._last: tuple = (None, None)  # (keys, stack.json object) of the step before
 
     def begin_step(self) -> None:
         self._keys = []
@@ -63,10 +64,19 @@ class StackSites:
         self._keys.append((path, key))
 
     def stack_json(self) -> dict:
+        """This step's stack.json object. The same calls as the step before (a step of a
+        deterministic model) give that step's groups again without grouping them anew,
+        in a new dict: the writer re-encodes an object it has seen before, which may have
+        changed in place (layout.StepDump.encode)."""
+        last_keys, last = self._last
+        if last is not None and self._keys == last_keys:
+            return dict(last)
         groups: dict = {}
         for path, key in self._keys:
             lines = self._lines.get(path)
             if lines is None:
                 lines = self._lines[path] = user_lines(self._raw[path])
             groups.setdefault(tuple(lines), (lines, []))[1].append(key)
-        return {str(i): [keys, lines] for i, (lines, keys) in enumerate(groups.values())}
+        out = {str(i): [keys, lines] for i, (lines, keys) in enumerate(groups.values())}
+        self._last = (self._keys, out)
+        return dict(out)

@@ -249,3 +249,57 @@ def test_worker_ends_when_the_training_process_is_killed(tmp_path):
     else:
         os.kill(pid, signal.SIGKILL)
         pytest.fail("the worker outlived its training process")
+
+
+def test_worker_keeps_hook_time_values_through_writes_the_version_misses(tmp_path):
+    """Tensors changed after their hook ran, in the worker path: in place (`_version`
+    moves: ReLU(inplace), `out += x`, a clipped parameter gradient) and through `.data`
+    (a write `_version` does not see); each record holds the numbers at its hook. This is
+    why the numbers are copied in the hook rather than read at the end of the step by a
+    rule on `_version` (docs/align.md, the hook-side round)."""
+    import json
+
+    import torch
+    from torch import nn
+
+    from analyzer.align.hooks_torch import TorchRecorder
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(0)
+            self.fc = nn.Linear(16, 16)
+            self.act = nn.ReLU(inplace=True)
+            self.out = nn.Linear(16, 4)
+            self.tail = nn.Identity()
+
+        def forward(self, x):
+            h = self.act(self.fc(x))  # fc's output changed in place
+            y = self.out(h)
+            y.data.mul_(0.0)  # out's output changed where _version does not move
+            return self.tail(y + 1.0)
+
+    model = Net()
+    x = torch.randn(8, 16, generator=torch.Generator().manual_seed(1))
+    rec = TorchRecorder(model).install()
+    seen = {}
+    with stats_worker.open_writer(tmp_path, rec, worker=True) as w:
+        rec.begin_step(0)
+        y = model(x)
+        seen["fc"] = model.fc(x).detach()  # what fc returned (same weights, same input)
+        y.square().mean().backward()
+        g = model.out.weight.grad
+        seen["grad"] = g.clone()
+        v = g._version
+        g.mul_(0.5)  # a clipped gradient, after its hook
+        assert g._version != v
+        w.submit(rec.end_step())
+    rec.remove()
+    data = json.loads((tmp_path / "step0/rank0/dump.json").read_text())["data"]
+    fc_out = data["Module.fc.Linear.forward.0"]["output"][0]
+    assert fc_out["Min"] == pytest.approx(float(seen["fc"].min()), rel=1e-6) and fc_out["Min"] < 0
+    out_rec = data["Module.out.Linear.forward.0"]["output"][0]
+    assert out_rec["Max"] != 0.0 or out_rec["Min"] != 0.0  # not the zeros written through .data
+    assert data["Module.tail.Identity.forward.0"]["output"][0]["Max"] == 1.0
+    grad = data["Module.out.Linear.parameters_grad.0"]["weight"][0]
+    assert grad["Norm"] == pytest.approx(float(seen["grad"].norm()), rel=1e-6)
