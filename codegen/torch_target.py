@@ -1009,6 +1009,33 @@ def _inplace_meta_check(schema: TorchSchema, unchecked: tuple[str, ...]) -> list
                      f"Meta twin of `{first}`"}]
 
 
+def _own_out_meta(schema: TorchSchema, outs: list[str], list_outs: list[str],
+                  tensors_in: list[str]) -> dict | None:
+    """An `.out` op with no functional member in its family (`logspace.out`: torch's
+    `logspace` takes TensorOptions, so it is no member) but a Meta kernel of its own:
+    the `.out` op itself runs on Meta twins (an empty twin of each out, in the out's
+    dtype), and each given out is checked/resized to its twin's sizes, as op-plugin
+    LogSpaceKernelNpuOpApi.cpp resizes `out` to `{steps}`. None for other ops."""
+    from codegen import torch_facts
+    full = f"{schema.name}.{schema.overload}" if schema.overload else schema.name
+    if not schema.name.startswith("aten::") or not outs or list_outs \
+            or not torch_facts.meta_kernel(full):
+        return None
+    ident = schema.name.split("::", 1)[1] + (f"_{schema.overload}" if schema.overload else "")
+    lines = [f"at::Tensor meta_{o} = at::empty({{0}}, {o}.options().device(at::kMeta));"
+             for o in outs]
+    args = ", ".join(f"meta_{a.name}" if a.name in outs else _meta_arg(a, False)
+                     for a in schema.args)
+    lines.append(f"at::_ops::{ident}::call({args});")
+    src = "{" + ", ".join(tensors_in or outs[:1]) + "}"
+    lines += [f"npu_preparation::check_tensor({src}, {o}, {o}.scalar_type(), "
+              f"meta_{o}.sizes());" for o in outs]
+    return {"lines": lines, "binding_lines": [], "todo": "",
+            "note": f"output sizes from {full}'s own meta function (Meta dispatch key), run "
+                    f"on Meta twins of the inputs and of {', '.join(f'`{o}`' for o in outs)} "
+                    "(no functional member in its family)"}
+
+
 def _meta_kernel_of(op: str) -> bool:
     from codegen import torch_facts
     return bool(torch_facts.meta_kernel(op))
@@ -1064,6 +1091,9 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                              f"empty `{o}` is resized to the sizes of `{ref}`, as the "
                              "functional allocates it; check the op's real output shape",
                      "note": ""}]
+        own = _own_out_meta(schema, outs, list_outs, tensors_in) if functional is None else None
+        if own is not None:
+            return [own]
         if functional is None or not meta_ok:
             return [{"lines": [], "binding_lines": [],
                      "todo": "TODO(opgen): no meta function known for the functional op; "
