@@ -1514,6 +1514,39 @@ def _sibling_defaults(amap: ArgMap, schema: TorchSchema) -> ArgMap:
     return replace(amap, params=params) if params != amap.params else amap
 
 
+def _read_source(amap: ArgMap, functional: TorchSchema) -> ArgMap:
+    """An aclnn input paired by alias, position or kind with a framework tensor (list)
+    whose values the functional op never reads (`torch_facts.reads_values` False: copy's
+    `self` gives only sizes and dtype), while exactly one framework value of the same
+    kind is left unused and is read (`src`), takes that one instead: op-plugin
+    ForeachCopyKernelOpApi.cpp runs aclnnForeachCopy(src, self), where the alias
+    `x` <- `self` copied `self` onto itself. The replaced value stays where it is used
+    (the in-place member's out = self, the output's options)."""
+    from codegen import torch_facts
+    if not functional.name.startswith("aten::"):
+        return amap
+    op = _op_name(functional)
+    params = list(amap.params)
+    unused = list(amap.unused)
+    for i, m in enumerate(params):
+        if m.aclnn.role != "input" or m.fw is None or m.decision not in (
+                "alias", "position", "kind") or m.fw.kind not in ("tensor", "tensor_list"):
+            continue
+        left = [u for u in unused if u.kind == m.fw.kind and not u.mutable
+                and u.origin == "param" and not u.optional]
+        if len(left) != 1 or torch_facts.reads_values(op, m.fw.name) is not False \
+                or torch_facts.reads_values(op, left[0].name) is not True:
+            continue
+        params[i] = replace(m, fw=left[0], decision="rule", todo=(
+            f"TODO(opgen): aclnn `{m.aclnn.name}` <- framework `{left[0].name}`: "
+            f"{op} reads no value of `{m.fw.name}` (probed on the CPU), so the input "
+            f"it reads is `{left[0].name}`"))
+        unused.remove(left[0])
+    if params == amap.params:
+        return amap
+    return replace(amap, params=params, unused=unused)
+
+
 def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                    functional: TorchSchema | None, meta_ok: bool | None, ilistref: bool,
                    acl_op_fallback: bool, soc: str | None = None,
@@ -1570,6 +1603,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     chosen = pick_variant(cands, fwp, "torch")
     amap: ArgMap = map_args(chosen, fwp, "torch")
     amap = _sibling_defaults(amap, schema)
+    amap = _read_source(amap, functional or schema)
     if alias_local and any(u.name == alias_local for u in amap.unused):
         # the API writes `self` through an output of its own (an `updated...` output fed
         # by `self`, argmap): no alias is passed

@@ -43,3 +43,27 @@ def test_the_out_meta_runs_on_meta_twins_of_tensor_inputs():
     assert _own_out_meta(s, ["out"], ["out"], ["self"]) is None
     npu = parse_torch_schema("npu::npu_foo.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
     assert _own_out_meta(npu, ["out"], [], ["self"]) is None
+
+
+def test_an_input_whose_values_the_op_never_reads_gives_way_to_the_one_it_reads(db):
+    """op-plugin ForeachCopyKernelOpApi.cpp runs aclnnForeachCopy(src, self). Before,
+    aclnn `x` was paired with `self` by alias and the in-place member wrote `self` onto
+    itself (`src` unused): `_foreach_copy_` changed nothing. torch's `_foreach_copy`
+    reads no value of `self` (probed on the CPU), and `src` is the one unused list."""
+    from codegen import torch_facts
+    assert torch_facts.reads_values("aten::_foreach_copy", "self") is False
+    assert torch_facts.reads_values("aten::_foreach_copy", "src") is True
+    assert torch_facts.reads_values("aten::_foreach_add.List", "self") is True
+    r = prepare(db, "aclnnForeachCopy", "torch", op="aten::_foreach_copy_")
+    text = r.files[ADAPTER.format("ForeachCopy")]
+    body = _fn(text, "void _foreach_copy_(")
+    assert "at::TensorList out = self;" in body
+    assert "EXEC_NPU_CMD(aclnnForeachCopy, src, out);" in body
+    assert "`src` (at::TensorList) is not passed" not in body
+    body = _fn(text, "std::vector<at::Tensor> _foreach_copy(")
+    assert "EXEC_NPU_CMD(aclnnForeachCopy, src, acl_out);" in body
+    # an op that reads `self` keeps it (`x1` <- `self` by position)
+    r = prepare(db, "aclnnForeachMaximumList", "torch", op="aten::_foreach_maximum.List")
+    body = _fn(r.files[ADAPTER.format("ForeachMaximum")], "std::vector<at::Tensor> _foreach_maximum(")
+    assert "EXEC_NPU_CMD(aclnnForeachMaximumList, opgen_x1_part, opgen_x2_part" in body
+    assert "auto opgen_x1_part = self.slice(" in body
