@@ -58,12 +58,56 @@ def test_an_input_whose_values_the_op_never_reads_gives_way_to_the_one_it_reads(
     text = r.files[ADAPTER.format("ForeachCopy")]
     body = _fn(text, "void _foreach_copy_(")
     assert "at::TensorList out = self;" in body
-    assert "EXEC_NPU_CMD(aclnnForeachCopy, src, out);" in body
+    # `x` is `src` (whole, or sliced by the list split)
+    assert ("EXEC_NPU_CMD(aclnnForeachCopy, src, out);" in body
+            or "auto opgen_x_part = src.slice(" in body)
+    assert "self.slice(" not in body.split("EXEC_NPU_CMD")[0].split("opgen_out_part")[0]
     assert "`src` (at::TensorList) is not passed" not in body
     body = _fn(text, "std::vector<at::Tensor> _foreach_copy(")
-    assert "EXEC_NPU_CMD(aclnnForeachCopy, src, acl_out);" in body
+    assert ("EXEC_NPU_CMD(aclnnForeachCopy, src, acl_out);" in body
+            or "auto opgen_x_part = src.slice(" in body)
     # an op that reads `self` keeps it (`x1` <- `self` by position)
     r = prepare(db, "aclnnForeachMaximumList", "torch", op="aten::_foreach_maximum.List")
     body = _fn(r.files[ADAPTER.format("ForeachMaximum")], "std::vector<at::Tensor> _foreach_maximum(")
     assert "EXEC_NPU_CMD(aclnnForeachMaximumList, opgen_x1_part, opgen_x2_part" in body
     assert "auto opgen_x1_part = self.slice(" in body
+
+
+def test_a_list_limit_reached_through_a_file_local_helper_is_extracted():
+    """op-plugin ForeachCopyKernelOpApi.cpp splits at `SINGLE_FOREACH_OP_TENSOR_COUNT` (48)
+    in `split_and_exec_npu_cmd_copy` but runs aclnnForeachCopy in a helper,
+    `exec_npu_cmd_copy`. Before, the limit function had no EXEC_NPU_CMD of its own, so
+    no row: ForeachCopy rendered with neither the list route nor the split."""
+    from opdb.sources.torch.extract_call_limits import rows_of_file
+    text = """
+void exec_npu_cmd_copy(const at::TensorList dst, at::TensorList src, bool non_blocking) {
+  EXEC_NPU_CMD(aclnnForeachCopy, src, dst);
+}
+void split_and_exec_npu_cmd_copy(const at::TensorList dst, at::TensorList src, bool nb) {
+  size_t tensor_count = src.size();
+  size_t max_tensor_count = SINGLE_FOREACH_OP_TENSOR_COUNT;
+  if (tensor_count <= max_tensor_count) {
+    exec_npu_cmd_copy(dst, src, nb);
+    return;
+  }
+}
+void _foreach_copy_(const at::TensorList self, const at::TensorList src, bool nb) {
+  if (!at::native::can_use_fast_route(self, src)) { return; }
+  split_and_exec_npu_cmd_copy(self, src, true);
+}
+"""
+    rows = rows_of_file(text, "ForeachCopyKernelOpApi.cpp", {"SINGLE_FOREACH_OP_TENSOR_COUNT": 48})
+    assert [(r["api"], r["inplace"], r["out_of_place"], r["fast_route"]) for r in rows] == \
+        [("aclnnForeachCopy", 48, 48, True)]
+    assert rows[0]["source"]["line"] == 7
+
+
+def test_foreach_copy_takes_the_list_route_and_split(db):
+    """With the extracted limit, `_foreach_copy_` sends what torch's fast route rejects
+    (mixed devices, so host<->device lists, or dtypes) to torch's
+    foreach_tensor_copy_list_kernel_slow_ and splits at 48, as upstream."""
+    r = prepare(db, "aclnnForeachCopy", "torch", op="aten::_foreach_copy_")
+    body = _fn(r.files[ADAPTER.format("ForeachCopy")], "void _foreach_copy_(")
+    assert "if (!at::native::can_use_fast_route({self, src}))" in body
+    assert "at::native::foreach_tensor_copy_list_kernel_slow_(self, src, non_blocking);" in body
+    assert "opgen_i += 48" in body and "auto opgen_x_part = src.slice(" in body
