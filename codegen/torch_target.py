@@ -716,6 +716,7 @@ _AT_DTYPES = {
     "float64": "at::kDouble", "int8": "at::kChar", "uint8": "at::kByte", "int16": "at::kShort",
     "int32": "at::kInt", "int64": "at::kLong", "bool": "at::kBool",
     "complex64": "at::kComplexFloat", "complex128": "at::kComplexDouble",
+    "uint16": "at::kUInt16", "uint32": "at::kUInt32", "uint64": "at::kUInt64",
 }
 
 
@@ -2108,12 +2109,15 @@ def _list_limit_route(api: AclnnApi, amap: ArgMap, schema: TorchSchema,
     scalars = [a for a in ins if a.kind in ("scalar", "scalar_list") and not a.optional]
     route = [f"at::native::can_use_fast_route({{{', '.join(lists)}}}"
              + (f", {scalars[0].name}" if scalars else "") + ")"]
-    first = next((m for m in amap.params if m.fw is not None and m.fw.name == lists[0]), None)
-    if first is not None and first.aclnn.dtypes:
+    # the first list that feeds an aclnn input (ForeachCopy's `x` is `src`, not `self`;
+    # can_use_fast_route has made every list's dtype the same)
+    first = next((m for name in lists for m in amap.params
+                  if m.fw is not None and m.fw.name == name and m.aclnn.dtypes), None)
+    if first is not None:
         ok, _ = soc_dtypes(api.name, soc, first.aclnn.dtypes, first.aclnn.name)
         if ok and all(d in _AT_DTYPES for d in ok):
-            route.append("(" + " || ".join(f"{lists[0]}[0].scalar_type() == {_AT_DTYPES[d]}"
-                                           for d in ok) + ")")
+            route.append("(" + " || ".join(f"{first.fw.name}[0].scalar_type() == "
+                                           f"{_AT_DTYPES[d]}" for d in ok) + ")")
     rejects = []
     if torch_facts.promotes_integer_inputs(_op_name(functional or source)):
         # torch's results are floating for integer lists, the API's out dtype is its

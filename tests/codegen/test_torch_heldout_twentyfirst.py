@@ -108,6 +108,20 @@ def test_foreach_copy_takes_the_list_route_and_split(db):
     foreach_tensor_copy_list_kernel_slow_ and splits at 48, as upstream."""
     r = prepare(db, "aclnnForeachCopy", "torch", op="aten::_foreach_copy_")
     body = _fn(r.files[ADAPTER.format("ForeachCopy")], "void _foreach_copy_(")
-    assert "if (!at::native::can_use_fast_route({self, src}))" in body
+    assert "if (!at::native::can_use_fast_route({self, src})" in body
     assert "at::native::foreach_tensor_copy_list_kernel_slow_(self, src, non_blocking);" in body
     assert "opgen_i += 48" in body and "auto opgen_x_part = src.slice(" in body
+
+
+def test_the_list_dtype_route_reads_the_list_that_feeds_the_api(db):
+    """ForeachCopy's `x` is `src` (the in-place member writes `self` through `out`), so the
+    dtype route looked for the API param fed by `self`, found none, and left every dtype
+    to the API: a complex list failed there, where op-plugin's
+    `check_tensor_dtype_support_base` sends it to torch's kernel. The route now reads the
+    first list that feeds an API input; uint16/uint32 have at:: names, so the API's list
+    (ops-nn aclnn_foreach_copy.cpp) is rendered whole."""
+    r = prepare(db, "aclnnForeachCopy", "torch", op="aten::_foreach_copy_")
+    body = _fn(r.files[ADAPTER.format("ForeachCopy")], "void _foreach_copy_(")
+    assert "src[0].scalar_type() == at::kFloat" in body
+    assert "src[0].scalar_type() == at::kUInt16" in body
+    assert "at::kComplexFloat" not in body
