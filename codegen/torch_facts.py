@@ -195,7 +195,7 @@ def _probe_args(ov, host: frozenset = frozenset(), host_len: int = 2,
 
 @functools.lru_cache(maxsize=None)
 def reads_values(op: str, arg: str) -> bool | None:
-    """Whether `op`'s results depend on the values of its tensor argument `arg`, probed
+    """Whether `op`'s results depend on the values of its tensor (or tensor list) argument `arg`, probed
     on the CPU: the op runs on schema-typed samples (`_probe_args`, tensors (2, 3) in
     float32) twice, from the same random seed, with `arg` holding two different sets of
     values (random, and -3 x + 7 of them), and the results are compared. False:
@@ -206,18 +206,27 @@ def reads_values(op: str, arg: str) -> bool | None:
     torch = _torch()
     if ov is None or torch is None:
         return None
-    meta = _probe_args(ov, lists=False)
+    meta = _probe_args(ov, lists=True)
     names = [a.name for a in ov._schema.arguments][:len(meta or [])]
     if meta is None or arg not in names:
         return None
     gen = torch.Generator().manual_seed(0)
-    base = [torch.randn(x.shape, generator=gen) if isinstance(x, torch.Tensor) else x
-            for x in meta]
+
+    def sample(x):
+        if isinstance(x, list) and x and all(isinstance(t, torch.Tensor) for t in x):
+            return [torch.randn(t.shape, generator=gen) for t in x]
+        return torch.randn(x.shape, generator=gen) if isinstance(x, torch.Tensor) else x
+    base = [sample(x) for x in meta]
     i = names.index(arg)
-    if not isinstance(base[i], torch.Tensor):
+    if isinstance(base[i], list) and base[i] \
+            and all(isinstance(t, torch.Tensor) for t in base[i]):
+        other_i = [t * -3 + 7 for t in base[i]]  # a tensor list: every tensor's values
+    elif isinstance(base[i], torch.Tensor):
+        other_i = base[i] * -3 + 7
+    else:
         return None
     other = list(base)
-    other[i] = base[i] * -3 + 7
+    other[i] = other_i
     results = []
     for args in (base, other):
         with torch.random.fork_rng(devices=[]):  # the caller's random state is kept

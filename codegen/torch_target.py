@@ -716,6 +716,7 @@ _AT_DTYPES = {
     "float64": "at::kDouble", "int8": "at::kChar", "uint8": "at::kByte", "int16": "at::kShort",
     "int32": "at::kInt", "int64": "at::kLong", "bool": "at::kBool",
     "complex64": "at::kComplexFloat", "complex128": "at::kComplexDouble",
+    "uint16": "at::kUInt16", "uint32": "at::kUInt32", "uint64": "at::kUInt64",
 }
 
 
@@ -1009,6 +1010,33 @@ def _inplace_meta_check(schema: TorchSchema, unchecked: tuple[str, ...]) -> list
                      f"Meta twin of `{first}`"}]
 
 
+def _own_out_meta(schema: TorchSchema, outs: list[str], list_outs: list[str],
+                  tensors_in: list[str]) -> dict | None:
+    """An `.out` op with no functional member in its family (`logspace.out`: torch's
+    `logspace` takes TensorOptions, so it is no member) but a Meta kernel of its own:
+    the `.out` op itself runs on Meta twins (an empty twin of each out, in the out's
+    dtype), and each given out is checked/resized to its twin's sizes, as op-plugin
+    LogSpaceKernelNpuOpApi.cpp resizes `out` to `{steps}`. None for other ops."""
+    from codegen import torch_facts
+    full = f"{schema.name}.{schema.overload}" if schema.overload else schema.name
+    if not schema.name.startswith("aten::") or not outs or list_outs \
+            or not torch_facts.meta_kernel(full):
+        return None
+    ident = schema.name.split("::", 1)[1] + (f"_{schema.overload}" if schema.overload else "")
+    lines = [f"at::Tensor meta_{o} = at::empty({{0}}, {o}.options().device(at::kMeta));"
+             for o in outs]
+    args = ", ".join(f"meta_{a.name}" if a.name in outs else _meta_arg(a, False)
+                     for a in schema.args)
+    lines.append(f"at::_ops::{ident}::call({args});")
+    src = "{" + ", ".join(tensors_in or outs[:1]) + "}"
+    lines += [f"npu_preparation::check_tensor({src}, {o}, {o}.scalar_type(), "
+              f"meta_{o}.sizes());" for o in outs]
+    return {"lines": lines, "binding_lines": [], "todo": "",
+            "note": f"output sizes from {full}'s own meta function (Meta dispatch key), run "
+                    f"on Meta twins of the inputs and of {', '.join(f'`{o}`' for o in outs)} "
+                    "(no functional member in its family)"}
+
+
 def _meta_kernel_of(op: str) -> bool:
     from codegen import torch_facts
     return bool(torch_facts.meta_kernel(op))
@@ -1064,6 +1092,9 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                              f"empty `{o}` is resized to the sizes of `{ref}`, as the "
                              "functional allocates it; check the op's real output shape",
                      "note": ""}]
+        own = _own_out_meta(schema, outs, list_outs, tensors_in) if functional is None else None
+        if own is not None:
+            return [own]
         if functional is None or not meta_ok:
             return [{"lines": [], "binding_lines": [],
                      "todo": "TODO(opgen): no meta function known for the functional op; "
@@ -1484,6 +1515,39 @@ def _sibling_defaults(amap: ArgMap, schema: TorchSchema) -> ArgMap:
     return replace(amap, params=params) if params != amap.params else amap
 
 
+def _read_source(amap: ArgMap, functional: TorchSchema) -> ArgMap:
+    """An aclnn input paired by alias, position or kind with a framework tensor (list)
+    whose values the functional op never reads (`torch_facts.reads_values` False: copy's
+    `self` gives only sizes and dtype), while exactly one framework value of the same
+    kind is left unused and is read (`src`), takes that one instead: op-plugin
+    ForeachCopyKernelOpApi.cpp runs aclnnForeachCopy(src, self), where the alias
+    `x` <- `self` copied `self` onto itself. The replaced value stays where it is used
+    (the in-place member's out = self, the output's options)."""
+    from codegen import torch_facts
+    if not functional.name.startswith("aten::"):
+        return amap
+    op = _op_name(functional)
+    params = list(amap.params)
+    unused = list(amap.unused)
+    for i, m in enumerate(params):
+        if m.aclnn.role != "input" or m.fw is None or m.decision not in (
+                "alias", "position", "kind") or m.fw.kind not in ("tensor", "tensor_list"):
+            continue
+        left = [u for u in unused if u.kind == m.fw.kind and not u.mutable
+                and u.origin == "param" and not u.optional]
+        if len(left) != 1 or torch_facts.reads_values(op, m.fw.name) is not False \
+                or torch_facts.reads_values(op, left[0].name) is not True:
+            continue
+        params[i] = replace(m, fw=left[0], decision="rule", todo=(
+            f"TODO(opgen): aclnn `{m.aclnn.name}` <- framework `{left[0].name}`: "
+            f"{op} reads no value of `{m.fw.name}` (probed on the CPU), so the input "
+            f"it reads is `{left[0].name}`"))
+        unused.remove(left[0])
+    if params == amap.params:
+        return amap
+    return replace(amap, params=params, unused=unused)
+
+
 def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                    functional: TorchSchema | None, meta_ok: bool | None, ilistref: bool,
                    acl_op_fallback: bool, soc: str | None = None,
@@ -1540,6 +1604,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     chosen = pick_variant(cands, fwp, "torch")
     amap: ArgMap = map_args(chosen, fwp, "torch")
     amap = _sibling_defaults(amap, schema)
+    amap = _read_source(amap, functional or schema)
     if alias_local and any(u.name == alias_local for u in amap.unused):
         # the API writes `self` through an output of its own (an `updated...` output fed
         # by `self`, argmap): no alias is passed
@@ -2044,12 +2109,15 @@ def _list_limit_route(api: AclnnApi, amap: ArgMap, schema: TorchSchema,
     scalars = [a for a in ins if a.kind in ("scalar", "scalar_list") and not a.optional]
     route = [f"at::native::can_use_fast_route({{{', '.join(lists)}}}"
              + (f", {scalars[0].name}" if scalars else "") + ")"]
-    first = next((m for m in amap.params if m.fw is not None and m.fw.name == lists[0]), None)
-    if first is not None and first.aclnn.dtypes:
+    # the first list that feeds an aclnn input (ForeachCopy's `x` is `src`, not `self`;
+    # can_use_fast_route has made every list's dtype the same)
+    first = next((m for name in lists for m in amap.params
+                  if m.fw is not None and m.fw.name == name and m.aclnn.dtypes), None)
+    if first is not None:
         ok, _ = soc_dtypes(api.name, soc, first.aclnn.dtypes, first.aclnn.name)
         if ok and all(d in _AT_DTYPES for d in ok):
-            route.append("(" + " || ".join(f"{lists[0]}[0].scalar_type() == {_AT_DTYPES[d]}"
-                                           for d in ok) + ")")
+            route.append("(" + " || ".join(f"{first.fw.name}[0].scalar_type() == "
+                                           f"{_AT_DTYPES[d]}" for d in ok) + ")")
     rejects = []
     if torch_facts.promotes_integer_inputs(_op_name(functional or source)):
         # torch's results are floating for integer lists, the API's out dtype is its

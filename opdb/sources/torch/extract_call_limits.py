@@ -17,7 +17,8 @@ ternary on `is_inplace`, the same choice as an `if (is_inplace) ... else ...`
 statement, or one value for both; constant names resolved from
 ForeachConstants.h or from the file's own `constexpr int`/`size_t`), or that slices a list
 at a constant stride (`list.data() + i * N, N`, one N in place and out of place), every
-aclnn API it runs through `EXEC_NPU_CMD` gets one row; the line recorded is the
+aclnn API it runs through `EXEC_NPU_CMD` (itself, or else through a file-local helper it
+calls: ForeachCopyKernelOpApi.cpp's `exec_npu_cmd_copy`) gets one row; the line recorded is the
 assignment's (the slice's). `fast_route` is true when the same file calls
 `can_use_fast_route`.
 
@@ -47,6 +48,7 @@ IFELSE = re.compile(r"size_t\s+max_tensor_count\s*=\s*\w+\s*;\s*if\s*\(\s*is_inp
                     r"max_tensor_count\s*=\s*(\w+)\s*;\s*\}?\s*else\s*\{?\s*"
                     r"max_tensor_count\s*=\s*(\w+)\s*;")
 EXEC = re.compile(r"EXEC_NPU_CMD\(\s*(aclnn\w+)\s*,")
+NAME = re.compile(r"(\w+)\s*\([^()]*\)\s*(?:const\s*)?$")  # a function's name before its body
 CONST = re.compile(r"constexpr\s+(?:int|size_t|std::size_t|int64_t|uint64_t)\s+(\w+)\s*=\s*(\d+)\s*;")
 # a slice of a list at a constant stride: `at::TensorList part(list.data() + i * N, N)`
 # (AmpForeachNonFiniteCheckAndUnscaleKernelNpuOpApi.cpp's `_split_and_exec_npu_cmd_`,
@@ -111,7 +113,15 @@ def rows_of_file(text: str, path: str, consts: dict[str, int], commit: str = COM
     if "max_tensor_count" not in text and ".data() +" not in text:
         return rows
     fast = "can_use_fast_route" in text
-    for a, b in _functions(text):
+    spans = _functions(text)
+    # file-local helpers by name: a limit function that runs its API through one
+    # (ForeachCopyKernelOpApi.cpp `exec_npu_cmd_copy`) counts that helper's API
+    helpers: dict[str, str] = {}
+    for a, b in spans:
+        n = NAME.search(text[max(0, a - 400):a])
+        if n is not None:
+            helpers.setdefault(n.group(1), text[a:b])
+    for a, b in spans:
         body = text[a:b]
         m = IFELSE.search(body) or ASSIGN.search(body)
         if m is not None:
@@ -131,7 +141,10 @@ def rows_of_file(text: str, path: str, consts: dict[str, int], commit: str = COM
         if inplace is None or out is None or min(inplace, out) < 2:
             continue  # an unknown constant, or one tensor per call (a norm's loop)
         line = text.count("\n", 0, a + m.start()) + 1
-        for api in dict.fromkeys(EXEC.findall(body)):
+        apis = EXEC.findall(body) or [
+            api for name, hb in helpers.items() if hb != body
+            and re.search(rf"\b{re.escape(name)}\s*\(", body) for api in EXEC.findall(hb)]
+        for api in dict.fromkeys(apis):
             rows.append({
                 "api": api, "limit": "tensors_per_call", "inplace": inplace,
                 "out_of_place": out, "fast_route": fast, "socs": "all",
