@@ -40,6 +40,19 @@ def _view(a: CallArg, suffix: str, lines, prelude=None) -> CallArg:
     return CallArg(a.aclnn_name, a.aclnn_ctype, v, pre, a.todo, a.decision, a.after)
 
 
+def transposed_view_lines(v: str, cond: str, comment: str = "") -> list[str]:
+    """C++ that makes the `phi::DenseTensor` view `v` its last two dims swapped (dims and
+    strides) when `cond` holds; `comment`, if any, ends the `if` line."""
+    return [f"if ({cond}) {{" + (f"  // {comment}" if comment else ""),
+            f"  auto {v}_d = phi::vectorize({v}.dims());",
+            f"  auto {v}_s = phi::vectorize({v}.strides());",
+            f"  std::swap({v}_d[{v}_d.size() - 1], {v}_d[{v}_d.size() - 2]);",
+            f"  std::swap({v}_s[{v}_s.size() - 1], {v}_s[{v}_s.size() - 2]);",
+            f"  {v}.Resize(phi::make_ddim({v}_d));",
+            f"  {v}.set_strides(phi::make_ddim({v}_s));",
+            "}"]
+
+
 def _viewable(p, a: CallArg) -> bool:
     """A tensor argument backed by a framework tensor that is always there."""
     return (aclnn_kind(a.aclnn_ctype) == "tensor" and p.fw is not None and p.rule is None
@@ -369,16 +382,8 @@ def transpose_views(amap, args: list[CallArg]) -> list[CallArg]:
         if flag is None or p.aclnn.role != "input" or not _viewable(p, a):
             out.append(a)
             continue
-        out.append(_view(a, "_t", lambda v: [
-            f"if ({flag} && {v}.dims().size() >= 2) {{  // {flag}: a transposed view of "
-            f"`{p.fw.name}`",
-            f"  auto {v}_d = phi::vectorize({v}.dims());",
-            f"  auto {v}_s = phi::vectorize({v}.strides());",
-            f"  std::swap({v}_d[{v}_d.size() - 1], {v}_d[{v}_d.size() - 2]);",
-            f"  std::swap({v}_s[{v}_s.size() - 1], {v}_s[{v}_s.size() - 2]);",
-            f"  {v}.Resize(phi::make_ddim({v}_d));",
-            f"  {v}.set_strides(phi::make_ddim({v}_s));",
-            "}"]))
+        out.append(_view(a, "_t", lambda v: transposed_view_lines(
+            v, f"{flag} && {v}.dims().size() >= 2", f"{flag}: a transposed view of `{p.fw.name}`")))
         done.add(flag)
     if done:
         amap.unused = [u for u in amap.unused if u.name not in done]

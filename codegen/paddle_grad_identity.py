@@ -36,6 +36,8 @@ from pathlib import Path
 
 import yaml
 
+from codegen.paddle_callsite import transposed_view_lines
+
 IDENTITIES = Path(__file__).resolve().parent.parent / "opdb" / "sources" / "grad_identities.yaml"
 REDUCE_API = "aclnnReduceSum"  # the step that sums a broadcast gradient back
 GRAD_NAMES = ("{}_grad", "d{}", "d_{}")  # Paddle's grad spellings: x_grad, dx, d_x
@@ -703,14 +705,7 @@ def _emit_shaped(n: Node, root: str, g: str, d: str, views: dict, counter: list,
         v = f"{g}_v{counter[0]}"
         return v, lines + [
             f"phi::DenseTensor {v}({src});  // `{n.args[0].leaf or src}` transposed (a view)",
-            f"if ({v}.dims().size() >= 2) {{",
-            f"  auto {v}_d = phi::vectorize({v}.dims());",
-            f"  auto {v}_s = phi::vectorize({v}.strides());",
-            f"  std::swap({v}_d[{v}_d.size() - 1], {v}_d[{v}_d.size() - 2]);",
-            f"  std::swap({v}_s[{v}_s.size() - 1], {v}_s[{v}_s.size() - 2]);",
-            f"  {v}.Resize(phi::make_ddim({v}_d));",
-            f"  {v}.set_strides(phi::make_ddim({v}_s));",
-            "}"], sh
+            *transposed_view_lines(v, f"{v}.dims().size() >= 2")], sh
     if n.host == "unrepeated":  # the gradient of a repeat: a sum over the repeat axes
         if not top:
             raise ValueError("unrepeated gives a whole gradient")
@@ -902,16 +897,9 @@ def _core_body(gi: GradIdentity) -> list[str]:
         views[n] = f"{n}_p"
         if n in flags:
             v = f"{n}_t"
-            lines += [f"phi::DenseTensor {v}({n}_p);",
-                      f"if ({flags[n]} && {n}.dims().size() >= 2) {{  // {flags[n]}: the "
-                      f"forward read `{n}` transposed (a view)",
-                      f"  auto {v}_d = phi::vectorize({v}.dims());",
-                      f"  auto {v}_s = phi::vectorize({v}.strides());",
-                      f"  std::swap({v}_d[{v}_d.size() - 1], {v}_d[{v}_d.size() - 2]);",
-                      f"  std::swap({v}_s[{v}_s.size() - 1], {v}_s[{v}_s.size() - 2]);",
-                      f"  {v}.Resize(phi::make_ddim({v}_d));",
-                      f"  {v}.set_strides(phi::make_ddim({v}_s));",
-                      "}"]
+            lines += [f"phi::DenseTensor {v}({n}_p);", *transposed_view_lines(
+                v, f"{flags[n]} && {n}.dims().size() >= 2",
+                f"{flags[n]}: the forward read `{n}` transposed (a view)")]
             views[n] = v
     # the incoming gradient lacks the output's optional dims its owners lack
     dv = f"{d}_p"
