@@ -934,3 +934,51 @@ def data_dependent_outputs(op: str) -> tuple[DataDependentOutput, ...] | None:
     if not any_bound:
         return None
     return tuple(result)
+
+
+# the zero-size probes: a rank-3 input, the `int` argument at each of these values
+_ZS_SHAPE = (2, 3, 4)
+_ZS_INT_VALUES = (1, 2)
+
+
+@functools.lru_cache(maxsize=None)
+def zero_size_refusal(op: str) -> tuple[str, str] | None:
+    """`(tensor, int_arg)` when torch's CPU kernel of `op` refuses an input `tensor` with
+    a zero-size dim other than the dim its `int` argument names, and takes one whose only
+    zero-size dim is that one (unique_dim: "There are 0 sized dimensions, and they aren't
+    selected"; op-plugin UniqueDimKernelNpuOpApi.cpp makes the same TORCH_CHECKs); else
+    None (unknown, or no such refusal).
+
+    Probed on real CPU tensors: the op's required arguments must be one tensor and one
+    `int` (defaulted arguments keep their defaults). For each value of `_ZS_INT_VALUES`
+    a `_ZS_SHAPE` float input must run, an input with size 0 at that dim must run, and an
+    input with size 0 at each other dim must raise. Used where no meta function runs
+    torch's checks before the call (the adapter of a data-dependent op)."""
+    ov = _aten_overload(op)
+    torch = _torch()
+    if ov is None or torch is None:
+        return None
+    req = [a for a in ov._schema.arguments if not (a.has_default_value() or a.kwarg_only)]
+    tensors = [a.name for a in req if str(a.type) == "Tensor"]
+    ints = [a.name for a in req if str(a.type) == "int"]
+    if len(tensors) != 1 or len(ints) != 1 or len(req) != 2:
+        return None
+    tensor_first = str(req[0].type) == "Tensor"
+
+    def runs(shape, value) -> bool:
+        import math
+        x = torch.arange(math.prod(shape), dtype=torch.float32).reshape(shape)
+        try:
+            ov(*((x, value) if tensor_first else (value, x)))
+        except Exception:
+            return False
+        return True
+
+    for value in _ZS_INT_VALUES:
+        if not runs(_ZS_SHAPE, value):
+            return None
+        for j in range(len(_ZS_SHAPE)):
+            shape = tuple(0 if i == j else s for i, s in enumerate(_ZS_SHAPE))
+            if runs(shape, value) != (j == value):
+                return None
+    return tensors[0], ints[0]

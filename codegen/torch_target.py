@@ -1473,6 +1473,7 @@ def _data_dependent_allocs(schema: TorchSchema, fwp: list[FwParam],
     uses_bound = any(d[0] == "bound" for o in data_dependent for d in o.dims)
     pre = [f"const int64_t opgen_bound = {bound};"] if uses_bound else []
     fname = f"{functional.name}.{functional.overload}" if functional.overload else functional.name
+    pre = _zero_size_refusal_lines(schema, fname) + pre
     by = (f"the numel of `{ins[0]}`" if len(ins) == 1 else "the broadcast numel of "
           + ", ".join(f"`{n}`" for n in ins)) if uses_bound else \
         "the input's size at the data-dependent dim"
@@ -1484,6 +1485,27 @@ def _data_dependent_allocs(schema: TorchSchema, fwp: list[FwParam],
                     + " (torch's fake implementation bounds it by no more), and resized "
                     "after the call to the shape aclnn reports",
             "data_dependent": outs}
+
+
+def _zero_size_refusal_lines(schema: TorchSchema, fname: str) -> list[str]:
+    """torch's refusal of a zero-size dim other than the op's `dim`
+    (`torch_facts.zero_size_refusal`, probed on its CPU kernel), as C++ before the call.
+    A data-dependent op runs no meta function that would make torch's checks, and the
+    API may return early on an empty input, leaving the outputs at their bound unwritten;
+    op-plugin UniqueDimKernelNpuOpApi.cpp makes the same checks."""
+    from codegen import torch_facts
+    got = torch_facts.zero_size_refusal(fname)
+    names = {a.name for a in schema.args}
+    if got is None or not set(got) <= names:
+        return []
+    t, k = got
+    return [f"// torch's CPU kernel of {fname} refuses a zero-size dim of `{t}` other than "
+            f"`{k}` (probed)",
+            f"for (int64_t opgen_d = 0; opgen_d < {t}.dim(); ++opgen_d) {{",
+            f"    TORCH_CHECK(opgen_d == c10::maybe_wrap_dim({k}, {t}.dim()) || "
+            f"{t}.size(opgen_d) != 0, \"{fname}: `{t}` has a zero-size dim other than "
+            f"`{k}`\");",
+            "}"]
 
 
 @dataclass(frozen=True)
