@@ -1,0 +1,43 @@
+"""A dtype the aclnn API lacks on the SoC (opdb.soc_dtypes) goes to torch's own
+CompositeExplicitAutograd kernel when the op's family is device-generic in torch
+(docs/opgen.md, "Dtype routes for single-tensor ops"). Nothing keys on an API or op
+name in code; the tests name the upstream adapter."""
+from __future__ import annotations
+
+from codegen.api import prepare
+from tests.codegen.torch_adapter_parts import ADAPTER, function_body as _fn, shipped_db_fixture
+
+db = shipped_db_fixture()
+
+
+def test_a_dtype_the_api_lacks_takes_torchs_explicit_kernel(db):
+    """op-plugin 517f2e7d ChunkCatKernelOpApi.cpp sends dtypes other than
+    float/float16/bfloat16 to `at::native::_chunk_cat[_out]`; ops-math aclnn_chunk_cat.cpp
+    refuses them. Before, every integer list reached the API."""
+    r = prepare(db, "aclnnChunkCat", "torch", op="aten::_chunk_cat")
+    text = r.files[ADAPTER.format("ChunkCat")]
+    for sig, call in (("at::Tensor& _chunk_cat_out(",
+                       "return at::native::_chunk_cat_out(tensors, dim, num_chunks, out);"),
+                      ("at::Tensor _chunk_cat(",
+                       "return at::native::_chunk_cat(tensors, dim, num_chunks);")):
+        body = _fn(text, sig)
+        assert ("if (!tensors.empty() && tensors[0].scalar_type() != at::kBFloat16 && "
+                "tensors[0].scalar_type() != at::kHalf && "
+                "tensors[0].scalar_type() != at::kFloat) {") in body
+        assert call in body
+        assert body.index(call) < body.index("EXEC_NPU_CMD(aclnnChunkCat")
+
+
+def test_no_route_where_the_explicit_kernel_only_redispatches():
+    """`abs` has a CompositeExplicitAutograd kernel, but `abs.out` has CPU/CUDA ones: the
+    functional kernel would call the NPU's own `abs.out` again. An op with only device
+    kernels (`adaptive_max_pool3d`) has no route upstream agrees on. Neither gets one."""
+    from codegen import torch_facts
+    from codegen.torch_target import _out_member
+    assert torch_facts.explicit_kernel("aten::_chunk_cat") == "_chunk_cat"
+    assert torch_facts.explicit_kernel(_out_member("aten::_chunk_cat")) == "_chunk_cat_out"
+    assert torch_facts.explicit_kernel("aten::abs") == "abs"
+    assert torch_facts.explicit_kernel(_out_member("aten::abs")) is None
+    assert torch_facts.explicit_kernel("aten::adaptive_max_pool3d") is None
+    assert _out_member("aten::add.Tensor") == "aten::add.Tensor_out"
+    assert _out_member("aten::_chunk_cat.out") == "aten::_chunk_cat.out"
