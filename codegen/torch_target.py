@@ -2192,9 +2192,11 @@ def _dtype_limit_route(api: AclnnApi, amap: ArgMap, schema: TorchSchema,
     lines, else the op_api's own C++ check) goes to torch's own CompositeExplicitAutograd
     kernel of the op, as op-plugin 517f2e7d ChunkCatKernelOpApi.cpp
     (`at::native::_chunk_cat[_out]` for dtypes other than float/float16/bfloat16). Only
-    where the op's whole family is device-generic in torch: the op and its `.out` member
-    both have such a kernel in native_functions.yaml (`_chunk_cat`, `_chunk_cat_out`);
-    `abs`'s explicit kernel only calls the device's `abs.out` (this adapter again), and an
+    where torch keeps that kernel as the generic implementation beside a device kernel,
+    for the op and its `.out` member (torch_facts.explicit_beside_device_kernel:
+    `_chunk_cat`, `_chunk_cat_out` beside `CUDA: _chunk_cat_cuda`); an explicit kernel
+    that is the op's only one (`bitwise_or.Scalar`, `mv`) mostly redispatches to another
+    NPU kernel, `abs`'s only calls the device's `abs.out` (this adapter again), and an
     op with only CPU/CUDA kernels has no route upstream agrees on (a CPU round trip in
     AdaptiveMaxPool3dKernelNpuOpApi.cpp, a TORCH_CHECK elsewhere, most often nothing):
     no route. Tensor lists that are foreach lists take `_list_limit_route` instead."""
@@ -2204,7 +2206,10 @@ def _dtype_limit_route(api: AclnnApi, amap: ArgMap, schema: TorchSchema,
         return []
     op = _op_name(schema)
     kernel = torch_facts.explicit_kernel(op)
-    if kernel is None or torch_facts.explicit_kernel(_out_member(_op_name(functional or schema))) is None:
+    out_op = _out_member(_op_name(functional or schema))
+    if kernel is None or torch_facts.explicit_kernel(out_op) is None \
+            or not torch_facts.explicit_beside_device_kernel(op) \
+            or not torch_facts.explicit_beside_device_kernel(out_op):
         return []
     ins = [a for a in schema.args if not (a.mutable and a.kwarg_only)]
     first = next((m for a in ins if a.kind in ("tensor", "tensor_list") and not a.optional

@@ -39,5 +39,23 @@ def test_no_route_where_the_explicit_kernel_only_redispatches():
     assert torch_facts.explicit_kernel("aten::abs") == "abs"
     assert torch_facts.explicit_kernel(_out_member("aten::abs")) is None
     assert torch_facts.explicit_kernel("aten::adaptive_max_pool3d") is None
+    # an explicit kernel that is the op's only one redispatches (`bitwise_or.Scalar` to
+    # the Tensor overload, `mv` to `addmv`): no route; `_chunk_cat`'s stands beside CUDA's
+    assert torch_facts.explicit_beside_device_kernel("aten::_chunk_cat")
+    assert torch_facts.explicit_beside_device_kernel("aten::_chunk_cat.out")
+    assert not torch_facts.explicit_beside_device_kernel("aten::bitwise_or.Scalar")
+    assert not torch_facts.explicit_beside_device_kernel("aten::mv")
+    assert not torch_facts.explicit_beside_device_kernel("aten::abs")
     assert _out_member("aten::add.Tensor") == "aten::add.Tensor_out"
     assert _out_member("aten::_chunk_cat.out") == "aten::_chunk_cat.out"
+
+
+def test_a_redispatching_explicit_kernel_gets_no_route(db):
+    """op-plugin 517f2e7d BitwiseOrKernelNpuOpApi.cpp routes no dtype of
+    `bitwise_or.Scalar` to torch; its explicit kernel (its only one) would call the NPU's
+    Tensor overload. The first version of the rule sent it there (render diff)."""
+    r = prepare(db, "aclnnBitwiseOrScalar", "torch", op="aten::bitwise_or.Scalar")
+    adapters = [v for k, v in r.files.items() if k.startswith("in-tree/") and k.endswith(".cpp")]
+    assert adapters and any("EXEC_NPU_CMD(aclnnBitwiseOrScalar" in v for v in adapters)
+    text = "".join(adapters)
+    assert "at::native::bitwise_or" not in text
