@@ -390,6 +390,23 @@ def explicit_kernel(op: str) -> str | None:
     return None
 
 
+def explicit_beside_device_kernel(op: str) -> bool:
+    """Whether `op`'s CompositeExplicitAutograd kernel stands beside a device kernel of
+    its own in native_functions.yaml (`_chunk_cat`: `CompositeExplicitAutograd:
+    _chunk_cat`, `CUDA: _chunk_cat_cuda`): torch has a fused device kernel and keeps the
+    explicit one as the generic implementation for every other backend. An op whose
+    explicit kernel is its only one (`bitwise_or.Scalar`, `mv`) is mostly a redispatch
+    to another overload or op."""
+    nf = _native_functions()
+    if nf is None or not op.startswith("aten::") or explicit_kernel(op) is None:
+        return False
+    entry = nf.get(op.split("::", 1)[1].replace(".default", ""))
+    m = re.search(r"^\s*dispatch:\s*\n((?:\s{4,}.*\n?)+)", entry or "", re.M)
+    keys = {k.strip() for line in (m.group(1).splitlines() if m else [])
+            for k in line.partition(":")[0].split(",")}
+    return bool(keys & {"CPU", "CUDA"})
+
+
 def structured_group(op: str) -> bool | None:
     """Whether `aten::cat` belongs to a structured group (structured out variant or
     `structured_delegate`), per torchgen's packaged native_functions.yaml."""

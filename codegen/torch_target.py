@@ -1750,6 +1750,8 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     # values the allocation reads (a factory op's size and TensorOptions) are used
     consumed |= {n for a in allocs for n in a.get("reads", ())}
     slow_route, slow_call = _list_limit_route(chosen, amap, schema, functional, role, soc)
+    if not slow_route:
+        slow_route = _dtype_limit_route(chosen, amap, schema, functional, role, soc)
     if read_back is not None:  # the returned number is read back, not a placeholder
         allocs = [a for a in allocs if a.get("placeholder") != read_back[1]]
     return TorchFunction(
@@ -2172,6 +2174,65 @@ def _list_limit_route(api: AclnnApi, amap: ArgMap, schema: TorchSchema,
     else:
         lines += [f"    {call};", "    return;"]
     return lines + ["}"], "" if role == "out" else call
+
+
+def _out_member(op: str) -> str:
+    """`aten::_chunk_cat` -> `aten::_chunk_cat.out`, `aten::add.Tensor` -> `aten::add.out`
+    (torchgen's out-overload naming: `.out`, or `.<overload>_out`)."""
+    base, _, ov = op.partition(".")
+    if ov.endswith("out"):
+        return op
+    return f"{base}.out" if ov in ("", "default") else f"{base}.{ov}_out"
+
+
+def _dtype_limit_route(api: AclnnApi, amap: ArgMap, schema: TorchSchema,
+                       functional: TorchSchema | None, role: str, soc: str | None
+                       ) -> list[str]:
+    """An input whose dtype the API lacks on `soc` (opdb.soc_dtypes: the docs' per-product
+    lines, else the op_api's own C++ check) goes to torch's own CompositeExplicitAutograd
+    kernel of the op, as op-plugin 517f2e7d ChunkCatKernelOpApi.cpp
+    (`at::native::_chunk_cat[_out]` for dtypes other than float/float16/bfloat16). Only
+    where torch keeps that kernel as the generic implementation beside a device kernel,
+    for the op and its `.out` member (torch_facts.explicit_beside_device_kernel:
+    `_chunk_cat`, `_chunk_cat_out` beside `CUDA: _chunk_cat_cuda`); an explicit kernel
+    that is the op's only one (`bitwise_or.Scalar`, `mv`) mostly redispatches to another
+    NPU kernel, `abs`'s only calls the device's `abs.out` (this adapter again), and an
+    op with only CPU/CUDA kernels has no route upstream agrees on (a CPU round trip in
+    AdaptiveMaxPool3dKernelNpuOpApi.cpp, a TORCH_CHECK elsewhere, most often nothing):
+    no route. Tensor lists that are foreach lists take `_list_limit_route` instead."""
+    from codegen import torch_facts
+    from opdb.soc_dtypes import soc_dtypes
+    if not schema.name.startswith("aten::"):
+        return []
+    op = _op_name(schema)
+    kernel = torch_facts.explicit_kernel(op)
+    out_op = _out_member(_op_name(functional or schema))
+    if kernel is None or torch_facts.explicit_kernel(out_op) is None \
+            or not torch_facts.explicit_beside_device_kernel(op) \
+            or not torch_facts.explicit_beside_device_kernel(out_op):
+        return []
+    ins = [a for a in schema.args if not (a.mutable and a.kwarg_only)]
+    first = next((m for a in ins if a.kind in ("tensor", "tensor_list") and not a.optional
+                  for m in amap.params if m.fw is not None and m.fw.name == a.name
+                  and m.aclnn.role == "input" and m.aclnn.dtypes), None)
+    if first is None:
+        return []
+    ok, _ = soc_dtypes(api.name, soc, first.aclnn.dtypes, first.aclnn.name)
+    if not ok or not all(d in _AT_DTYPES for d in ok) or set(_AT_DTYPES) <= set(ok):
+        return []
+    is_list = first.fw.kind == "tensor_list"
+    dtype = f"{first.fw.name}[0].scalar_type()" if is_list else f"{first.fw.name}.scalar_type()"
+    cond = " && ".join(f"{dtype} != {_AT_DTYPES[d]}" for d in ok)
+    if is_list:
+        cond = f"!{first.fw.name}.empty() && {cond}"
+    call = f"at::native::{kernel}({', '.join(a.name for a in schema.args)})"
+    lines = [f"if ({cond}) {{  // a dtype {api.name} lacks on {soc or 'the default SoC'}: "
+             "torch's own kernel, as op-plugin's at::native:: fallbacks"]
+    if return_stmt(schema):
+        lines.append(f"    return {call};")
+    else:
+        lines += [f"    {call};", "    return;"]
+    return lines + ["}"]
 
 
 def _list_split(api: AclnnApi, branches: list[Branch], schema: TorchSchema, role: str,
