@@ -243,7 +243,7 @@ def _part(part: str, rec, s, entry, block: int, framework: str) -> float:
     hooks = importlib.import_module(f"analyzer.align.hooks_{framework}")
     real = hooks.queue_stats
     if part == "hooks":
-        hooks.queue_stats = lambda t, batch, on_device=None: ({"type": "stub", "shape": list(t.shape)}, None)
+        hooks.queue_stats = lambda t, batch, on_device=None, compact=False: ({"type": "stub", "shape": list(t.shape)}, None)
     rec.install()
     try:
         with _Clock() as c:

@@ -84,8 +84,10 @@ def _child(framework: str, model: str, mode: str, steps: int) -> None:
     if mode == "wrecords":  # each tensor's record made, its numbers neither viewed nor staged
         import analyzer.align.hooks_torch as hooks_torch
 
-        def records_only(t, batch, on_device=None):
+        def records_only(t, batch, on_device=None, compact=False):
             name = hooks_torch._DTYPE_NAMES.get(t.dtype) or str(t.dtype)
+            if compact:  # (the worker path's record: queue_stats)
+                return (name, list(t.shape), t.requires_grad), None
             return dict(hooks_torch._RECORD, dtype=name, shape=list(t.shape)), None
         hooks_torch.queue_stats = records_only
     out = Path(tempfile.mkdtemp(prefix="opscan-align-ir-"))

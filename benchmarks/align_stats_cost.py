@@ -56,9 +56,9 @@ def measure(framework: str, model: str, repeat: int, staged: bool = False) -> di
     step_cpu = _cpu() - c
     seen, real = [], hooks.queue_stats
 
-    def keep(t, batch, on_device=None):
+    def keep(t, batch, on_device=None, *compact):
         seen.append(t.detach().clone())
-        return real(t, batch, on_device)
+        return real(t, batch, on_device, *compact)
 
     hooks.queue_stats = keep
     rec = s.recorder("module", (), None)

@@ -45,9 +45,13 @@ _PLAIN = (torch.Tensor, torch.nn.Parameter)  # subclasses (FakeTensor, DTensor, 
 _NUMPY_MAX = 1 << 62
 
 
-def queue_stats(t: torch.Tensor, batch: StepStats, on_device: bool | None = None) -> tuple[dict, list | None]:
+def queue_stats(t: torch.Tensor, batch: StepStats, on_device: bool | None = None,
+                compact: bool = False) -> tuple[dict | tuple, list | None]:
     """Reduce `t` where it lives (in float32 or float64) and queue the values in `batch`;
     -> (the record, filled by batch.flush(); its slot).
+    compact (the worker path): a host tensor's record is the tuple (dtype, shape,
+    requires_grad[, NanCount, InfCount]) the worker expands into the dict
+    (`stats.expand_records`); a device tensor's record stays a dict (filled here).
     CPU tensors: numpy reductions on the tensor's own memory (max, min, sum, the dot
     product for the L2 norm; a third of the cost of three torch reductions and their
     `.item()`s on a small tensor; above 16K elements in 1 MB chunks read in memory order,
@@ -61,7 +65,7 @@ def queue_stats(t: torch.Tensor, batch: StepStats, on_device: bool | None = None
     name = _DTYPE_NAMES.get(dt)
     if name is None:
         name = _DTYPE_NAMES[dt] = str(dt)
-    rec = dict(_RECORD, dtype=name, shape=list(t.shape))
+    rec = (name, list(t.shape), t.requires_grad) if compact else dict(_RECORD, dtype=name, shape=list(t.shape))
     # the common case first, with as few attribute reads as possible: a plain float32/64
     # CPU tensor small enough for numpy (the same numbers as the general path below)
     if on_device is not True and (dt is _F32 or dt is _F64) and type(t) in _PLAIN \
@@ -103,9 +107,15 @@ def queue_stats(t: torch.Tensor, batch: StepStats, on_device: bool | None = None
                 slot = batch.add_large(a, rec, n, single)
                 if slot is not None:
                     return rec, slot
-        mx, mn, total, nv, rec["NanCount"], rec["InfCount"] = _torch_reductions(x)
+        mx, mn, total, nv, nan, inf = _torch_reductions(x)
+        if compact:
+            rec = rec[:3] + (nan, inf)
+        else:
+            rec["NanCount"], rec["InfCount"] = nan, inf
         slot = batch.add_host((mx, mn, total, nv), rec, n, single)
     else:
+        if compact:  # (filled by flush_device in this process)
+            rec = dict(_RECORD, dtype=rec[0], shape=rec[1], requires_grad=rec[2])
         mn, mx = torch.aminmax(x)
         norm = torch.linalg.vector_norm(x)
         slot = batch.add((x.device, x.dtype), (mx, mn, x.sum(), norm, torch.isnan(x).sum().to(x.dtype),
@@ -221,6 +231,7 @@ class TorchRecorder:
         self._busy = False
         self._gc = GcPause()
         self._sink = None  # stats_worker.WorkerWriter computing the statistics, or None
+        self._compact = False
         self._reset()
 
     # ------------------------------------------------------------ setup
@@ -269,6 +280,7 @@ class TorchRecorder:
         `end_step` leaves the host statistics pending in the StepDump for it), or in-process
         (None)."""
         was, self._sink = self._sink, sink
+        self._compact = sink is not None  # records as tuples, expanded by the worker
         if was is not None or sink is not None:  # (between steps) no batch of the other kind kept
             self._batch = self._fresh_batch()
 
@@ -312,16 +324,21 @@ class TorchRecorder:
             return scalar_record(obj)
         hit = self._cache.get(id(obj))
         if hit is not None and hit[0]() is obj and hit[1] == obj._version:
-            rec = dict(hit[2], requires_grad=obj.requires_grad)
+            rec = hit[2]
+            if type(rec) is tuple:  # compact (queue_stats)
+                rec = rec[:2] + (obj.requires_grad,) + rec[3:]
+            else:
+                rec = dict(rec, requires_grad=obj.requires_grad)
             if hit[3] is not None:
                 StepStats.alias(hit[3], rec)
             return rec
         self._busy = True
         try:
-            rec, slot = queue_stats(obj, self._batch)
+            rec, slot = queue_stats(obj, self._batch, None, self._compact)
         finally:
             self._busy = False
-        rec["requires_grad"] = obj.requires_grad
+        if type(rec) is dict:
+            rec["requires_grad"] = obj.requires_grad
         try:
             self._cache[id(obj)] = (weakref.ref(obj), obj._version, rec, slot)
         except TypeError:

@@ -400,6 +400,40 @@ def pending_record(type_: str, dtype: str, shape: list) -> dict:
             "Mean": None, "Norm": None, "NanCount": 0, "InfCount": 0}
 
 
+def expand_records(data: dict, slots: list, type_: str = "torch.Tensor") -> None:
+    """Turn the compact records of a step (tuples (dtype, shape, requires_grad[, NanCount,
+    InfCount]) that the torch recorder makes on the worker path, where a nine-key dict per
+    tensor and its marshalling cost the training process more) into msprobe's dicts, in
+    place: in `data` (any depth of dicts and lists) and in the statistics slots
+    ([numel, single, record, *aliases]); one tuple object gives one dict wherever it is
+    (the same record in two places stays one record). Dict records are left as they are."""
+    template = record_template(type_)
+    made: dict = {}
+
+    def rec_of(t: tuple) -> dict:
+        r = made.get(id(t))
+        if r is None:
+            r = made[id(t)] = dict(template, dtype=t[0], shape=t[1], requires_grad=t[2])
+            if len(t) > 3:
+                r["NanCount"], r["InfCount"] = t[3], t[4]
+        return r
+
+    todo = [data]
+    while todo:
+        obj = todo.pop()
+        items = obj.items() if type(obj) is dict else enumerate(obj)
+        for k, v in items:
+            tv = type(v)
+            if tv is tuple:
+                obj[k] = rec_of(v)
+            elif tv is dict or tv is list:
+                todo.append(v)
+    for slot in slots:
+        for i in range(2, len(slot)):
+            if type(slot[i]) is tuple:
+                slot[i] = rec_of(slot[i])
+
+
 def record_template(type_: str) -> dict:
     """`pending_record` to copy per tensor: `dict(template, dtype=.., shape=..)` clones the
     key table (~0.5 us) where a nine-key literal hashes and inserts each key (~0.85 us)."""

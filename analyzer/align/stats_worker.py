@@ -35,7 +35,7 @@ from pathlib import Path
 
 from analyzer.align import layout
 from analyzer.align.stats import (_PENDING, _STAGE, CHUNKED_MIN, StagedReductions, StepStats,
-                                  host_reductions, numpy_fallback)
+                                  expand_records, host_reductions, numpy_fallback)
 
 SLOTS = 3  # staging slots: steps in flight (MAX_INFLIGHT) + the step being recorded
 MAX_INFLIGHT = 2
@@ -439,6 +439,7 @@ def _serve(argv: list[str]) -> int:
         step = None
         try:
             step, rank, framework, level, data, construct, stack, payload = decode_step(msg)
+            expand_records(data, payload["slots"])  # (torch's hooks leave tuples: hooks_torch.queue_stats)
             s = payload["slot"]
             texts = finish_stats(payload, view[s * slot_bytes:(s + 1) * slot_bytes])
             writer.submit(layout.StepDump(step=step, rank=rank, framework=framework, level=level,

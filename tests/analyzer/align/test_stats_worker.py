@@ -303,3 +303,28 @@ def test_worker_keeps_hook_time_values_through_writes_the_version_misses(tmp_pat
     assert data["Module.tail.Identity.forward.0"]["output"][0]["Max"] == 1.0
     grad = data["Module.out.Linear.parameters_grad.0"]["weight"][0]
     assert grad["Norm"] == pytest.approx(float(seen["grad"].norm()), rel=1e-6)
+
+
+def test_worker_path_records_are_compact_and_expanded_by_the_worker(tmp_path):
+    """On the worker path the torch hooks make no dict per tensor record: a tuple (dtype,
+    shape, requires_grad) the worker turns into msprobe's dict; one tuple in two places
+    (a slot and dump.data) stays one record after the message's round trip."""
+    from analyzer.align.stats import expand_records
+
+    model, rec = _torch_recorder()
+    with stats_worker.open_writer(tmp_path, rec, worker=True) as w:
+        d = _step(model, rec, 0)
+        out = d.data["Module.0.Linear.forward.0"]["output"][0]
+        assert type(out) is tuple and out[0] == "torch.float32" and out[1] == [300, 64]
+        grad = d.data["Module.0.Linear.backward.0"]["input"][0]
+        assert type(grad) is tuple and grad[2] is False
+        msg = stats_worker.encode_step(d, d.stats.payload())
+        w.submit(d)
+    rec.remove()
+    *_, data, _, _, payload = stats_worker.decode_step(msg)
+    expand_records(data, payload["slots"])
+    r = data["Module.0.Linear.forward.0"]["output"][0]
+    assert list(r) == ["type", "dtype", "shape", "Max", "Min", "Mean", "Norm", "NanCount", "InfCount",
+                       "requires_grad"]
+    assert r["shape"] == [300, 64] and r["requires_grad"] is True
+    assert any(r is s for slot in payload["slots"] for s in slot[2:])
