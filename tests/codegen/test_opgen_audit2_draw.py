@@ -4,25 +4,13 @@ in index order; the committed output is the default draw; a table out of step wi
 HELD_OUT_TORCH or a bad size is a one-line error with exit 2."""
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+from tests.codegen.bench_module import BENCH, load
 
 
 def _module():
-    sys.path.insert(0, str(BENCH))
-    try:
-        spec = importlib.util.spec_from_file_location("opgen_audit2_draw",
-                                                      BENCH / "opgen_audit2_draw.py")
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        return mod
-    finally:
-        sys.path.remove(str(BENCH))
+    return load("opgen_audit2_draw")
 
 
 def _doc(mod, score):

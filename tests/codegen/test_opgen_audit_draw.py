@@ -3,25 +3,13 @@
 is what the default seed draws, and bad sizes are a one-line error with exit 2."""
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+from tests.codegen.bench_module import BENCH, load
 
 
 def _module():
-    sys.path.insert(0, str(BENCH))
-    try:
-        spec = importlib.util.spec_from_file_location("opgen_audit_draw",
-                                                      BENCH / "opgen_audit_draw.py")
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        return mod
-    finally:
-        sys.path.remove(str(BENCH))
+    return load("opgen_audit_draw")
 
 
 def test_draw_is_seeded_sized_and_in_file_order():
