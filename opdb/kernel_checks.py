@@ -7,21 +7,14 @@ sources; BucketizeKernelNpuOpApi.cpp, AddKernelNpuOpApi.cpp's aclnnAddV3).
 from __future__ import annotations
 
 import functools
-import json
-from pathlib import Path
 
-PATH = Path(__file__).resolve().parent / "sources" / "torch" / "op_plugin_aclnn_map.jsonl"
+from opdb.op_plugin_map import records
 
 
 @functools.lru_cache(maxsize=1)
 def _checked() -> dict[str, tuple[str, ...]]:
     out: dict[str, list[str]] = {}
-    if not PATH.is_file():
-        return {}
-    for line in PATH.read_text().splitlines():
-        if not line.strip():
-            continue
-        r = json.loads(line)
+    for r in records():
         for c in r.get("compat") or ():
             if c.get("macro") == "check_aclnn_kernel_available":
                 for api in c.get("aclnn") or ():

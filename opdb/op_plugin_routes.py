@@ -11,22 +11,15 @@ keeps under DO_COMPATIBILITY being the older one (HardSwishBackwardKernelNpuOpAp
 from __future__ import annotations
 
 import functools
-import json
 import re
-from pathlib import Path
 
-PATH = Path(__file__).resolve().parent / "sources" / "torch" / "op_plugin_aclnn_map.jsonl"
+from opdb.op_plugin_map import records
 
 
 @functools.lru_cache(maxsize=1)
 def _rows() -> dict[str, tuple[str, str]]:
     out: dict[str, tuple[str, str]] = {}
-    if not PATH.is_file():
-        return out
-    for line in PATH.read_text().splitlines():
-        if not line.strip():
-            continue
-        r = json.loads(line)
+    for r in records():
         helpers = set(r.get("helpers") or ())
         for c in r.get("compat") or ():
             fb = (c.get("fallback") or "").removeprefix("op_api::")
@@ -56,10 +49,7 @@ def _rows() -> dict[str, tuple[str, str]]:
 
 @functools.lru_cache(maxsize=1)
 def _recorded() -> frozenset[str]:
-    if not PATH.is_file():
-        return frozenset()
-    return frozenset(json.loads(line)["op"] for line in PATH.read_text().splitlines()
-                     if line.strip())
+    return frozenset(r["op"] for r in records())
 
 
 def family_main_routes(ops: list[str]) -> dict[str, tuple[str, str]]:
