@@ -47,3 +47,12 @@ def test_rows_appended_later_do_not_change_the_draw(monkeypatch):
     monkeypatch.setattr(mod, "HELD_OUT_TORCH", list(mod.HELD_OUT_TORCH) + [("aclnnX", "aten::x")] * 40)
     assert mod.draw(2026_11_25, 12, 8) == before
     assert mod.main(["--torch-rows", "0"]) == 2
+
+
+def test_committed_third_audit_output_is_its_draw(capsys):
+    """The third audit (docs/opgen.md, "Third audit: the pool at head") rescored rows drawn
+    by this command; its committed output must stay what the command draws."""
+    mod = _module()
+    argv = ["--seed", "2611", "--torch", "24", "--paddle", "12", "--torch-rows", "234", "--paddle-rows", "160"]
+    assert mod.main(argv) == 0
+    assert capsys.readouterr().out == (BENCH / "opgen_audit3_draw.out").read_text()
