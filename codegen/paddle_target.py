@@ -368,12 +368,35 @@ def kernel_key_input(kernel: str, inputs: tuple[str, ...]) -> str | None:
     return key if key in inputs else None
 
 
+def forward_kernels(kernel: str) -> tuple[str, ...]:
+    """The forward kernels of a grad kernel: the kernels of the op Paddle's backward YAML
+    names as its `forward`; for a grad kernel the YAML does not list (the legacy
+    `tril_triu_grad`), phi's naming (`<forward>_grad`). Empty for a forward kernel."""
+    from codegen.testspec import _catalog
+    cat = _catalog()
+    listed = [o for o in (cat.op(n) for n in cat.ops_for_kernel(kernel)) if o is not None]
+    found: dict[str, None] = {}
+    for o in listed:
+        fwd = cat.op(o.forward) if o.entry == "backward_op" and o.forward else None
+        for k in (fwd.kernel_names if fwd is not None else ()):
+            found.setdefault(k, None)
+    if not listed and kernel.endswith("_grad"):
+        found.setdefault(kernel[: -len("_grad")], None)
+    return tuple(found)
+
+
 def framework_dtypes_of(op: FrameworkOp) -> tuple[str, ...] | None:
     """dtypes the phi kernel has on any backend: the wheel's registrations (CPU,
-    OneDNN, ...) and the other PaddleCustomDevice backends' (opdb.paddle_backends)."""
+    OneDNN, ...) and the other PaddleCustomDevice backends' (opdb.paddle_backends); for a
+    grad kernel, also its forward kernels' on the other backends, because autograd runs
+    the grad in the dtype the forward ran in (PaddleCustomDevice registers
+    `softmax_grad` and `tril_triu_grad` for bfloat16 as their forwards, where the wheel's
+    CPU grads and the other backends' lack it)."""
     from opdb.paddle_backends import other_backend_dtypes
 
     found = set(registered_dtypes(op) or ()) | set(other_backend_dtypes(op.name))
+    for fwd in forward_kernels(op.name):
+        found |= set(other_backend_dtypes(fwd))
     return tuple(sorted(found)) or None
 
 
