@@ -198,7 +198,8 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
                     "test_dtypes": repr([d for d in ks[0]["dtype_names"]
                                          if d in ("float32", "float16", "bfloat16")] or ["float32"])}
         cxx = 17
-        extra_readme = {"dtype_names": ks[0]["dtype_names"], "compute_as": ks[0]["compute_as"]}
+        extra_readme = {"dtype_names": ks[0]["dtype_names"], "compute_as": ks[0]["compute_as"],
+                        "dtype_key": ks[0].get("dtype_key", "")}
     from opdb.soc import supports
     if supports(api.products, soc) is False:
         soc_notes.insert(0, f"{api.name}'s docs do not list {soc} among its products")

@@ -306,16 +306,18 @@ class PaddleDialect(Dialect):
 
 
 def paddle_dtypes(api: AclnnApi, framework_dtypes: tuple[str, ...] | None = None,
-                  soc: str | None = None) -> tuple[list[str], list[str]]:
-    """(dtypes to register, doc lines that cut them on `soc`): the first tensor input's
-    aclnn dtypes on the chip (opdb.soc_dtypes: the docs' per-product restrictions) that
-    phi can register, restricted (when known) to the dtypes the phi kernel has on any
-    backend, in the order PaddleCustomDevice's npu kernels list them. float32 when the
-    docs list none."""
+                  soc: str | None = None, key: str | None = None) -> tuple[list[str], list[str]]:
+    """(dtypes to register, doc lines that cut them on `soc`): the aclnn dtypes on the
+    chip (opdb.soc_dtypes: the docs' per-product restrictions) of the tensor input that
+    carries the kernel's dtype (`key`, an aclnn parameter name: see `kernel_key_input`;
+    else the first tensor input with dtypes) that phi can register, restricted (when
+    known) to the dtypes the phi kernel has on any backend, in the order
+    PaddleCustomDevice's npu kernels list them. float32 when the docs list none."""
     from opdb.paddle_backends import npu_dtype_order
     from opdb.soc_dtypes import soc_dtypes
 
-    first = next((p for p in api.params if aclnn_kind(p.ctype) == "tensor" and p.dtypes), None)
+    tensors = [p for p in api.params if aclnn_kind(p.ctype) == "tensor" and p.dtypes]
+    first = next((p for p in tensors if p.name == key), tensors[0] if tensors else None)
     acl = {normalize_dtype(d) for d in first.dtypes} if first else set()
     cut: list[str] = []
     if acl:
@@ -340,12 +342,61 @@ def paddle_dtypes(api: AclnnApi, framework_dtypes: tuple[str, ...] | None = None
     return keep, cut
 
 
+def kernel_key_input(kernel: str, inputs: tuple[str, ...]) -> str | None:
+    """The phi tensor input (of `inputs`) whose dtype Paddle selects `kernel` by: the
+    YAML's `kernel: data_type:` when it names a tensor argument, else the last tensor
+    argument, because phi's `KernelKeyParser` (paddle/phi/api/lib/kernel_dispatch.h) sets
+    the key's dtype from each tensor input in turn (promoting only float64 with complex),
+    so the last one wins: `where(condition, x, y)` runs the kernel of `y`'s dtype, never
+    of the bool `condition`'s. None when the YAML does not list the kernel, its entries
+    disagree, the key is an attribute (`data_type: dtype`) or an optional tensor (absent
+    at some calls, when the one before decides)."""
+    from codegen.testspec import _catalog
+    cat = _catalog()
+    found = set()
+    for o in (cat.op(n) for n in cat.ops_for_kernel(kernel)):
+        if o is None:
+            continue
+        tensors = [a for a in o.args if a.is_tensor]
+        m = re.match(r"\s*(\w+)", o.kernel_data_type or "")
+        if m:
+            named = next((a for a in tensors if a.name == m.group(1)), None)
+            found.add(named.name if named is not None else None)
+        elif tensors:
+            found.add(None if tensors[-1].optional else tensors[-1].name)
+    key = found.pop() if len(found) == 1 else None
+    return key if key in inputs else None
+
+
+def forward_kernels(kernel: str) -> tuple[str, ...]:
+    """The forward kernels of a grad kernel: the kernels of the op Paddle's backward YAML
+    names as its `forward`; for a grad kernel the YAML does not list (the legacy
+    `tril_triu_grad`), phi's naming (`<forward>_grad`). Empty for a forward kernel."""
+    from codegen.testspec import _catalog
+    cat = _catalog()
+    listed = [o for o in (cat.op(n) for n in cat.ops_for_kernel(kernel)) if o is not None]
+    found: dict[str, None] = {}
+    for o in listed:
+        fwd = cat.op(o.forward) if o.entry == "backward_op" and o.forward else None
+        for k in (fwd.kernel_names if fwd is not None else ()):
+            found.setdefault(k, None)
+    if not listed and kernel.endswith("_grad"):
+        found.setdefault(kernel[: -len("_grad")], None)
+    return tuple(found)
+
+
 def framework_dtypes_of(op: FrameworkOp) -> tuple[str, ...] | None:
     """dtypes the phi kernel has on any backend: the wheel's registrations (CPU,
-    OneDNN, ...) and the other PaddleCustomDevice backends' (opdb.paddle_backends)."""
+    OneDNN, ...) and the other PaddleCustomDevice backends' (opdb.paddle_backends); for a
+    grad kernel, also its forward kernels' on the other backends, because autograd runs
+    the grad in the dtype the forward ran in (PaddleCustomDevice registers
+    `softmax_grad` and `tril_triu_grad` for bfloat16 as their forwards, where the wheel's
+    CPU grads and the other backends' lack it)."""
     from opdb.paddle_backends import other_backend_dtypes
 
     found = set(registered_dtypes(op) or ()) | set(other_backend_dtypes(op.name))
+    for fwd in forward_kernels(op.name):
+        found |= set(other_backend_dtypes(fwd))
     return tuple(sorted(found)) or None
 
 
@@ -457,7 +508,7 @@ def _identity_kernel(k: dict, gi, framework_dtypes: tuple[str, ...] | None,
     return {**k, "allocs": [], "guards": [], "args": [], "asserts": [], "after": [],
             "branch": None, "compute_as": [], "host_scalar": False, "count_nonzero": False,
             "unused": unused, "includes": [],
-            "dtypes": [PHI_DTYPES[d] for d in names], "dtype_names": names,
+            "dtypes": [PHI_DTYPES[d] for d in names], "dtype_names": names, "dtype_key": "",
             "composite": [f"// {gi.note(k['api'].name, op.name)}"]
             + (gi.body_lines() if hasattr(gi, "body_lines") else body_lines(gi))}
 
@@ -592,6 +643,18 @@ def _inplace_from_input(api: AclnnApi, amap) -> None:
             return
 
 
+def _key_param(op: FrameworkOp, fwp: list[FwParam], amap) -> str | None:
+    """The aclnn tensor parameter given the phi input Paddle keys the kernel's dtype on
+    (`kernel_key_input`): the registration follows its dtypes (aclnnSWhere's `other` <-
+    `y` for `where`, not the bool `condition`)."""
+    key = kernel_key_input(op.name, tuple(f.name for f in fwp if not f.is_output
+                                          and f.kind in ("tensor", "tensor_list")))
+    if key is None:
+        return None
+    return next((p.aclnn.name for p in amap.params if p.fw is not None and p.fw.name == key
+                 and aclnn_kind(p.aclnn.ctype) == "tensor" and p.aclnn.dtypes), None)
+
+
 def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
                          framework_dtypes: tuple[str, ...] | None = None,
                          candidates: list[AclnnApi] | None = None,
@@ -637,8 +700,12 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     args = zero_dim_views(api, amap, args)
     args = master_weights(fwp, amap, args)
     fw_dtypes = framework_dtypes or framework_dtypes_of(op)
-    dtypes, soc_cut = paddle_dtypes(api, fw_dtypes, soc)
-    computed = compute_as_dtypes(api, paddle_dtypes(api, None, soc)[0], fw_dtypes, soc)
+    key = _key_param(op, fwp, amap)
+    dtypes, soc_cut = paddle_dtypes(api, fw_dtypes, soc, key)
+    # the registration follows `key` where the first tensor input would give other dtypes
+    # (named in the README)
+    dtype_key = key if key and paddle_dtypes(api, fw_dtypes, soc)[0] != dtypes else ""
+    computed = compute_as_dtypes(api, paddle_dtypes(api, None, soc, key)[0], fw_dtypes, soc)
     tied, tied_where = tied_mixed_dtypes(api, op, amap)
     args = compute_as(api, amap, args, computed, tied)
     before, after = _kernel_rules(api, fwp, amap)
@@ -684,6 +751,7 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
         "dtypes": [PHI_DTYPES[d] for d in dtypes],
         "body": registration_body(op),
         "dtype_names": dtypes,
+        "dtype_key": dtype_key,
         "soc_cut": soc_cut,
         "compute_as": computed or sorted({d for ds in tied.values() for d in ds}),
         "host_scalar": any("opgen_host_scalar(" in line for a in args for line in a.prelude),
