@@ -312,6 +312,11 @@ def render_context(db, api: AclnnApi, op: FrameworkOp, target: str) -> dict:
                     if (c := capture_variant(db, a)) is not None}
         if captures:
             variants["capture"] = captures  # random APIs: the NPU-graph capture route
+        from codegen.variants import weight_nz_variant
+        nz = {a.name: n for a in {api, variants.get("base", api)}
+              if (n := weight_nz_variant(db, a)) is not None}
+        if nz:
+            variants["weight_nz"] = nz  # an NZ weight goes to the API's WeightNz sibling
         inplace = (fam or {}).get("inplace")
         if inplace is not None and variants.get("inplace") is None:
             # upstream runs the in-place op on the out-of-place API (out = self):

@@ -1727,6 +1727,17 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                          and u.kind not in ("tensor", "tensor_list")) if role == "inplace" else ()
     if not _inplace_meta_check(schema, meta_checked):
         meta_checked = ()
+    nz_route = None
+    if role != "inplace" and len(branches) == 1 and capture is None:
+        from codegen.torch_weight_nz import route_note, weight_nz_route
+        sib = (variants.get("weight_nz") or {}).get(chosen.name)
+        nz_route = weight_nz_route(amap, sib, _soc_named_cond(sib.products) if sib else None)
+        if nz_route is not None:
+            nz_alias, _ = fn_pointer_type(ArgMap(sib, []))
+            branches = [Branch(sib, list(main.args),
+                               static_asserts(sib.name, nz_alias, main.args, "ConvertType"), [],
+                               cond=nz_route.cond, note=route_note(nz_route, chosen.name)),
+                        main]
     # versions checked at run time (a missing one must not send every call to acl_op)
     checked = {b.api.name for b in branches if "_available" in b.cond
                or any("check_aclnn_kernel_available" in line for line in b.prelude)}
@@ -1762,8 +1773,11 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         unused=[{"name": u.name, "todo": unused_todo(chosen, u)} for u in amap.unused
                 if u.name not in consumed and not (into_out and u.name in outs)
                 and u.name not in meta_checked],
-        fallback_calls=[f"DO_COMPATIBILITY({n}, acl_op::{fn}({', '.join(call_names)}));"
-                        for n in apis] if acl_op_fallback else
+        fallback_calls=_weight_nz_gate(nz_route, chosen.name, apis,
+                                       f"acl_op::{fn}({', '.join(call_names)})")
+        + [f"DO_COMPATIBILITY({n}, acl_op::{fn}({', '.join(call_names)}));"
+           for n in apis if nz_route is None or n not in (nz_route.api.name, chosen.name)]
+        if acl_op_fallback else
         # no acl_op: a CANN without the API runs torch's own kernel, as op-plugin's
         # `DO_COMPATIBILITY(aclnnForeachSign, at::native::foreach_tensor_sign_slow(self))`
         [f"DO_COMPATIBILITY({n}, {slow_call});" for n in apis] if slow_call else [],
@@ -1775,6 +1789,15 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                + _other_device_route(schema, functional, role)),
         split=_list_split(chosen, branches, schema, role, host), view_shapes=view_shapes,
         per_element=_per_element(amap, schema))
+
+
+def _weight_nz_gate(route, nd_api: str, apis: list[str], acl_op_call: str) -> list[str]:
+    """Upstream's format gate in place of the ND and NZ APIs' DO_COMPATIBILITY lines
+    (codegen.torch_weight_nz.gate_lines); nothing without a route."""
+    if route is None or nd_api not in apis:
+        return []
+    from codegen.torch_weight_nz import gate_lines
+    return gate_lines(route, nd_api, acl_op_call)
 
 
 def _int32_on_soc(amap: ArgMap, soc: str | None) -> dict[str, str]:
@@ -1991,15 +2014,14 @@ _SOC_ENUM = (("ascend910", "Ascend910PremiumA"), ("ascend310p", "Ascend310P1"),
              ("ascend910_93", "Ascend910_9391"), ("ascend950", "Ascend950"))
 
 
-def _soc_unsupported_cond(products: tuple[str, ...]) -> str | None:
-    """A C++ condition true on the chips `products` (an API's docs) do not name, from
-    torch_npu's SocVersion ranges; None when they name none or every chip."""
+def _soc_named_ranges(products: tuple[str, ...]) -> list[tuple[str, str | None]] | None:
+    """The SocVersion ranges [lo, hi) of the chips `products` (an API's docs) name, hi
+    None for "and every later chip"; None when they name none or every chip."""
     from opdb.soc import product_socs
     named = set().union(*(product_socs(p) for p in products)) if products else set()
     ids = [i for i, _ in _SOC_ENUM]
     if not named or named >= set(ids):
         return None
-    v = "c10_npu::GetSocVersion()"
     ranges, i = [], 0
     while i < len(ids):  # contiguous runs of named chips
         if ids[i] not in named:
@@ -2012,6 +2034,27 @@ def _soc_unsupported_cond(products: tuple[str, ...]) -> str | None:
         hi = f"c10_npu::SocVersion::{_SOC_ENUM[j + 1][1]}" if j + 1 < len(ids) else None
         ranges.append((lo, hi))
         i = j + 1
+    return ranges
+
+
+def _soc_named_cond(products: tuple[str, ...]) -> str | None:
+    """A C++ condition true on the chips `products` names; None when it names none or
+    every chip (no test needed)."""
+    ranges = _soc_named_ranges(products)
+    if ranges is None:
+        return None
+    v = "c10_npu::GetSocVersion()"
+    return " || ".join(f"({v} >= {lo}" + (f" && {v} < {hi})" if hi else ")")
+                       for lo, hi in ranges)
+
+
+def _soc_unsupported_cond(products: tuple[str, ...]) -> str | None:
+    """A C++ condition true on the chips `products` (an API's docs) do not name, from
+    torch_npu's SocVersion ranges; None when they name none or every chip."""
+    ranges = _soc_named_ranges(products)
+    if ranges is None:
+        return None
+    v = "c10_npu::GetSocVersion()"
     if len(ranges) == 1 and ranges[0][1] is None:
         return f"{v} < {ranges[0][0]}"
     if len(ranges) == 1 and ranges[0][0].endswith(_SOC_ENUM[0][1]):
@@ -2450,6 +2493,9 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
         "uses_meta": any(a.get("lines") and a.get("note") and not a.get("data_dependent")
                          for f in functions for a in f.allocs),
         "uses_view_shape": any(f.view_shapes for f in functions),
+        # the FRACTAL_NZ weight route tests formats with op-plugin's OpUtils helpers
+        "uses_nz_format": any("op_plugin::utils::is_nd_nz_format(" in b.cond
+                              for f in functions for b in f.branches),
         # the binding stands in for op-plugin's matmul HF32 helper only where a rule calls it
         "uses_op_plugin_utils": any("op_plugin::utils::" in line for f in functions
                                     for b in f.branches

@@ -205,3 +205,29 @@ def capture_variant(db, api: AclnnApi) -> AclnnApi | None:
         if [(p.name, p.ctype.replace(" ", "")) for p in cand.params] == want:
             return cand
     return None
+
+
+WEIGHT_NZ = "WeightNz"
+
+
+def weight_nz_variant(db, api: AclnnApi) -> AclnnApi | None:
+    """The API that takes `api`'s weight in the FRACTAL_NZ format: `<api>WeightNz` when opdb
+    has it with `api`'s parameters (names and C types, in order), else the one
+    `...WeightNz` API of `api`'s op directory with those parameters (aclnnMm ->
+    aclnnMatmulWeightNz, both in ops-nn `matmul/mat_mul_v3`; op-plugin 517f2e7d
+    MmKernelNpuOpApi.cpp sends an NZ `mat2` there). None when there is none, or more than
+    one in the directory."""
+    if api.name.endswith(WEIGHT_NZ) or is_inplace(api):
+        return None
+    sig = [(p.name, p.ctype.replace(" ", "")) for p in api.params]
+
+    def same(cand: AclnnApi | None) -> bool:
+        return cand is not None and [(p.name, p.ctype.replace(" ", "")) for p in cand.params] == sig
+
+    named = _get(db, api.name + WEIGHT_NZ)
+    if same(named):
+        return named
+    if not api.op_dir:
+        return None
+    hits = [c for c in _by_op_dir(db).get(api.op_dir, []) if c.name.endswith(WEIGHT_NZ) and same(c)]
+    return hits[0] if len(hits) == 1 else None
