@@ -13,10 +13,23 @@ the input they are computed from), with another form for when an optional input 
 given (`absent`), with the upstream kernel and Paddle's documented formula as evidence. It
 applies when the API asked for is one of the composition's calls or one the op's adapter
 calls (opdb), and every leaf binds; else the kernel renders as before.
+
+Since branch ws/h9m2 an entry may instead give the kernel's `body` as statements over its
+parameter names (`needs`, bound by the phi signature, `a|b` the first one present): for
+compositions the expression language cannot say (host reads of seeds and lengths, branches
+on bool and string attributes, integer and boolean scratches, TensorArray members: warpctc,
+cross_entropy_with_softmax, strided_slice_array, dropout). What stays general: the trigger
+(the API asked for is one of the entry's `calls`, or one upstream's adapter of the op calls,
+opdb), the binding (every need a parameter of the kernel's phi signature, else no
+composition), the calls (each an aclnn API opdb declares, called with its declared number
+of arguments: checked when the table is loaded) and the registration (the dtypes every
+`dtype_calls` API has on the chip, in opdb; float64 too when the body computes it in
+float32, `float64_as_float32`).
 """
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -76,6 +89,98 @@ class Composition:
         return lines
 
 
+@dataclass(frozen=True)
+class BodyComposition:
+    """A forward kernel as a reviewed body of statements (`body` entries of the table)."""
+    forward_api: str                        # the phi op
+    lines: tuple[str, ...]                  # the body, bound to the kernel's names
+    evidence: str
+    read: tuple[str, ...] = ()              # the kernel params the body reads
+    step_apis: tuple = field(default=(), compare=False)  # the `dtype_calls`' AclnnApi
+    step: bool = True                       # the API asked for is one of the calls
+    float64_as_float32: bool = False
+
+    def note(self, requested: str, op: str) -> str:
+        return Composition.note(self, requested, op)
+
+    def body_lines(self) -> list[str]:
+        return list(self.lines)
+
+
+EXEC_CALL = re.compile(r"EXEC_NPU_CMD\(\s*(aclnn\w+)\s*,(.*)\)\s*;")
+BODY_KEYS = {"op", "needs", "calls", "dtype_calls", "float64_as_float32", "body", "evidence"}
+
+
+def _split_args(text: str) -> list[str]:
+    """The top-level comma-separated arguments of a call's argument text."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "([{<":
+            depth += 1
+        elif ch in ")]}>":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return out + ([cur.strip()] if cur.strip() else [])
+
+
+def body_calls(lines) -> list[tuple[str, int]]:
+    """Every `EXEC_NPU_CMD(aclnnX, dev_ctx, ...)` of a body: (API, its argument count)."""
+    out = []
+    for line in lines:
+        for m in EXEC_CALL.finditer(line):
+            out.append((m.group(1), len(_split_args(m.group(2))) - 1))  # less dev_ctx
+    return out
+
+
+def _load_body(e: dict, name: str) -> dict:
+    from opdb.errors import OpscanError
+    if set(e) - BODY_KEYS or not isinstance(e.get("needs"), list) or not e.get("calls") \
+            or not isinstance(e.get("body"), list) or not e["body"]:
+        raise OpscanError(f"{name}: a body entry has op, needs (a list), calls, body (a list "
+                          "of statements), evidence and optional dtype_calls, "
+                          "float64_as_float32")
+    calls, dcalls = list(e["calls"]), list(e.get("dtype_calls") or [])
+    used = body_calls(e["body"])
+    if {a for a, _ in used} != set(calls) or not set(dcalls) <= set(calls):
+        raise OpscanError(f"{name}: `calls` must list exactly the APIs the body calls "
+                          f"({sorted({a for a, _ in used})}), `dtype_calls` some of them")
+    return {"needs": [str(n) for n in e["needs"]], "calls": calls, "dtype_calls": dcalls,
+            "arity": used, "body": [str(x) for x in e["body"]],
+            "f64": bool(e.get("float64_as_float32")), "evidence": e["evidence"]}
+
+
+def _body_composition(db, api, op, ent: dict) -> BodyComposition | None:
+    """A `body` entry bound to kernel `op`: each need the first of its `a|b` names the
+    kernel's signature has (else None); each call declared in opdb with the body's number of
+    arguments (else None: opdb and the table disagree, render as before)."""
+    names = {p.name for p in op.params}
+    bound: dict[str, str] = {}
+    for need in ent["needs"]:
+        hit = next((n for n in need.split("|") if n in names), None)
+        if hit is None:
+            return None
+        bound[need.split("|")[0]] = hit
+    adapter = {m.aclnn for m in db.mappings(framework="paddle", op=op.name)
+               if m.evidence == "adapter"}
+    if api.name not in ent["calls"] and api.name not in adapter:
+        return None
+    apis = {}
+    for call, count in ent["arity"]:
+        a = apis.get(call) or db.aclnn_api(call)
+        if a is None or len(a.params) != count:
+            return None
+        apis[call] = a
+    lines = tuple(x.format(var="acl", **bound) for x in ent["body"])
+    return BodyComposition(op.name, lines, ent["evidence"].split(":")[0],
+                           tuple(sorted(bound.values())),
+                           tuple(apis[c] for c in ent["dtype_calls"]),
+                           api.name in ent["calls"], ent["f64"])
+
+
 @functools.lru_cache(maxsize=1)
 def compositions() -> dict[str, dict]:
     return load_compositions(COMPOSITIONS.read_text(), COMPOSITIONS.name)
@@ -88,6 +193,11 @@ def load_compositions(text: str, where: str = "forward_compositions.yaml") -> di
     out = {}
     for i, e in enumerate(data.get("compositions") or []):
         name = f"{where}: compositions[{i}] ({e.get('op') if isinstance(e, dict) else e})"
+        if isinstance(e, dict) and "body" in e:
+            if not e.get("op") or not e.get("evidence") or e["op"] in out:
+                raise OpscanError(f"{name}: needs a phi `op` (once) and `evidence`")
+            out[e["op"]] = _load_body(e, name)
+            continue
         if not isinstance(e, dict) or set(e) - {"op", "outs", "absent", "evidence"}:
             raise OpscanError(f"{name}: unknown keys",
                               hint="an entry has op, outs, evidence and optional absent")
@@ -116,6 +226,8 @@ def forward_composition(db, api, op) -> Composition | None:
     ent = compositions().get(op.name)
     if ent is None or op.kind == "backward":
         return None
+    if "body" in ent:
+        return _body_composition(db, api, op, ent)
     fp = {f.name: f for f in fw_params(op)}
     kinds = {n: f.kind for n, f in fp.items() if f.kind in ATTR_KINDS and not f.is_output}
     ins = [n for n, f in fp.items() if f.kind == "tensor" and not f.is_output]
