@@ -99,8 +99,13 @@ class BodyComposition:
     step_apis: tuple = field(default=(), compare=False)  # the `dtype_calls`' AclnnApi
     step: bool = True                       # the API asked for is one of the calls
     float64_as_float32: bool = False
+    companion: bool = False                 # a grad kernel next to a composed forward
 
     def note(self, requested: str, op: str) -> str:
+        if self.companion:
+            return (f"`{op}` is rendered next to its forward's composition, so it is its "
+                    f"own composition too, not a call of {requested} "
+                    f"(opdb/sources/forward_compositions.yaml: {self.evidence})")
         return Composition.note(self, requested, op)
 
     def body_lines(self) -> list[str]:
@@ -115,9 +120,9 @@ def _split_args(text: str) -> list[str]:
     """The top-level comma-separated arguments of a call's argument text."""
     out, depth, cur = [], 0, ""
     for ch in text:
-        if ch in "([{<":
+        if ch in "([{":
             depth += 1
-        elif ch in ")]}>":
+        elif ch in ")]}":
             depth -= 1
         if ch == "," and depth == 0:
             out.append(cur.strip())
@@ -153,7 +158,17 @@ def _load_body(e: dict, name: str) -> dict:
             "f64": bool(e.get("float64_as_float32")), "evidence": e["evidence"]}
 
 
-def _body_composition(db, api, op, ent: dict) -> BodyComposition | None:
+def companion_composition(db, api, gop) -> BodyComposition | None:
+    """The grad kernel `gop` rendered next to a forward that got its `body` composition:
+    the `body` entry of the grad kernel itself, when the table has one and it binds (the
+    forward's composition decided the file; the grad's own API asked is not a call)."""
+    ent = compositions().get(gop.name)
+    if ent is None or "body" not in ent:
+        return None
+    return _body_composition(db, api, gop, ent, asked=False)
+
+
+def _body_composition(db, api, op, ent: dict, asked: bool = True) -> BodyComposition | None:
     """A `body` entry bound to kernel `op`: each need the first of its `a|b` names the
     kernel's signature has (else None); each call declared in opdb with the body's number of
     arguments (else None: opdb and the table disagree, render as before)."""
@@ -166,7 +181,7 @@ def _body_composition(db, api, op, ent: dict) -> BodyComposition | None:
         bound[need.split("|")[0]] = hit
     adapter = {m.aclnn for m in db.mappings(framework="paddle", op=op.name)
                if m.evidence == "adapter"}
-    if api.name not in ent["calls"] and api.name not in adapter:
+    if asked and api.name not in ent["calls"] and api.name not in adapter:
         return None
     apis = {}
     for call, count in ent["arity"]:
@@ -178,7 +193,7 @@ def _body_composition(db, api, op, ent: dict) -> BodyComposition | None:
     return BodyComposition(op.name, lines, ent["evidence"].split(":")[0],
                            tuple(sorted(bound.values())),
                            tuple(apis[c] for c in ent["dtype_calls"]),
-                           api.name in ent["calls"], ent["f64"])
+                           api.name in ent["calls"], ent["f64"], not asked)
 
 
 @functools.lru_cache(maxsize=1)
