@@ -38,6 +38,9 @@ def test_cross_entropy_with_softmax_is_a_softmax_and_a_cross_entropy(db):
             "*loss);") in body  # soft labels
     assert "EXEC_NPU_CMD(aclnnGather, dev_ctx, acl_logp, acl_axis, acl_index, *loss);" in body
     assert "EXEC_NPU_CMD(aclnnEqScalar, dev_ctx, label, acl_ignore_index, acl_ignored);" in body
+    # log(0) as -1e20 without softmax; the other labels checked in range (upstream's CPU path)
+    assert "EXEC_NPU_CMD(aclnnClampMin, dev_ctx, acl_log, acl_tolerable, acl_logp);" in body
+    assert "PADDLE_ENFORCE_LT(acl_h_hi.data<int64_t>()[0], logits.dims()[acl_axis]" in body
     assert body.rstrip().endswith(
         "EXEC_NPU_CMD(aclnnInplaceMaskedFillScalar, dev_ctx, *loss, acl_ignored, acl_zero);")
     assert [t for t in r.todos if "numeric_stable_mode" in t]  # upstream ignores it too
