@@ -100,8 +100,13 @@ class BodyComposition:
     step: bool = True                       # the API asked for is one of the calls
     float64_as_float32: bool = False
     companion: bool = False                 # a grad kernel next to a composed forward
+    via: str = ""                           # the forward whose composition answered
 
     def note(self, requested: str, op: str) -> str:
+        if self.via:
+            return (f"upstream's `{self.via}` (the forward of `{op}`) calls {requested}, "
+                    f"which is no call of `{op}`'s composition; the kernel computes all of "
+                    f"it (opdb/sources/forward_compositions.yaml: {self.evidence})")
         if self.companion:
             return (f"`{op}` is rendered next to its forward's composition, so it is its "
                     f"own composition too, not a call of {requested} "
@@ -158,6 +163,24 @@ def _load_body(e: dict, name: str) -> dict:
             "f64": bool(e.get("float64_as_float32")), "evidence": e["evidence"]}
 
 
+def _asked_apis(db, kernel: str, ent: dict) -> dict[str, str]:
+    """The APIs a `body` entry answers to, each with the kernel it answers for: its calls
+    and those upstream's adapter of the kernel calls (opdb); for a grad kernel (Paddle's
+    backward YAML names its forward) also its forward entry's, since upstream may compute
+    the gradient in the forward (warpctc calls aclnnCtcLossBackward; warpctc_grad only
+    multiplies)."""
+    from codegen.paddle_grad_identity import _forward_of
+    out: dict[str, str] = {}
+    fwd = _forward_of(kernel) if kernel.endswith("_grad") else None
+    fent = compositions().get(fwd) if fwd else None
+    if fent is not None and "body" in fent:
+        out.update(_asked_apis(db, fwd, fent))
+    out.update({a: kernel for a in ent["calls"]})
+    out.update({m.aclnn: kernel for m in db.mappings(framework="paddle", op=kernel)
+                if m.evidence == "adapter"})
+    return out
+
+
 def companion_composition(db, api, gop) -> BodyComposition | None:
     """The grad kernel `gop` rendered next to a forward that got its `body` composition:
     the `body` entry of the grad kernel itself, when the table has one and it binds (the
@@ -179,10 +202,10 @@ def _body_composition(db, api, op, ent: dict, asked: bool = True) -> BodyComposi
         if hit is None:
             return None
         bound[need.split("|")[0]] = hit
-    adapter = {m.aclnn for m in db.mappings(framework="paddle", op=op.name)
-               if m.evidence == "adapter"}
-    if asked and api.name not in ent["calls"] and api.name not in adapter:
+    answers = _asked_apis(db, op.name, ent) if asked else {}
+    if asked and api.name not in answers:
         return None
+    via = answers.get(api.name, op.name)
     apis = {}
     for call, count in ent["arity"]:
         a = apis.get(call) or db.aclnn_api(call)
@@ -193,7 +216,8 @@ def _body_composition(db, api, op, ent: dict, asked: bool = True) -> BodyComposi
     return BodyComposition(op.name, lines, ent["evidence"].split(":")[0],
                            tuple(sorted(bound.values())),
                            tuple(apis[c] for c in ent["dtype_calls"]),
-                           api.name in ent["calls"], ent["f64"], not asked)
+                           api.name in ent["calls"], ent["f64"], not asked,
+                           via if via != op.name else "")
 
 
 @functools.lru_cache(maxsize=1)
@@ -239,10 +263,10 @@ def forward_composition(db, api, op) -> Composition | None:
     from codegen.paddle_target import fw_params
 
     ent = compositions().get(op.name)
+    if ent is not None and "body" in ent:
+        return _body_composition(db, api, op, ent)
     if ent is None or op.kind == "backward":
         return None
-    if "body" in ent:
-        return _body_composition(db, api, op, ent)
     fp = {f.name: f for f in fw_params(op)}
     kinds = {n: f.kind for n, f in fp.items() if f.kind in ATTR_KINDS and not f.is_output}
     ins = [n for n, f in fp.items() if f.kind == "tensor" and not f.is_output]

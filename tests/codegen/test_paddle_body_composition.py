@@ -79,6 +79,20 @@ def test_warpctc_and_its_grad(db):
     assert [t for t in r.todos if "norm_by_times" in t]
 
 
+def test_warpctc_grad_asked_with_its_forwards_api(db):
+    # upstream computes the gradient in warpctc (aclnnCtcLossBackward); warpctc_grad asked
+    # alone with that API renders its own body (was: CtcLossBackward, tensors by position)
+    r, cc, body = _kernel(db, "aclnnCtcLossBackward", "warpctc_grad", "WarpctcGradKernel")
+    assert "EXEC_NPU_CMD(aclnnMul, dev_ctx, warpctcgrad, acl_dloss, *logits_grad);" in body
+    assert "EXEC_NPU_CMD(aclnnCtcLossBackward" not in body
+    assert ("upstream's `warpctc` (the forward of `warpctc_grad`) calls aclnnCtcLossBackward"
+            in body)
+    from codegen.resolve import resolve
+    from codegen.paddle_composition import forward_composition
+    gop = resolve(db, "aclnnCtcLossBackward", "paddle", op="warpctc_grad").op
+    assert forward_composition(db, db.aclnn_api("aclnnExp"), gop) is None
+
+
 def test_strided_slice_array_copies_members(db):
     r, cc, body = _kernel(db, "aclnnSliceV2", "strided_slice_array", "StridedSliceArrayKernel")
     assert not r.todos
