@@ -162,7 +162,8 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
         if grad is not None:
             ks.append(build_paddle_kernel(grad[0], grad[1], framework_dtypes,
                                           (variants or {}).get("grad_versions"), soc,
-                                          (variants or {}).get("grad_rank")))
+                                          (variants or {}).get("grad_rank"),
+                                          (variants or {}).get("grad_identity")))
         soc_notes = [f"{k['api'].name} on {soc}: dtypes cut by {w}" for k in ks
                      for w in k["soc_cut"]]
         adapter_name = f"{op_id}_kernel.cc"
@@ -347,6 +348,9 @@ def render_context(db, api: AclnnApi, op: FrameworkOp, target: str) -> dict:
     if identity is not None:
         variants["identity"] = identity
     if grad is not None:
+        from codegen.paddle_composition import BodyComposition, companion_composition
+        if isinstance(identity, BodyComposition):
+            variants["grad_identity"] = companion_composition(db, grad[0], grad[1])
         variants["grad_versions"] = versions(db, grad[0])
         variants["grad_rank"] = _rank_variant(db, grad[0]) or flag_branch(db, *grad)
     ctx.update(grad=grad, variants=variants)

@@ -13,10 +13,23 @@ the input they are computed from), with another form for when an optional input 
 given (`absent`), with the upstream kernel and Paddle's documented formula as evidence. It
 applies when the API asked for is one of the composition's calls or one the op's adapter
 calls (opdb), and every leaf binds; else the kernel renders as before.
+
+Since branch ws/h9m2 an entry may instead give the kernel's `body` as statements over its
+parameter names (`needs`, bound by the phi signature, `a|b` the first one present): for
+compositions the expression language cannot say (host reads of seeds and lengths, branches
+on bool and string attributes, integer and boolean scratches, TensorArray members: warpctc,
+cross_entropy_with_softmax, strided_slice_array, dropout). What stays general: the trigger
+(the API asked for is one of the entry's `calls`, or one upstream's adapter of the op calls,
+opdb), the binding (every need a parameter of the kernel's phi signature, else no
+composition), the calls (each an aclnn API opdb declares, called with its declared number
+of arguments: checked when the table is loaded) and the registration (the dtypes every
+`dtype_calls` API has on the chip, in opdb; float64 too when the body computes it in
+float32, `float64_as_float32`).
 """
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -76,6 +89,137 @@ class Composition:
         return lines
 
 
+@dataclass(frozen=True)
+class BodyComposition:
+    """A forward kernel as a reviewed body of statements (`body` entries of the table)."""
+    forward_api: str                        # the phi op
+    lines: tuple[str, ...]                  # the body, bound to the kernel's names
+    evidence: str
+    read: tuple[str, ...] = ()              # the kernel params the body reads
+    step_apis: tuple = field(default=(), compare=False)  # the `dtype_calls`' AclnnApi
+    step: bool = True                       # the API asked for is one of the calls
+    float64_as_float32: bool = False
+    companion: bool = False                 # a grad kernel next to a composed forward
+    via: str = ""                           # the forward whose composition answered
+
+    def note(self, requested: str, op: str) -> str:
+        if self.via:
+            return (f"upstream's `{self.via}` (the forward of `{op}`) calls {requested}, "
+                    f"which is no call of `{op}`'s composition; the kernel computes all of "
+                    f"it (opdb/sources/forward_compositions.yaml: {self.evidence})")
+        if self.companion:
+            return (f"`{op}` is rendered next to its forward's composition, so it is its "
+                    f"own composition too, not a call of {requested} "
+                    f"(opdb/sources/forward_compositions.yaml: {self.evidence})")
+        return Composition.note(self, requested, op)
+
+    def body_lines(self) -> list[str]:
+        return list(self.lines)
+
+
+EXEC_CALL = re.compile(r"EXEC_NPU_CMD\(\s*(aclnn\w+)\s*,(.*)\)\s*;")
+BODY_KEYS = {"op", "needs", "calls", "dtype_calls", "float64_as_float32", "body", "evidence"}
+
+
+def _split_args(text: str) -> list[str]:
+    """The top-level comma-separated arguments of a call's argument text."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return out + ([cur.strip()] if cur.strip() else [])
+
+
+def body_calls(lines) -> list[tuple[str, int]]:
+    """Every `EXEC_NPU_CMD(aclnnX, dev_ctx, ...)` of a body: (API, its argument count)."""
+    out = []
+    for line in lines:
+        for m in EXEC_CALL.finditer(line):
+            out.append((m.group(1), len(_split_args(m.group(2))) - 1))  # less dev_ctx
+    return out
+
+
+def _load_body(e: dict, name: str) -> dict:
+    from opdb.errors import OpscanError
+    if set(e) - BODY_KEYS or not isinstance(e.get("needs"), list) or not e.get("calls") \
+            or not isinstance(e.get("body"), list) or not e["body"]:
+        raise OpscanError(f"{name}: a body entry has op, needs (a list), calls, body (a list "
+                          "of statements), evidence and optional dtype_calls, "
+                          "float64_as_float32")
+    calls, dcalls = list(e["calls"]), list(e.get("dtype_calls") or [])
+    used = body_calls(e["body"])
+    if {a for a, _ in used} != set(calls) or not set(dcalls) <= set(calls):
+        raise OpscanError(f"{name}: `calls` must list exactly the APIs the body calls "
+                          f"({sorted({a for a, _ in used})}), `dtype_calls` some of them")
+    return {"needs": [str(n) for n in e["needs"]], "calls": calls, "dtype_calls": dcalls,
+            "arity": used, "body": [str(x) for x in e["body"]],
+            "f64": bool(e.get("float64_as_float32")), "evidence": e["evidence"]}
+
+
+def _asked_apis(db, kernel: str, ent: dict) -> dict[str, str]:
+    """The APIs a `body` entry answers to, each with the kernel it answers for: its calls
+    and those upstream's adapter of the kernel calls (opdb); for a grad kernel (Paddle's
+    backward YAML names its forward) also its forward entry's, since upstream may compute
+    the gradient in the forward (warpctc calls aclnnCtcLossBackward; warpctc_grad only
+    multiplies)."""
+    from codegen.paddle_grad_identity import _forward_of
+    out: dict[str, str] = {}
+    fwd = _forward_of(kernel) if kernel.endswith("_grad") else None
+    fent = compositions().get(fwd) if fwd else None
+    if fent is not None and "body" in fent:
+        out.update(_asked_apis(db, fwd, fent))
+    out.update({a: kernel for a in ent["calls"]})
+    out.update({m.aclnn: kernel for m in db.mappings(framework="paddle", op=kernel)
+                if m.evidence == "adapter"})
+    return out
+
+
+def companion_composition(db, api, gop) -> BodyComposition | None:
+    """The grad kernel `gop` rendered next to a forward that got its `body` composition:
+    the `body` entry of the grad kernel itself, when the table has one and it binds (the
+    forward's composition decided the file; the grad's own API asked is not a call)."""
+    ent = compositions().get(gop.name)
+    if ent is None or "body" not in ent:
+        return None
+    return _body_composition(db, api, gop, ent, asked=False)
+
+
+def _body_composition(db, api, op, ent: dict, asked: bool = True) -> BodyComposition | None:
+    """A `body` entry bound to kernel `op`: each need the first of its `a|b` names the
+    kernel's signature has (else None); each call declared in opdb with the body's number of
+    arguments (else None: opdb and the table disagree, render as before)."""
+    names = {p.name for p in op.params}
+    bound: dict[str, str] = {}
+    for need in ent["needs"]:
+        hit = next((n for n in need.split("|") if n in names), None)
+        if hit is None:
+            return None
+        bound[need.split("|")[0]] = hit
+    answers = _asked_apis(db, op.name, ent) if asked else {}
+    if asked and api.name not in answers:
+        return None
+    via = answers.get(api.name, op.name)
+    apis = {}
+    for call, count in ent["arity"]:
+        a = apis.get(call) or db.aclnn_api(call)
+        if a is None or len(a.params) != count:
+            return None
+        apis[call] = a
+    lines = tuple(x.format(var="acl", **bound) for x in ent["body"])
+    return BodyComposition(op.name, lines, ent["evidence"].split(":")[0],
+                           tuple(sorted(bound.values())),
+                           tuple(apis[c] for c in ent["dtype_calls"]),
+                           api.name in ent["calls"], ent["f64"], not asked,
+                           via if via != op.name else "")
+
+
 @functools.lru_cache(maxsize=1)
 def compositions() -> dict[str, dict]:
     return load_compositions(COMPOSITIONS.read_text(), COMPOSITIONS.name)
@@ -88,6 +232,11 @@ def load_compositions(text: str, where: str = "forward_compositions.yaml") -> di
     out = {}
     for i, e in enumerate(data.get("compositions") or []):
         name = f"{where}: compositions[{i}] ({e.get('op') if isinstance(e, dict) else e})"
+        if isinstance(e, dict) and "body" in e:
+            if not e.get("op") or not e.get("evidence") or e["op"] in out:
+                raise OpscanError(f"{name}: needs a phi `op` (once) and `evidence`")
+            out[e["op"]] = _load_body(e, name)
+            continue
         if not isinstance(e, dict) or set(e) - {"op", "outs", "absent", "evidence"}:
             raise OpscanError(f"{name}: unknown keys",
                               hint="an entry has op, outs, evidence and optional absent")
@@ -114,6 +263,8 @@ def forward_composition(db, api, op) -> Composition | None:
     from codegen.paddle_target import fw_params
 
     ent = compositions().get(op.name)
+    if ent is not None and "body" in ent:
+        return _body_composition(db, api, op, ent)
     if ent is None or op.kind == "backward":
         return None
     fp = {f.name: f for f in fw_params(op)}

@@ -500,11 +500,15 @@ def _identity_kernel(k: dict, gi, framework_dtypes: tuple[str, ...] | None,
         ds = paddle_dtypes(step, fw_dtypes, soc)[0]
         names = list(ds) if names is None else [d for d in names if d in ds]
     names = [d for d in (names or []) if not d.startswith("complex")]
+    if getattr(gi, "float64_as_float32", False) and "float32" in names \
+            and "float64" not in names and "float64" in fw_dtypes:
+        names.append("float64")  # the body casts float64 to float32 and back
     read = set(gi.read)
+    what = (f"the composition of {gi.forward_api}" if hasattr(gi, "body_lines")
+            else f"the gradient identity of {gi.forward_api}")
     unused = [{"name": p.name,
                "todo": f"TODO(opgen): framework param `{p.name}` ({p.ctype}) is not read: "
-                       f"the gradient identity of {gi.forward_api} does not need it "
-                       "(check)"} for p in op.params if p.name not in read]
+                       f"{what} does not need it (check)"} for p in op.params if p.name not in read]
     return {**k, "allocs": [], "guards": [], "args": [], "asserts": [], "after": [],
             "branch": None, "compute_as": [], "host_scalar": False, "count_nonzero": False,
             "unused": unused, "includes": [],
