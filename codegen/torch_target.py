@@ -2481,6 +2481,10 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
         # a reviewed rule draws a random API's seed/offset from the op's generator
         "uses_philox": any("opgen_philox_inputs(" in line for f in functions
                            for b in f.branches for a in b.args for line in a.prelude),
+        # ... counted over the tensor the call writes (calc_final_counter_offset)
+        "uses_philox_counted": any("opgen_philox_inputs(" in line and "static_cast<uint64_t>(" not in line
+                                   for f in functions for b in f.branches for a in b.args
+                                   for line in a.prelude),
         # ... reserving op-plugin's constant for the API (`_philox_reservation`)
         "uses_philox_reserved": any(re.search(r"opgen_philox_inputs\([^()]+, static_cast<uint64_t>\(", line)
                                     for f in functions for b in f.branches for a in b.args
