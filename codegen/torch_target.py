@@ -637,6 +637,10 @@ class TorchFunction:
 
 
 def _meta_arg(a, ilistref: bool) -> str:
+    if a.kind == "tensor" and a.mutable and not a.optional:
+        # a functional op that also writes an input (`rrelu_with_noise(Tensor self,
+        # Tensor(b!) noise, ...)`) takes it as `at::Tensor&`: the twin must be an lvalue
+        return f"opgen_meta_lvalue(opgen_meta({a.name}))"
     if a.kind == "tensor":
         return f"opgen_meta({a.name})"
     if a.kind == "tensor_list" and not a.type.startswith("Tensor?"):
@@ -2472,6 +2476,9 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
         "decls": decls,
         "uses_meta": any(a.get("lines") and a.get("note") and not a.get("data_dependent")
                          for f in functions for a in f.allocs),
+        "uses_meta_lvalue": any("opgen_meta_lvalue(" in line for f in functions
+                                for a in f.allocs
+                                for line in a.get("lines", []) + a.get("binding_lines", [])),
         "uses_view_shape": any(f.view_shapes for f in functions),
         # the binding stands in for op-plugin's matmul HF32 helper only where a rule calls it
         "uses_op_plugin_utils": any("op_plugin::utils::" in line for f in functions

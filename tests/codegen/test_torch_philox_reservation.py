@@ -94,3 +94,22 @@ def test_computed_reservation_is_unchanged(db):
     text = r.files[ADAPTER.format("Uniform")]
     assert "opgen_philox_inputs(generator, self);" in text
     assert "uint64_t reserved)" not in text
+
+
+def test_meta_twin_of_a_written_input_is_an_lvalue(db):
+    """torch 2.13's `rrelu_with_noise(Tensor self, Tensor(b!) noise, ...)` takes `noise`
+    as `at::Tensor&`, so the meta call on `opgen_meta(noise)` (an rvalue) did not compile
+    (the in-tree check at 67b4c28: "cannot bind non-const lvalue reference of type
+    'at::Tensor&' to an rvalue"). A written input's twin now goes through an lvalue
+    helper, emitted only where used."""
+    r = prepare(db, "aclnnRReluWithNoise", "torch", op="aten::rrelu_with_noise")
+    text = r.files[ADAPTER.format("RreluWithNoise")]
+    for sig in ("at::Tensor rrelu_with_noise(", "at::Tensor& rrelu_with_noise_out("):
+        assert ("auto meta = at::rrelu_with_noise(opgen_meta(self), "
+                "opgen_meta_lvalue(opgen_meta(noise)), lower, upper, training, generator);"
+                in _fn(text, sig))
+    assert "inline at::Tensor& opgen_meta_lvalue(at::Tensor&& t) {" in text
+    assert "opgen_meta_lvalue" in r.files["standalone/src/binding.cpp"]
+    # an op whose inputs are all read-only keeps the plain twins and no helper
+    sub = prepare(db, "aclnnSub", "torch", op="aten::sub.Tensor")
+    assert "opgen_meta_lvalue" not in sub.files[ADAPTER.format("Sub")]
