@@ -637,6 +637,10 @@ class TorchFunction:
 
 
 def _meta_arg(a, ilistref: bool) -> str:
+    if a.kind == "tensor" and a.mutable and not a.optional:
+        # a functional op that also writes an input (`rrelu_with_noise(Tensor self,
+        # Tensor(b!) noise, ...)`) takes it as `at::Tensor&`: the twin must be an lvalue
+        return f"opgen_meta_lvalue(opgen_meta({a.name}))"
     if a.kind == "tensor":
         return f"opgen_meta({a.name})"
     if a.kind == "tensor_list" and not a.type.startswith("Tensor?"):
@@ -1648,6 +1652,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     _flatten_for_unset_dim(amap, args, functional, ref, fwp)
     dtype_cast = _cast_inputs_to_dtype(amap, args, fwp, schema)
     _scalar_in_list_type(args, schema)
+    _philox_reservation(chosen.name, args)
     read_back = _read_back_result(amap, args, schema, ref)
     into_out = _inplace_api_into_out(chosen, amap, args, role, outs, functional)
     alias, _ = fn_pointer_type(amap)
@@ -2318,6 +2323,28 @@ def _list_split(api: AclnnApi, branches: list[Branch], schema: TorchSchema, role
                       for a, s, p in zip(args, sliced, per_element)]}
 
 
+def _philox_reservation(api: str, args: list[CallArg]) -> None:
+    """The generator rule (arg_rules.yaml `seed`) advances the generator by op-plugin's
+    computed counter offset (`calc_final_counter_offset`), which counts the element-wise
+    launch. Where op-plugin reserves a constant for this API instead (opdb.call_limits
+    `philox_reservation`, from the adapter's own `philox_engine_inputs(1 << 28)`: an API
+    that draws through its own kernel, not that launch), the draw reserves the same, so
+    the generator's state after the call is upstream's. Rewrites the seed's draw in place."""
+    from opdb.call_limits import philox_reservation
+    fact = philox_reservation(api)
+    if fact is None:
+        return
+    draw = re.compile(r"opgen_philox_inputs\(([^,()]+),\s*[^()]+\);  // seed and offset, one draw")
+    for a in args:
+        for i, line in enumerate(a.prelude):
+            m = draw.search(line)
+            if m is None:
+                continue
+            a.prelude[i] = (line[:m.start()] + f"opgen_philox_inputs({m.group(1)}, "
+                            f"static_cast<uint64_t>({fact.offset}));  // seed and offset, one "
+                            f"draw reserving {fact.offset} counters, as op-plugin ({fact.where})")
+
+
 def _capture_branch(capture: AclnnApi, main: Branch) -> Branch | None:
     """The NPU-graph capture route of a random API whose seed and offset the generator
     rule draws (arg_rules.yaml `seed`): while the stream is being captured, the
@@ -2329,7 +2356,7 @@ def _capture_branch(capture: AclnnApi, main: Branch) -> Branch | None:
                  and any("opgen_philox_inputs(" in line for line in a.prelude)), None)
     if seed is None:
         return None  # no generator rule: nothing to capture
-    call = re.search(r"opgen_philox_inputs\(([^)]*)\)", "\n".join(seed.prelude))
+    call = re.search(r"opgen_philox_inputs\((.*?)\);\s*//", "\n".join(seed.prelude))
     by_name = {a.aclnn_name: a for a in main.args}
     args = []
     for p in capture.params:
@@ -2492,6 +2519,9 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
         "decls": decls,
         "uses_meta": any(a.get("lines") and a.get("note") and not a.get("data_dependent")
                          for f in functions for a in f.allocs),
+        "uses_meta_lvalue": any("opgen_meta_lvalue(" in line for f in functions
+                                for a in f.allocs
+                                for line in a.get("lines", []) + a.get("binding_lines", [])),
         "uses_view_shape": any(f.view_shapes for f in functions),
         # the FRACTAL_NZ weight route tests formats with op-plugin's OpUtils helpers
         "uses_nz_format": any("op_plugin::utils::is_nd_nz_format(" in b.cond
@@ -2504,6 +2534,14 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
         # a reviewed rule draws a random API's seed/offset from the op's generator
         "uses_philox": any("opgen_philox_inputs(" in line for f in functions
                            for b in f.branches for a in b.args for line in a.prelude),
+        # ... counted over the tensor the call writes (calc_final_counter_offset)
+        "uses_philox_counted": any("opgen_philox_inputs(" in line and "static_cast<uint64_t>(" not in line
+                                   for f in functions for b in f.branches for a in b.args
+                                   for line in a.prelude),
+        # ... reserving op-plugin's constant for the API (`_philox_reservation`)
+        "uses_philox_reserved": any(re.search(r"opgen_philox_inputs\([^()]+, static_cast<uint64_t>\(", line)
+                                    for f in functions for b in f.branches for a in b.args
+                                    for line in a.prelude),
         # ... counted over the range the API draws from (`from`, `to`: a 4-argument draw)
         "uses_philox_range": any(re.search(r"opgen_philox_inputs\((?:[^,()]+,){3}[^,()]+\)", line)
                                  for f in functions for b in f.branches for a in b.args

@@ -4,6 +4,10 @@ list one call of the API takes, in place and out of place, and whether upstream 
 torch's `can_use_fast_route` rejects to torch's own kernel. The limits hold on every SoC
 (`socs: all`); what differs per chip is the API's dtypes (`opdb.soc_dtypes`).
 `tensors_per_call(api)` gives the record or None.
+
+The same file holds op-plugin's counter reservation of a random API (`philox_counter_offset`
+rows: upstream draws the generator's pair with a constant, `philox_engine_inputs(1 << 28)`),
+`philox_reservation(api)` gives it, or None where upstream computes the reservation.
 """
 from __future__ import annotations
 
@@ -36,6 +40,8 @@ def _rows() -> dict[str, CallLimit]:
         if not line.strip():
             continue
         r = json.loads(line)
+        if r.get("limit", "tensors_per_call") != "tensors_per_call":
+            continue
         src = r["source"]
         out[r["api"]] = CallLimit(r["api"], int(r["inplace"]), int(r["out_of_place"]),
                                   bool(r["fast_route"]),
@@ -46,3 +52,32 @@ def _rows() -> dict[str, CallLimit]:
 def tensors_per_call(api: str) -> CallLimit | None:
     """The list limit op-plugin keeps for `api`, or None when it keeps none."""
     return _rows().get(api)
+
+
+@dataclass(frozen=True)
+class PhiloxReservation:
+    api: str
+    offset: int  # counters the call reserves on the generator (philox_engine_inputs' argument)
+    where: str  # repo path:line of upstream's draw
+
+
+@functools.lru_cache(maxsize=1)
+def _reservations() -> dict[str, PhiloxReservation]:
+    out: dict[str, PhiloxReservation] = {}
+    if not PATH.is_file():
+        return out
+    for line in PATH.read_text().splitlines():
+        if not line.strip():
+            continue
+        r = json.loads(line)
+        if r.get("limit") != "philox_counter_offset":
+            continue
+        src = r["source"]
+        out[r["api"]] = PhiloxReservation(r["api"], int(r["offset"]),
+                                          f"{src['repo']} {src['path']}:{src['line']}")
+    return out
+
+
+def philox_reservation(api: str) -> PhiloxReservation | None:
+    """The constant counter reservation op-plugin draws for `api`, or None."""
+    return _reservations().get(api)

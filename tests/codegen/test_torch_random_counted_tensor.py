@@ -81,10 +81,11 @@ def test_factory_op_output_from_its_meta_function(db):
 def test_op_without_a_generator_draws_from_the_default_one(db):
     """randperm(n, dtype, ...) has no `Generator?`; RandpermKernelNpuOpApi.cpp calls the
     generator overload with c10::nullopt, i.e. the default NPU generator. Before: seed =
-    offset = 0 with TODOs."""
+    offset = 0 with TODOs. The draw reserves upstream's constant 10
+    (`philox_engine_inputs(10)`, opdb.call_limits `philox_reservation`, third audit)."""
     r = prepare(db, "aclnnRandperm", "torch", op="aten::randperm")
     body = _fn(r.files[ADAPTER.format("Randperm")], "at::Tensor randperm(")
-    assert "opgen_philox = opgen_philox_inputs(c10::nullopt, out);" in body
+    assert "opgen_philox = opgen_philox_inputs(c10::nullopt, static_cast<uint64_t>(10));" in body
     assert "EXEC_NPU_CMD(aclnnRandperm, n, acl_seed, acl_offset, out);" in body
     assert not r.todos
 

@@ -22,6 +22,14 @@ calls: ForeachCopyKernelOpApi.cpp's `exec_npu_cmd_copy`) gets one row; the line 
 assignment's (the slice's). `fast_route` is true when the same file calls
 `can_use_fast_route`.
 
+The same file also gets op-plugin's **counter reservation** of each random API
+(`"limit": "philox_counter_offset"`): a function that draws the generator's pair with a
+constant, `gen->philox_engine_inputs(1 << 28)` (RReluWithNoiseKernelNpuOpApi.cpp) or a
+named constant (BernoulliKernelNpuOpApi.cpp `PHILOX_DEFAULT_NUM`), and runs an aclnn API
+gives that API a row with `offset` N. An API one of whose upstream draws is computed
+(`calc_final_counter_offset(self)`, a variable) gets no row, nor one drawn with two
+different constants: the generic rule (arg_rules.yaml `seed`) stays.
+
     python opdb/sources/torch/extract_call_limits.py --repo DIR [--check]   # DIR: a bare git clone of Ascend/op-plugin
 
 Standard library only.
@@ -91,12 +99,71 @@ def extract(repo: Path, commit: str = COMMIT) -> list[dict]:
               for m in CONST.finditer(git_text(repo, "show", f"{commit}:{CONSTANTS}"))}
 
     rows: dict[str, dict] = {}
+    draws: dict[str, list[dict | None]] = {}
     paths = [p for p in git_text(repo, "ls-tree", "-r", "--name-only", commit,
                              "op_plugin/ops/opapi/").splitlines() if p.endswith(".cpp")]
     for path in sorted(paths):
-        for row in rows_of_file(git_text(repo, "show", f"{commit}:{path}"), path, consts, commit):
+        text = git_text(repo, "show", f"{commit}:{path}")
+        for row in rows_of_file(text, path, consts, commit):
             rows.setdefault(row["api"], row)
-    return [rows[k] for k in sorted(rows)]
+        for api, row in philox_draws_of_file(text, path, commit):
+            draws.setdefault(api, []).append(row)
+    out = [rows[k] for k in sorted(rows)]
+    return out + philox_rows(draws)
+
+
+# a draw of the generator's (seed, offset) pair or its graph state: the argument is the
+# counter reservation
+DRAW = re.compile(r"(?:philox_engine_inputs|philox_npu_state)\(\s*([^;]*?)\)\s*;")
+# `static const uint64_t PHILOX_DEFAULT_NUM = 10;`, `constexpr int64_t N = 1 << 28;`
+NAMED = re.compile(r"(?:static\s+)?(?:const|constexpr)\s+(?:u?int(?:64_t|32_t)?|size_t|std::size_t)"
+                   r"\s+(\w+)\s*=\s*([0-9<\s()]+?)\s*;")
+
+
+def _constant(expr: str, named: dict[str, str]) -> int | None:
+    """The value of a constant counter expression (`10`, `1 << 28`, a named constant of
+    the file), or None for anything computed."""
+    expr = named.get(expr.strip(), expr).strip()
+    m = re.fullmatch(r"\(?\s*(\d+)\s*(?:<<\s*(\d+))?\s*\)?", expr)
+    if m is None:
+        return None
+    return int(m.group(1)) << int(m.group(2) or 0)
+
+
+def philox_draws_of_file(text: str, path: str, commit: str = COMMIT
+                         ) -> list[tuple[str, dict | None]]:
+    """(API, row or None) for every function of one adapter source that draws the
+    generator's pair and runs aclnn APIs: a row when the draw's counter is a constant,
+    None when it is computed (see the module docstring)."""
+    if "philox_" not in text:
+        return []
+    named = {m.group(1): m.group(2) for m in NAMED.finditer(text)}
+    out = []
+    for a, b in _functions(text):
+        body = text[a:b]
+        found = list(DRAW.finditer(body))
+        if not found:
+            continue
+        values = {_constant(m.group(1), named) for m in found}
+        value = values.pop() if len(values) == 1 else None
+        line = text.count("\n", 0, a + found[0].start()) + 1
+        for api in dict.fromkeys(EXEC.findall(body)):
+            out.append((api, None if value is None else {
+                "api": api, "limit": "philox_counter_offset", "offset": value, "socs": "all",
+                "source": {"repo": "Ascend/op-plugin", "commit": commit, "path": path,
+                           "line": line}}))
+    return out
+
+
+def philox_rows(draws: dict[str, list[dict | None]]) -> list[dict]:
+    """One row per API whose every upstream draw reserves the same constant."""
+    rows = []
+    for api in sorted(draws):
+        got = draws[api]
+        if any(r is None for r in got) or len({r["offset"] for r in got}) != 1:
+            continue
+        rows.append(got[0])
+    return rows
 
 
 def rows_of_file(text: str, path: str, consts: dict[str, int], commit: str = COMMIT
