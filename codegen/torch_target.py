@@ -1064,9 +1064,13 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
     out: list[dict] = []
     if role == "inplace":
         return _inplace_meta_check(schema, unchecked)
-    dd = _data_dependent_allocs(schema, fwp, functional, role, opts, data_dependent)
+    dd = _data_dependent_allocs(schema, fwp, functional, role, opts, data_dependent, api_name)
     if dd is not None:
         return [dd]
+    vs = _value_sized_allocs(schema, fwp, functional, role, opts, bopts) \
+        if not data_dependent and not meta_ok else None
+    if vs is not None:
+        return [vs]
     if role == "out":
         outs = [a.name for a in schema.args if a.mutable and a.kwarg_only]
         if outs and set(outs) <= set(updated):
@@ -1225,6 +1229,11 @@ def _api_output_sizes(api_name: str, output: str, fwp: list[FwParam]) -> str | N
         return entry.sizes.format(**{f.name: f.name for f in fwp})
     except KeyError:
         return None
+
+
+def _api_output_evidence(api_name: str, output: str) -> str:
+    from opdb.arg_rules import load as load_rules
+    return load_rules().output_shape_for(api_name, output).evidence.split(":")[0]
 
 
 def _api_shaped_outputs(api_name: str, args: list[CallArg], fwp: list[FwParam]) -> None:
@@ -1426,9 +1435,53 @@ _DD_DIM = {"bound": "opgen_bound", "const": "{0}", "dim": "{0}.dim()",
            "size_at": "{0}.size({1})"}
 
 
+def _dd_output_type():
+    from codegen.torch_facts import DataDependentOutput
+    return DataDependentOutput
+
+
+def _dd_leaves(o) -> list:
+    """The `DataDependentOutput`s of an output's bound (a switch holds two or more)."""
+    if isinstance(o, _dd_output_type()):
+        return [o]
+    return _dd_leaves(o.when_set) + _dd_leaves(o.when_unset)
+
+
+def _dd_switch_args(o) -> list[str]:
+    """The arguments an output's bound is chosen by, outermost first."""
+    if isinstance(o, _dd_output_type()):
+        return []
+    return [o.arg] + _dd_switch_args(o.when_set) + _dd_switch_args(o.when_unset)
+
+
+def _dd_cond(o) -> str:
+    return f"{o.arg}.has_value()" if o.kind == "has_value" else o.arg
+
+
+def _dd_size_expr(o, optional: set[str], top: bool = True) -> str:
+    """C++ of an output's bound as a `std::vector<int64_t>`: a leaf's dims, or a switch's
+    choice (`return_inverse ? ... : ...`; `dim.has_value() ? self.size(dim.value()) : ...`)."""
+    if not isinstance(o, _dd_output_type()):
+        return (f"({_dd_cond(o)} ? {_dd_size_expr(o.when_set, optional, False)} : "
+                f"{_dd_size_expr(o.when_unset, optional, False)})")
+    if o.dims and o.dims[0][0] == "sizes":
+        return f"{o.dims[0][1]}.sizes().vec()"
+    dims = ", ".join(_DD_DIM[d[0]].format(*[f"{x}.value()" if x in optional else x
+                                            for x in d[1:]]) for d in o.dims)
+    return f"{{{dims}}}" if top else f"std::vector<int64_t>{{{dims}}}"
+
+
+def _dd_dtype_expr(o) -> str:
+    """C++ of an output's dtype (a switch's choice where its leaves differ)."""
+    if not isinstance(o, _dd_output_type()):
+        a, b = _dd_dtype_expr(o.when_set), _dd_dtype_expr(o.when_unset)
+        return a if a == b else f"({_dd_cond(o)} ? {a} : {b})"
+    return f"{o.dtype[1]}.scalar_type()" if o.dtype[0] == "like" else f"at::k{o.dtype[1]}"
+
+
 def _data_dependent_allocs(schema: TorchSchema, fwp: list[FwParam],
                            functional: TorchSchema | None, role: str, opts: str,
-                           data_dependent: tuple | None) -> dict | None:
+                           data_dependent: tuple | None, api_name: str = "") -> dict | None:
     """Outputs whose size depends on the input's values (`torch_facts.data_dependent_outputs`:
     masked_select, nonzero): allocated (functional) or checked and resized (`.out`) at
     their bound, the broadcast numel of the tensor inputs; after a synchronous call each
@@ -1453,15 +1506,16 @@ def _data_dependent_allocs(schema: TorchSchema, fwp: list[FwParam],
     bound = f"{ins[0]}.numel()" if len(ins) == 1 else "c10::multiply_integers(" + \
         functools.reduce(lambda acc, n: f"at::infer_size({acc}, {n}.sizes())",
                          ins[2:], f"at::infer_size({ins[0]}.sizes(), {ins[1]}.sizes())") + ")"
+    optional = {a.name for a in functional.args if a.type.endswith("?")}
     lines, blines = [], []
     for name, o in zip(outs, data_dependent):
         size = f"opgen_{name}_bound"
-        if o.dims and o.dims[0][0] == "sizes":
-            decl = f"const std::vector<int64_t> {size} = {o.dims[0][1]}.sizes().vec();"
-        else:
-            dims = ", ".join(_DD_DIM[d[0]].format(*d[1:]) for d in o.dims)
-            decl = f"const std::vector<int64_t> {size} = {{{dims}}};"
-        dtype = f"{o.dtype[1]}.scalar_type()" if o.dtype[0] == "like" else f"at::k{o.dtype[1]}"
+        own = _api_output_sizes(api_name, name, fwp)  # the API's own rule (class 19)
+        decl = f"const std::vector<int64_t> {size} = {own or _dd_size_expr(o, optional)};"
+        if own:
+            lines.append(f"// the API's own shape, not torch's "
+                         f"({_api_output_evidence(api_name, name)})")
+        dtype = _dd_dtype_expr(o)
         if role == "functional":
             lines += [decl, f"at::Tensor {name} = npu_preparation::apply_tensor_without_format("
                             f"{size}, {opts}.dtype({dtype}));"]
@@ -1470,13 +1524,18 @@ def _data_dependent_allocs(schema: TorchSchema, fwp: list[FwParam],
             lines += [decl, f"npu_preparation::check_tensor({{{', '.join(ins)}}}, {name}, "
                             f"{name}.scalar_type(), {size});"]
             blines += [decl, f"{name}.resize_({size});"]
-    uses_bound = any(d[0] == "bound" for o in data_dependent for d in o.dims)
+    leaves = [leaf for o in data_dependent for leaf in _dd_leaves(o)]
+    uses_bound = any(d[0] == "bound" for o in leaves for d in o.dims)
+    switched = list(dict.fromkeys(a for o in data_dependent for a in _dd_switch_args(o)))
     pre = [f"const int64_t opgen_bound = {bound};"] if uses_bound else []
     fname = f"{functional.name}.{functional.overload}" if functional.overload else functional.name
     pre = _zero_size_refusal_lines(schema, fname) + pre
     by = (f"the numel of `{ins[0]}`" if len(ins) == 1 else "the broadcast numel of "
           + ", ".join(f"`{n}`" for n in ins)) if uses_bound else \
         "the input's size at the data-dependent dim"
+    if switched:
+        by += " (each output as " + ", ".join(f"`{a}`" for a in switched) + " choose" + \
+            ("s" if len(switched) == 1 else "") + ")"
     return {"lines": pre + lines, "binding_lines": [
         "// TODO(opgen): the standalone binding does not read the shape aclnn reports "
         "(aclGetViewShape): the result keeps its bound size"] + pre + blines, "todo": "",
@@ -1485,6 +1544,63 @@ def _data_dependent_allocs(schema: TorchSchema, fwp: list[FwParam],
                     + " (torch's fake implementation bounds it by no more), and resized "
                     "after the call to the shape aclnn reports",
             "data_dependent": outs}
+
+
+def _value_sized_allocs(schema: TorchSchema, fwp: list[FwParam],
+                        functional: TorchSchema | None, role: str, opts: str,
+                        bopts: str) -> dict | None:
+    """The one output of an op whose length torch's CPU kernel computes from an input's
+    values (`torch_facts.value_sized_output`: bincount's `max(max(self) + 1, minlength)`),
+    read back before the call (`.item()`, a synchronous read) and allocated (functional)
+    or checked (`.out`) at that length, as op-plugin BincountKernelNpuOpApi.cpp does;
+    torch's refusal of negative values is checked first, as upstream's TORCH_CHECK."""
+    from codegen import torch_facts
+    if functional is None or role not in ("functional", "out") or not opts:
+        return None
+    fname = _op_name(functional)
+    vs = torch_facts.value_sized_output(fname)
+    if vs is None:
+        return None
+    if role == "functional":
+        outs = [f.name for f in fwp if f.origin == "return"]
+    else:
+        outs = [a.name for a in schema.args if a.mutable and a.kwarg_only]
+    if len(outs) != 1:
+        return None
+    kind, t, k = vs.length
+    read = (f"({t}.numel() == 0 ? 0 : {t}.max().item().toLong() + 1)" if kind == "max_plus_one"
+            else f"{t}.sum().item().toLong()")
+    size = f"std::max<int64_t>({read}, {k})" if k else read
+    if vs.dtype[0] == "const":
+        dtype = f"at::k{vs.dtype[1]}"
+    else:
+        _, w, kept, other, unset = vs.dtype
+        given = f"{w}->scalar_type()"
+        if other:
+            keep = " || ".join(f"{given} == at::k{d}" for d in kept) or "false"
+            given = f"({keep} ? {given} : at::k{other})"
+        dtype = f"(({w}.has_value() && {w}->defined()) ? {given} : at::k{unset})"
+    pre = []
+    if vs.nonnegative:
+        n = vs.nonnegative
+        pre.append(f'TORCH_CHECK({n}.numel() == 0 || {n}.min().item().toLong() >= 0, '
+                   f'"{fname}: `{n}` must not hold negative values (torch\'s kernel refuses them)");')
+    pre.append(f"const int64_t opgen_len = {size};")
+    o = outs[0]
+    if role == "functional":
+        lines = [f"at::Tensor {o} = npu_preparation::apply_tensor_without_format("
+                 f"{{opgen_len}}, {opts}.dtype({dtype}));"]
+        blines = [f"at::Tensor {o} = at::empty({{opgen_len}}, {bopts}.dtype({dtype}));"]
+    else:
+        lines = [f"npu_preparation::check_tensor({{{t}}}, {o}, {o}.scalar_type(), "
+                 f"std::vector<int64_t>{{opgen_len}});"]
+        blines = [f"{o}.resize_({{opgen_len}});"]
+    expr = (f"max({t}) + 1" if kind == "max_plus_one" else f"sum({t})")
+    expr = f"max({expr}, {k})" if k else expr
+    return {"lines": pre + lines, "binding_lines": pre + blines, "todo": "",
+            "note": f"the output's length read back from `{t}`'s values: {expr}, as torch's "
+                    f"CPU kernel sizes it (torch tags {fname} dynamic_output_shape, and its "
+                    "fake implementation gives no bound)"}
 
 
 def _zero_size_refusal_lines(schema: TorchSchema, fname: str) -> list[str]:
