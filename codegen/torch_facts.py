@@ -769,10 +769,14 @@ class DataDependentOutput:
     of the tensor inputs), `("const", n)`, `("dim", arg)` (`arg.dim()`) or
     `("size_at", arg, int_arg)` (`arg.size(int_arg)`); or the one entry
     `("sizes", arg)` (`arg.sizes()`, the whole shape); `dtype`: `("like", arg)` or
-    `("const", "Long")`."""
+    `("const", "Long")`. `resize_as`: the earlier output whose shape torch gives this
+    one too (the same unbacked size: `_unique2`'s `counts` and values), whose reported
+    shape it takes after the call (Unique2KernelNpuOpApi.cpp resizes `y_counts` to
+    `y`'s), or None (its own)."""
 
     dims: tuple
     dtype: tuple
+    resize_as: int | None = None
 
 
 @dataclass(frozen=True)
@@ -805,7 +809,7 @@ def _dd_probe(ov, shapes, dtype, int_value=1, setting=None):
     implementation, which creates an unbacked size for a data-dependent dim and
     bounds it): ([tensor input names], {name: (shape, dtype)}, [outputs as
     (dims, dtype)], {int arg name: value}) where a data-dependent dim is
-    `("sym", upper)`. Every required `int` gets `int_value`; `setting` maps switches
+    `("sym", upper, symbol)`. Every required `int` gets `int_value`; `setting` maps switches
     (`_dd_switches`) to True / False: a `bool` is passed so, an `int?` given as
     `int_value` (and then counted among the ints) when True, a negative value wrapped
     by the first tensor's rank (torch's fake `unique_consecutive` gives a (2, 3, 4) input
@@ -855,7 +859,7 @@ def _dd_probe(ov, shapes, dtype, int_value=1, setting=None):
                 vr = env.var_to_range.get(d.node.expr)
                 upper = vr.upper if vr is not None else None
                 dims.append(("sym", int(upper) if upper is not None and upper.is_finite
-                             else None))
+                             else None, str(d.node.expr)))
             else:
                 dims.append(int(d))
         outs.append((dims, str(x.dtype).rsplit(".", 1)[-1]))
@@ -1040,7 +1044,9 @@ def _dd_fit(probes) -> tuple[tuple[DataDependentOutput, ...], bool] | None:
             dtype = ("const", _SCALAR_TYPE[dts[0]])
         else:
             return None
-        result.append(DataDependentOutput(tuple(dims), dtype))
+        same = next((j for j in range(i) if has_bound and all(
+            p[2][j][0] == p[2][i][0] for p in probes)), None)
+        result.append(DataDependentOutput(tuple(dims), dtype, same))
     return tuple(result), any_bound
 
 

@@ -1454,6 +1454,33 @@ def _dd_switch_args(o) -> list[str]:
     return [o.arg] + _dd_switch_args(o.when_set) + _dd_switch_args(o.when_unset)
 
 
+def _dd_paths(o, conds=()) -> list[tuple[tuple[str, ...], object]]:
+    """Every leaf of an output's bound with the conditions that lead to it."""
+    if isinstance(o, _dd_output_type()):
+        return [(conds, o)]
+    c = _dd_cond(o)
+    return _dd_paths(o.when_set, conds + (c,)) + _dd_paths(o.when_unset, conds + (f"!{c}",))
+
+
+def _dd_resizes(o, outs: list[str]) -> list[tuple[str, str]] | None:
+    """Where an output takes its shape after the call, when some setting gives it another
+    output's shape (`resize_as`): `[(condition, output whose reported shape it takes)]`,
+    leaving out settings where it has no data-dependent dim (`_unique2`'s `counts`:
+    `[("return_counts", "out0")]`, as Unique2KernelNpuOpApi.cpp resizes `y_counts` to
+    `y`'s shape when `return_counts`). None: its own reported shape, always."""
+    paths = _dd_paths(o)
+    if all(leaf.resize_as is None for _, leaf in paths):
+        return None
+    groups: dict[str, list[tuple[str, ...]]] = {}
+    for conds, leaf in paths:
+        if leaf.resize_as is None and all(d[0] == "const" for d in leaf.dims):
+            continue  # a fixed size: nothing to read back
+        src = outs[leaf.resize_as] if leaf.resize_as is not None else ""
+        groups.setdefault(src, []).append(conds)
+    return [(" || ".join(" && ".join(c) if len(ps) == 1 else f"({' && '.join(c)})"
+                         for c in ps), src) for src, ps in groups.items()]
+
+
 def _dd_cond(o) -> str:
     return f"{o.arg}.has_value()" if o.kind == "has_value" else o.arg
 
@@ -1543,7 +1570,9 @@ def _data_dependent_allocs(schema: TorchSchema, fwp: list[FwParam],
                     f"allocated at its bound, {by}"
                     + " (torch's fake implementation bounds it by no more), and resized "
                     "after the call to the shape aclnn reports",
-            "data_dependent": outs}
+            "data_dependent": outs,
+            "resize": {n: r for n, o in zip(outs, data_dependent)
+                       if (r := _dd_resizes(o, outs)) is not None}}
 
 
 def _value_sized_allocs(schema: TorchSchema, fwp: list[FwParam],
@@ -1860,9 +1889,11 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                      data_dependent if len(branches) == 1 and capture is None else None,
                      api_name=chosen.name,
                      int32_on_soc=_int32_on_soc(amap, soc) if role == "functional" else None)
-    view_shapes = [{"index": i, "name": a.expr} for d in allocs
-                   for n in d.get("data_dependent", ()) for i, a in enumerate(main.args)
-                   if a.expr == n]
+    index = {a.expr: i for i, a in enumerate(main.args)}
+    view_shapes = [{"index": index[src or n], "name": n, "cond": cond} for d in allocs
+                   for n in d.get("data_dependent", ()) if n in index
+                   for cond, src in d.get("resize", {}).get(n, [("", "")])
+                   if (src or n) in index]
     # values the allocation reads (a factory op's size and TensorOptions) are used
     consumed |= {n for a in allocs for n in a.get("reads", ())}
     slow_route, slow_call = _list_limit_route(chosen, amap, schema, functional, role, soc)

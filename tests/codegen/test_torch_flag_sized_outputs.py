@@ -22,11 +22,12 @@ def test_unique2_outputs_follow_their_flags():
     """torch's fake `_unique2`: values of at most `self.numel()` whatever the flags,
     `inverse` shaped like `self` when `return_inverse` else `{0}`, `counts` at most the
     numel when `return_counts` else `{0}`; `sorted` changes nothing, so no switch on it.
-    Before, the probes with flipped bools disagreed and no bound was found."""
+    `counts` has the values' unbacked size (`resize_as` 0). Before, the probes with
+    flipped bools disagreed and no bound was found."""
     assert torch_facts.data_dependent_outputs("aten::_unique2") == (
         Out((("bound",),), ("like", "self")),
         Switch("return_inverse", "bool", Out((("sizes", "self"),), LONG), EMPTY),
-        Switch("return_counts", "bool", Out((("bound",),), LONG), EMPTY))
+        Switch("return_counts", "bool", Out((("bound",),), LONG, 0), EMPTY))
 
 
 def test_unique_consecutive_outputs_follow_dim_then_flags():
@@ -39,7 +40,7 @@ def test_unique_consecutive_outputs_follow_dim_then_flags():
         Switch("dim", "has_value", Out((("size_at", "self", "dim"),), LONG),
                Switch("return_inverse", "bool", Out((("sizes", "self"),), LONG), EMPTY)),
         Switch("dim", "has_value", Out((("size_at", "self", "dim"),), LONG),
-               Switch("return_counts", "bool", Out((("bound",),), LONG), EMPTY)))
+               Switch("return_counts", "bool", Out((("bound",),), LONG, 0), EMPTY)))
 
 
 def test_ops_no_switch_changes_keep_plain_bounds():
@@ -69,8 +70,13 @@ def test_unique_consecutive_allocates_by_dim_and_flags(db):
             "opgen_out2_bound, self.options().dtype(at::kLong));") in body
     assert ("auto opgen_params = EXEC_NPU_CMD_SYNC(aclnnUniqueConsecutive, self, "
             "return_inverse, return_counts, acl_dim, out0, out1, out2);") in body
-    for k, o in ((4, "out0"), (6, "out2")):
-        assert f"opgen_resize_to_view_shape(opgen_params.Get<{k}>(), {o});" in body
+    assert "opgen_resize_to_view_shape(opgen_params.Get<4>(), out0);" in body
+    # `counts` takes its own reported shape with a dim, the values' without (torch gives
+    # both the same unbacked size there)
+    assert ("    if (dim.has_value()) {\n"
+            "        opgen_resize_to_view_shape(opgen_params.Get<6>(), out2);\n    }\n"
+            "    if (!dim.has_value() && return_counts) {\n"
+            "        opgen_resize_to_view_shape(opgen_params.Get<4>(), out2);\n    }") in body
 
 
 def test_unique2_inverse_takes_the_apis_own_shape(db):
@@ -86,7 +92,11 @@ def test_unique2_inverse_takes_the_apis_own_shape(db):
     assert ("const std::vector<int64_t> opgen_out2_bound = (return_counts ? "
             "std::vector<int64_t>{opgen_bound} : std::vector<int64_t>{0});") in body
     assert "EXEC_NPU_CMD_SYNC(aclnnUnique2, self, sorted, return_inverse, return_counts" in body
-    assert "opgen_resize_to_view_shape(opgen_params.Get<6>(), out2);" in body
+    # `counts` takes the values' reported shape when asked for, as upstream's
+    # `if (return_counts) y_counts.resize_(output_size)` (the API may keep countsOut's)
+    assert ("    if (return_counts) {\n"
+            "        opgen_resize_to_view_shape(opgen_params.Get<4>(), out2);\n    }") in body
+    assert "Get<6>" not in body and "Get<5>" not in body
 
 
 def test_unique_sorts_as_upstream(db):
