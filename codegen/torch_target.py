@@ -1535,6 +1535,7 @@ def _data_dependent_allocs(schema: TorchSchema, fwp: list[FwParam],
                          ins[2:], f"at::infer_size({ins[0]}.sizes(), {ins[1]}.sizes())") + ")"
     optional = {a.name for a in functional.args if a.type.endswith("?")}
     lines, blines = [], []
+    torch_shape: dict[str, str] = {}
     for name, o in zip(outs, data_dependent):
         size = f"opgen_{name}_bound"
         own = _api_output_sizes(api_name, name, fwp)  # the API's own rule (class 19)
@@ -1542,6 +1543,10 @@ def _data_dependent_allocs(schema: TorchSchema, fwp: list[FwParam],
         if own:
             lines.append(f"// the API's own shape, not torch's "
                          f"({_api_output_evidence(api_name, name)})")
+            if not isinstance(o, _dd_output_type()) and role == "functional":
+                # the result takes torch's shape back after the call where it differs
+                # (Unique2KernelNpuOpApi.cpp: y_inverse becomes {0} unless return_inverse)
+                torch_shape[name] = _dd_size_expr(o, optional)
         dtype = _dd_dtype_expr(o)
         if role == "functional":
             lines += [decl, f"at::Tensor {name} = npu_preparation::apply_tensor_without_format("
@@ -1572,7 +1577,8 @@ def _data_dependent_allocs(schema: TorchSchema, fwp: list[FwParam],
                     "after the call to the shape aclnn reports",
             "data_dependent": outs,
             "resize": {n: r for n, o in zip(outs, data_dependent)
-                       if (r := _dd_resizes(o, outs)) is not None}}
+                       if (r := _dd_resizes(o, outs)) is not None},
+            "torch_shape": torch_shape}
 
 
 def _value_sized_allocs(schema: TorchSchema, fwp: list[FwParam],
@@ -1890,10 +1896,13 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                      api_name=chosen.name,
                      int32_on_soc=_int32_on_soc(amap, soc) if role == "functional" else None)
     index = {a.expr: i for i, a in enumerate(main.args)}
-    view_shapes = [{"index": index[src or n], "name": n, "cond": cond} for d in allocs
-                   for n in d.get("data_dependent", ()) if n in index
+    view_shapes = [{"index": index[src or n], "name": n, "cond": cond, "sizes": ""}
+                   for d in allocs for n in d.get("data_dependent", ()) if n in index
                    for cond, src in d.get("resize", {}).get(n, [("", "")])
                    if (src or n) in index]
+    # outputs the API got in its own shape return in torch's (`torch_shape`)
+    view_shapes += [{"index": None, "name": n, "cond": "", "sizes": sizes} for d in allocs
+                    for n, sizes in d.get("torch_shape", {}).items()]
     # values the allocation reads (a factory op's size and TensorOptions) are used
     consumed |= {n for a in allocs for n in a.get("reads", ())}
     slow_route, slow_call = _list_limit_route(chosen, amap, schema, functional, role, soc)

@@ -97,6 +97,11 @@ def test_unique2_inverse_takes_the_apis_own_shape(db):
     assert ("    if (return_counts) {\n"
             "        opgen_resize_to_view_shape(opgen_params.Get<4>(), out2);\n    }") in body
     assert "Get<6>" not in body and "Get<5>" not in body
+    # the result takes torch's shape back: `{0}` unless `return_inverse` (upstream's
+    # `if (!return_inverse) y_inverse = ...({0}, ...)` after the call)
+    assert ("    out1.resize_((return_inverse ? self.sizes().vec() : std::vector<int64_t>{0}));"
+            "  // torch's shape for the result\n"
+            "    return std::make_tuple(out0, out1, out2);") in body
 
 
 def test_unique_sorts_as_upstream(db):
