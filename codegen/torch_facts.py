@@ -1102,20 +1102,29 @@ def zero_size_refusal(op: str) -> tuple[str, str] | None:
 class ValueSizedOutput:
     """The one output of an op whose length is a function of a tensor input's values,
     which torch's fake implementation cannot bound (`bincount`: an unbacked size with no
-    upper bound), as torch's CPU kernel computes it. `length`: `("max_plus_one", t, k)`
-    (`max(t) + 1`, 0 for an empty `t`, at least the `int` argument `k` when `k` is not
-    None) or `("sum", t, k)` (`t.sum()`, at least `k`). `dtype`: `("const", name)` or
+    upper bound), as torch's CPU kernel computes it. `length`: `(kind, t, k, mode)`:
+    `kind` "max_plus_one" (`max(t) + 1`, 0 for an empty `t`) or "sum" (`t.sum()`); `k`
+    an `int` argument or None; `mode` "at_least" (the length is at least `k`: bincount's
+    `minlength`) or "unless_default" (`k` itself unless it holds its schema default
+    `default`, which asks for the read-back: one_hot's `num_classes=-1`; the API then
+    gets the length in `k`'s place). `append`: the output is `t`'s shape with the length
+    appended (one_hot), else 1-d. `dtype`: `("const", name)` or
     `("optional", w, kept, other, unset)`: `unset` when the `Tensor?` argument `w` is
     not given, else `w`'s dtype where it is one of `kept`, else `other` (bincount's
     weights: Float stays Float, anything else gives Double). `nonnegative`: the tensor
-    whose negative values torch's kernel refuses, or None."""
+    whose negative values torch's kernel refuses, or None. `default`: `k`'s schema
+    default; `empty_needs_k`: torch refuses an empty `t` with `k` at its default."""
 
     length: tuple
     dtype: tuple
     nonnegative: str | None
+    append: bool = False
+    default: int | None = None
+    empty_needs_k: bool = False
 
 
 # the value-sized probes: the integer values of the sizing tensor and of each int argument
+# (9 is above every max + 1 of the values)
 _VS_VALUES = ([0, 3, 1, 3], [2, 2, 0], [5, 0, 0, 1, 7], [])
 _VS_INTS = (0, 3, 9)
 _VS_OPTIONAL_DTYPES = ("float32", "float64", "float16", "int32")
@@ -1123,23 +1132,25 @@ _VS_OPTIONAL_DTYPES = ("float32", "float64", "float16", "int32")
 
 @functools.lru_cache(maxsize=None)
 def value_sized_output(op: str) -> ValueSizedOutput | None:
-    """How torch's CPU kernel sizes the one 1-d output of an op tagged
-    `dynamic_output_shape` that `data_dependent_outputs` finds no bound for, from the
-    values of its one required tensor argument: probed on real CPU tensors
-    (`_VS_VALUES` x `_VS_INTS` for every `int` argument, every `Tensor?` unset) and
-    fitted to `max(t) + 1` or `t.sum()`, each possibly at least an `int` argument
-    (bincount: `max(max(self) + 1, minlength)`, op-plugin BincountKernelNpuOpApi.cpp
-    reads `max(self)` back the same way). Each `Tensor?` is then given (ones, the
-    sizing tensor's length) in `_VS_OPTIONAL_DTYPES` for the output's dtype, and a
-    negative value in the sizing tensor tells whether torch refuses it. None when the
-    op does not fit (unknown, another signature, several tensors, another rule)."""
+    """How torch's CPU kernel sizes the one output of an op tagged
+    `dynamic_output_shape` from the values of its one required tensor argument `t`
+    (1-d, or `t`'s shape plus one dim), where torch's fake implementation gives no bound:
+    probed on real CPU tensors (`_VS_VALUES` x `_VS_INTS` and the schema default of the
+    op's one `int` argument, every `Tensor?` unset) and fitted to `max(t) + 1` or
+    `t.sum()`, either at least the `int` (bincount: `max(max(self) + 1, minlength)`,
+    op-plugin BincountKernelNpuOpApi.cpp reads `max(self)` back the same way) or the `int`
+    itself unless it holds its default (one_hot: `num_classes`, or `max(self) + 1` for
+    -1, as OneHotKernelNpuOpApi.cpp). Each `Tensor?` is then given (ones, `t`'s length)
+    in `_VS_OPTIONAL_DTYPES` for the output's dtype, and a negative value in `t` tells
+    whether torch refuses it. None when the op does not fit (unknown, another
+    signature, several tensors, another rule)."""
     ov = _aten_overload(op)
     torch = _torch()
     if ov is None or torch is None or torch.Tag.dynamic_output_shape not in ov.tags:
         return None
     if len(ov._schema.returns) != 1 or str(ov._schema.returns[0].type) != "Tensor":
         return None
-    tensors, ints, optional = [], [], []
+    tensors, ints, optional, default = [], [], [], None
     for a in ov._schema.arguments:
         t = str(a.type)
         if t == "Tensor" and not a.has_default_value():
@@ -1148,64 +1159,76 @@ def value_sized_output(op: str) -> ValueSizedOutput | None:
             optional.append(a.name)
         elif t in ("int", "SymInt"):
             ints.append(a.name)
+            default = a.default_value if isinstance(a.default_value, int) else None
         elif not a.has_default_value():
             return None
     if len(tensors) != 1 or len(ints) > 1:
         return None
     t_name, k_name = tensors[0], (ints[0] if ints else None)
 
-    def run(values, k, extra=None, dtype=torch.int64):
-        kw = {t_name: torch.tensor(values, dtype=dtype)}
+    def run(values, k, extra=None):
+        kw = {t_name: torch.tensor(values, dtype=torch.int64)}
         if k_name is not None:
             kw[k_name] = k
         kw.update(extra or {})
-        return ov(**kw)
+        try:
+            res = ov(**kw)
+        except Exception:
+            return None
+        if not isinstance(res, torch.Tensor) or res.dim() != kw[t_name].dim() + (
+                res.dim() != 1) or (res.dim() > 1 and res.shape[:-1] != kw[t_name].shape):
+            return None
+        return res.shape[-1], res.dim() > 1, str(res.dtype).rsplit(".", 1)[-1]
 
-    cases = []
-    for values in _VS_VALUES:
-        for k in (_VS_INTS if k_name is not None else (None,)):
-            try:
-                res = run(values, k)
-            except Exception:
-                return None
-            if not isinstance(res, torch.Tensor) or res.dim() != 1:
-                return None
-            cases.append((values, k, res.shape[0], str(res.dtype).rsplit(".", 1)[-1]))
-    length = None
-    for kind, f in (("max_plus_one", lambda v: max(v) + 1 if v else 0),
-                    ("sum", lambda v: sum(v))):
-        for k_used in ((k_name, None) if k_name is not None else (None,)):
-            if all(n == max(f(v), k if k_used is not None else 0) for v, k, n, _ in cases):
-                length = (kind, t_name, k_used)
-                break
-        if length is not None:
+    ks = tuple(dict.fromkeys(_VS_INTS + ((default,) if default is not None else ())))
+    got = {(i, k): run(v, k) for i, v in enumerate(_VS_VALUES)
+           for k in (ks if k_name is not None else (None,))}
+    fs = (("max_plus_one", lambda v: max(v) + 1 if v else 0), ("sum", lambda v: sum(v)))
+    length, cases = None, []
+    for kind, f in fs:
+        # at least the int: every probe runs (bincount)
+        at_least = [((i, k), max(f(v), k if k is not None else 0)) for i, v in enumerate(_VS_VALUES)
+                    for k in (_VS_INTS if k_name is not None else (None,))]
+        if all(got[c] is not None and got[c][0] == n for c, n in at_least):
+            length, cases = (kind, t_name, k_name, "at_least"), [c for c, _ in at_least]
             break
-    if length is None or len({d for *_, d in cases}) != 1 or cases[0][3] not in _SCALAR_TYPE:
+        if k_name is None or default is None:
+            continue
+        # the int itself unless at its default, which reads the length back (one_hot)
+        unless = [((i, default), f(v)) for i, v in enumerate(_VS_VALUES) if v] + \
+            [((i, 9), 9) for i, v in enumerate(_VS_VALUES)]
+        if all(got[c] is not None and got[c][0] == n for c, n in unless):
+            length, cases = (kind, t_name, k_name, "unless_default"), [c for c, _ in unless]
+            break
+    if length is None:
         return None
-    unset = _SCALAR_TYPE[cases[0][3]]
+    dts = {got[c][2] for c in cases}
+    appended = {got[c][1] for c in cases}
+    if len(dts) != 1 or len(appended) != 1 or next(iter(dts)) not in _SCALAR_TYPE:
+        return None
+    unset = _SCALAR_TYPE[next(iter(dts))]
+    k_probe = 9 if length[3] == "unless_default" else 0
     dtype: tuple = ("const", unset)
     for w in optional[:1]:
-        got = {}
+        by_dt = {}
         for dt in _VS_OPTIONAL_DTYPES:
-            try:
-                res = run(_VS_VALUES[0], 0, {w: torch.ones(len(_VS_VALUES[0]),
-                                                           dtype=getattr(torch, dt))})
-            except Exception:
-                got = None
+            r = run(_VS_VALUES[0], k_probe, {w: torch.ones(len(_VS_VALUES[0]),
+                                                          dtype=getattr(torch, dt))})
+            if r is None:
+                by_dt = None
                 break
-            got[dt] = str(res.dtype).rsplit(".", 1)[-1]
-        if got is None:
+            by_dt[dt] = r[2]
+        if by_dt is None:
             continue
-        others = {o for i, o in got.items() if o != i}
-        if len(others) > 1 or not all(o in _SCALAR_TYPE for o in got.values()):
+        others = {o for i, o in by_dt.items() if o != i}
+        if len(others) > 1 or not all(o in _SCALAR_TYPE for o in by_dt.values()):
             return None
         other = next(iter(others), None)
-        kept = tuple(sorted(_SCALAR_TYPE[i] for i, o in got.items()
+        kept = tuple(sorted(_SCALAR_TYPE[i] for i, o in by_dt.items()
                             if o == i and o != other))
         dtype = ("optional", w, kept, _SCALAR_TYPE[other] if other else None, unset)
-    try:
-        run([1, -1], 0)
-        nonnegative = None
-    except Exception:
-        nonnegative = t_name
-    return ValueSizedOutput(length, dtype, nonnegative)
+    nonnegative = None if run([1, -1], k_probe) is not None else t_name
+    empty_needs_k = length[3] == "unless_default" and run([], default) is None
+    return ValueSizedOutput(length, dtype, nonnegative, next(iter(appended)),
+                            default if length[3] == "unless_default" else None,
+                            empty_needs_k)

@@ -1067,8 +1067,8 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
     dd = _data_dependent_allocs(schema, fwp, functional, role, opts, data_dependent, api_name)
     if dd is not None:
         return [dd]
-    vs = _value_sized_allocs(schema, fwp, functional, role, opts, bopts) \
-        if not data_dependent and not meta_ok else None
+    vs = _value_sized_allocs(schema, fwp, functional, role, opts, bopts, meta_ok) \
+        if not data_dependent else None
     if vs is not None:
         return [vs]
     if role == "out":
@@ -1583,12 +1583,15 @@ def _data_dependent_allocs(schema: TorchSchema, fwp: list[FwParam],
 
 def _value_sized_allocs(schema: TorchSchema, fwp: list[FwParam],
                         functional: TorchSchema | None, role: str, opts: str,
-                        bopts: str) -> dict | None:
+                        bopts: str, meta_ok: bool | None) -> dict | None:
     """The one output of an op whose length torch's CPU kernel computes from an input's
     values (`torch_facts.value_sized_output`: bincount's `max(max(self) + 1, minlength)`),
     read back before the call (`.item()`, a synchronous read) and allocated (functional)
     or checked (`.out`) at that length, as op-plugin BincountKernelNpuOpApi.cpp does;
-    torch's refusal of negative values is checked first, as upstream's TORCH_CHECK."""
+    torch's refusal of negative values is checked first, as upstream's TORCH_CHECK. An
+    op with a meta function only when the read-back is asked for by an `int` at its
+    default (one_hot's `num_classes=-1`, which the meta function cannot size): the `int`
+    then takes the length, as OneHotKernelNpuOpApi.cpp passes `depth`."""
     from codegen import torch_facts
     if functional is None or role not in ("functional", "out") or not opts:
         return None
@@ -1602,10 +1605,15 @@ def _value_sized_allocs(schema: TorchSchema, fwp: list[FwParam],
         outs = [a.name for a in schema.args if a.mutable and a.kwarg_only]
     if len(outs) != 1:
         return None
-    kind, t, k = vs.length
+    kind, t, k, mode = vs.length
+    if meta_ok and mode != "unless_default":
+        return None  # the meta function sizes it
     read = (f"({t}.numel() == 0 ? 0 : {t}.max().item().toLong() + 1)" if kind == "max_plus_one"
             else f"{t}.sum().item().toLong()")
-    size = f"std::max<int64_t>({read}, {k})" if k else read
+    if k and mode == "unless_default":
+        size = f"({k} == {vs.default} ? {read} : {k})"
+    else:
+        size = f"std::max<int64_t>({read}, {k})" if k else read
     if vs.dtype[0] == "const":
         dtype = f"at::k{vs.dtype[1]}"
     else:
@@ -1616,22 +1624,35 @@ def _value_sized_allocs(schema: TorchSchema, fwp: list[FwParam],
             given = f"({keep} ? {given} : at::k{other})"
         dtype = f"(({w}.has_value() && {w}->defined()) ? {given} : at::k{unset})"
     pre = []
+    if vs.empty_needs_k:
+        pre.append(f'TORCH_CHECK({t}.numel() != 0 || {k} != {vs.default}, '
+                   f'"{fname}: cannot infer `{k}` from an empty `{t}` (torch refuses it too)");')
     if vs.nonnegative:
         n = vs.nonnegative
         pre.append(f'TORCH_CHECK({n}.numel() == 0 || {n}.min().item().toLong() >= 0, '
                    f'"{fname}: `{n}` must not hold negative values (torch\'s kernel refuses them)");')
     pre.append(f"const int64_t opgen_len = {size};")
+    if k and mode == "unless_default":
+        pre.append(f"{k} = opgen_len;  // the API gets the length, never the default {vs.default}")
+    sizes = "{opgen_len}"
+    if vs.append:
+        pre += [f"std::vector<int64_t> opgen_sizes = {t}.sizes().vec();",
+                "opgen_sizes.push_back(opgen_len);"]
+        sizes = "opgen_sizes"
     o = outs[0]
     if role == "functional":
         lines = [f"at::Tensor {o} = npu_preparation::apply_tensor_without_format("
-                 f"{{opgen_len}}, {opts}.dtype({dtype}));"]
-        blines = [f"at::Tensor {o} = at::empty({{opgen_len}}, {bopts}.dtype({dtype}));"]
+                 f"{sizes}, {opts}.dtype({dtype}));"]
+        blines = [f"at::Tensor {o} = at::empty({sizes}, {bopts}.dtype({dtype}));"]
     else:
-        lines = [f"npu_preparation::check_tensor({{{t}}}, {o}, {o}.scalar_type(), "
-                 f"std::vector<int64_t>{{opgen_len}});"]
-        blines = [f"{o}.resize_({{opgen_len}});"]
+        check = "std::vector<int64_t>{opgen_len}" if not vs.append else sizes
+        lines = [f"npu_preparation::check_tensor({{{t}}}, {o}, {o}.scalar_type(), {check});"]
+        blines = [f"{o}.resize_({sizes});"]
     expr = (f"max({t}) + 1" if kind == "max_plus_one" else f"sum({t})")
-    expr = f"max({expr}, {k})" if k else expr
+    if k and mode == "unless_default":
+        expr = f"`{k}`, or {expr} when `{k}` is {vs.default}"
+    elif k:
+        expr = f"max({expr}, {k})"
     return {"lines": pre + lines, "binding_lines": pre + blines, "todo": "",
             "note": f"the output's length read back from `{t}`'s values: {expr}, as torch's "
                     f"CPU kernel sizes it (torch tags {fname} dynamic_output_shape, and its "
