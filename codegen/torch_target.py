@@ -1543,7 +1543,7 @@ def _data_dependent_allocs(schema: TorchSchema, fwp: list[FwParam],
         if own:
             lines.append(f"// the API's own shape, not torch's "
                          f"({_api_output_evidence(api_name, name)})")
-            if not isinstance(o, _dd_output_type()) and role == "functional":
+            if not isinstance(o, _dd_output_type()):
                 # the result takes torch's shape back after the call where it differs
                 # (Unique2KernelNpuOpApi.cpp: y_inverse becomes {0} unless return_inverse)
                 torch_shape[name] = _dd_size_expr(o, optional)

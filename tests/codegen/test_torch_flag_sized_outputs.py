@@ -102,6 +102,10 @@ def test_unique2_inverse_takes_the_apis_own_shape(db):
     assert ("    out1.resize_((return_inverse ? self.sizes().vec() : std::vector<int64_t>{0}));"
             "  // torch's shape for the result\n"
             "    return std::make_tuple(out0, out1, out2);") in body
+    out = _fn(r.files[ADAPTER.format("Unique2")], "_unique2_out(")
+    assert ("    out1.resize_((return_inverse ? self.sizes().vec() : std::vector<int64_t>{0}));"
+            "  // torch's shape for the result\n"
+            "    return std::forward_as_tuple(out0, out1, out2);") in out
 
 
 def test_unique_sorts_as_upstream(db):
