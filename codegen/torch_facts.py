@@ -769,10 +769,33 @@ class DataDependentOutput:
     of the tensor inputs), `("const", n)`, `("dim", arg)` (`arg.dim()`) or
     `("size_at", arg, int_arg)` (`arg.size(int_arg)`); or the one entry
     `("sizes", arg)` (`arg.sizes()`, the whole shape); `dtype`: `("like", arg)` or
-    `("const", "Long")`."""
+    `("const", "Long")`. `resize_as`: the earlier output whose shape torch gives this
+    one too (the same unbacked size: `_unique2`'s `counts` and values), whose reported
+    shape it takes after the call (Unique2KernelNpuOpApi.cpp resizes `y_counts` to
+    `y`'s), or None (its own)."""
 
     dims: tuple
     dtype: tuple
+    resize_as: int | None = None
+
+
+@dataclass(frozen=True)
+class DataDependentSwitch:
+    """An output whose bound depends on a non-tensor argument (a "switch"): `arg` is a
+    defaulted `bool` (`kind` "bool": `when_set` holds for true) or a defaulted `int?`
+    (`kind` "has_value": `when_set` holds when it is given). `when_set` / `when_unset`:
+    a `DataDependentOutput` or another switch (`unique_consecutive`'s `inverse`:
+    `dim` given -> `self.size(dim)`, else `return_inverse` -> `self.sizes()`, else
+    `{0}`)."""
+
+    arg: str
+    kind: str
+    when_set: object
+    when_unset: object
+
+
+# at most this many switches are probed (2**n settings, each with the three probes)
+_DD_MAX_SWITCHES = 4
 
 
 # the probes: tensor k of the call gets shapes[k] (the last shape for more tensors);
@@ -781,13 +804,16 @@ _DD_PROBES = (([(2, 3)], "float32", 1), ([(5, 1), (1, 7)], "float64", 0),
               ([(2, 3, 4), (2, 3, 4)], "float32", -1))
 
 
-def _dd_probe(ov, shapes, dtype, int_value=1, flip_bools=False):
+def _dd_probe(ov, shapes, dtype, int_value=1, setting=None):
     """One call of `ov` under FakeTensorMode with a ShapeEnv (torch's own fake
     implementation, which creates an unbacked size for a data-dependent dim and
     bounds it): ([tensor input names], {name: (shape, dtype)}, [outputs as
     (dims, dtype)], {int arg name: value}) where a data-dependent dim is
-    `("sym", upper)`. Every required `int` gets `int_value`; `flip_bools` passes
-    every defaulted `bool` as the opposite of its default."""
+    `("sym", upper, symbol)`. Every required `int` gets `int_value`; `setting` maps switches
+    (`_dd_switches`) to True / False: a `bool` is passed so, an `int?` given as
+    `int_value` (and then counted among the ints) when True, a negative value wrapped
+    by the first tensor's rank (torch's fake `unique_consecutive` gives a (2, 3, 4) input
+    with `dim=-1` values of rank 6)."""
     torch = _torch()
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
@@ -813,9 +839,14 @@ def _dd_probe(ov, shapes, dtype, int_value=1, flip_bools=False):
         if any(not (a.has_default_value() or a.kwarg_only)
                for a in ov._schema.arguments[len(args):]):
             return None
-        kwargs = {a.name: not a.default_value for a in ov._schema.arguments[len(args):]
-                  if flip_bools and str(a.type) == "bool"
-                  and isinstance(a.default_value, bool)}
+        kwargs = {}
+        for (name, kind), on in (setting or {}).items():
+            if kind == "bool":
+                kwargs[name] = bool(on)
+            elif on:  # wrapped by the first tensor's rank: torch's fake
+                # unique_consecutive takes dim=-1 of a (2, 3, 4) input as rank 6
+                rank = len(given[names[0]][0]) if names else 0
+                kwargs[name] = ints[name] = int_value + rank if int_value < 0 else int_value
         res = ov(*args, **kwargs)
     flat = list(res) if isinstance(res, (tuple, list)) else [res]
     outs = []
@@ -828,7 +859,7 @@ def _dd_probe(ov, shapes, dtype, int_value=1, flip_bools=False):
                 vr = env.var_to_range.get(d.node.expr)
                 upper = vr.upper if vr is not None else None
                 dims.append(("sym", int(upper) if upper is not None and upper.is_finite
-                             else None))
+                             else None, str(d.node.expr)))
             else:
                 dims.append(int(d))
         outs.append((dims, str(x.dtype).rsplit(".", 1)[-1]))
@@ -847,14 +878,58 @@ _SCALAR_TYPE = {"int64": "Long", "int32": "Int", "bool": "Bool", "float32": "Flo
                 "float64": "Double", "uint8": "Byte"}
 
 
+def _dd_switches(ov) -> list[tuple[str, str]]:
+    """The arguments that may choose an output's size: every defaulted `bool` with a
+    bool default and every `int?` defaulting to None, as `(name, "bool" | "has_value")`
+    in schema order (`unique_consecutive`: `return_inverse`, `return_counts`, `dim`)."""
+    out = []
+    for a in ov._schema.arguments:
+        if not a.has_default_value() or a.kwarg_only:
+            continue
+        t = str(a.type)
+        if t == "bool" and isinstance(a.default_value, bool):
+            out.append((a.name, "bool"))
+        elif t == "Optional[int]" and a.default_value is None:
+            out.append((a.name, "has_value"))
+    return out
+
+
+def _dd_tree(switches, cases):
+    """The smallest decision tree over `switches` that gives each setting's fit:
+    `cases` maps a tuple of bools (one per switch) to a tuple of outputs (one entry
+    per output position is taken by the caller). A leaf when every setting agrees; else
+    a `DataDependentSwitch` on the switch that gives the fewest leaves (ties: schema
+    order)."""
+    vals = set(cases.values())
+    if len(vals) == 1:
+        return next(iter(vals)), 1
+    best = None
+    for i, (name, kind) in enumerate(switches):
+        on = {k: v for k, v in cases.items() if k[i]}
+        off = {k: v for k, v in cases.items() if not k[i]}
+        if not on or not off or all(off.get(k[:i] + (False,) + k[i + 1:]) == v
+                                    for k, v in on.items()):
+            continue  # fixed on this branch, or it never changes the result
+        t_on, n_on = _dd_tree(switches, on)
+        t_off, n_off = _dd_tree(switches, off)
+        if best is None or n_on + n_off < best[1]:
+            best = (DataDependentSwitch(name, kind, t_on, t_off), n_on + n_off)
+    return best
+
+
 @functools.lru_cache(maxsize=None)
-def data_dependent_outputs(op: str) -> tuple[DataDependentOutput, ...] | None:
+def data_dependent_outputs(op: str) -> tuple | None:
     """The outputs of an op whose output size depends on its input's values (tag
-    `dynamic_output_shape`: masked_select, nonzero, unique_dim), each as a bound an
-    adapter can allocate before the call, or None (not such an op, or no bound found).
+    `dynamic_output_shape`: masked_select, nonzero, unique_dim, the unique family),
+    each as a bound an adapter can allocate before the call (`DataDependentOutput`), or
+    as a choice among such bounds by a flag or an optional int (`DataDependentSwitch`:
+    `_unique2`'s `inverse` is `self.sizes()` when `return_inverse`, else `{0}`);
+    None (not such an op, or no bound found).
 
     Probed with torch's fake implementation (three calls, `_DD_PROBES`, each with its
-    own shapes, dtype and value of every required `int`). A data-dependent dim must be
+    own shapes, dtype and value of every required `int`), once per setting of the op's
+    switches (`_dd_switches`: defaulted bools both ways, a defaulted `int?` unset and
+    given; at most `_DD_MAX_SWITCHES`). For each setting, a data-dependent dim must be
     bounded by torch in every probe: by a tensor input's size at an `int` argument
     (`("size_at", arg, int_arg)`: unique_dim's `dim`; UniqueDimKernelNpuOpApi.cpp
     allocates `self.size(dim)`), else by at most the broadcast numel of the tensor
@@ -865,25 +940,47 @@ def data_dependent_outputs(op: str) -> tuple[DataDependentOutput, ...] | None:
     a tensor input's rank whose every dim is that input's size at the same position, or
     bounded by it, is allocated like that input (`dims == (("sizes", arg),)`:
     unique_dim's values, as upstream's `apply_tensor_without_format(self)`). The dtype
-    is a tensor input's or a constant. The probes are repeated with every defaulted
-    `bool` flipped and must give the same outputs, so a size chosen by a flag
-    (`unique_consecutive`'s and `_unique2`'s `return_inverse`) fails the fit: None,
-    and the adapter keeps its TODO. At least one output must have a data-dependent
-    dim."""
+    is a tensor input's or a constant. Every setting must fit, and at least one output
+    must have a data-dependent dim in one of them. Each output is then the smallest
+    decision tree over the switches that changes it (`_dd_tree`): an output no switch
+    changes is a plain `DataDependentOutput` (masked_select, nonzero, unique_dim: every
+    setting agrees); `_unique2`'s `counts` is `return_counts ? {numel} : {0}` as
+    Unique2KernelNpuOpApi.cpp allocates it."""
     ov = _aten_overload(op)
     torch = _torch()
     if ov is None or torch is None or torch.Tag.dynamic_output_shape not in ov.tags:
         return None
-    probes = []
-    for shapes, dtype, int_value in _DD_PROBES:
-        try:
-            got = _dd_probe(ov, shapes, dtype, int_value)
-            flipped = _dd_probe(ov, shapes, dtype, int_value, flip_bools=True)
-        except Exception:
+    switches = _dd_switches(ov)
+    if len(switches) > _DD_MAX_SWITCHES:
+        return None
+    import itertools
+    fits = {}
+    for bits in itertools.product((False, True), repeat=len(switches)):
+        probes = []
+        for shapes, dtype, int_value in _DD_PROBES:
+            try:
+                got = _dd_probe(ov, shapes, dtype, int_value, dict(zip(switches, bits)))
+            except Exception:
+                return None
+            if got is None:
+                return None
+            probes.append(got)
+        fit = _dd_fit(probes)
+        if fit is None:
             return None
-        if got is None or flipped is None or got[2] != flipped[2]:
-            return None
-        probes.append(got)
+        fits[bits] = fit
+    if not any(b for _, b in fits.values()):
+        return None
+    n_out = {len(f) for f, _ in fits.values()}
+    if len(n_out) != 1:
+        return None
+    return tuple(_dd_tree(switches, {k: f[i] for k, (f, _) in fits.items()})[0]
+                 for i in range(next(iter(n_out))))
+
+
+def _dd_fit(probes) -> tuple[tuple[DataDependentOutput, ...], bool] | None:
+    """The outputs of one setting's three probes (`data_dependent_outputs`), and whether
+    one has a data-dependent dim; None when an output does not fit."""
     n_out = {len(p[2]) for p in probes}
     if len(n_out) != 1 or not next(iter(n_out)):
         return None
@@ -947,10 +1044,10 @@ def data_dependent_outputs(op: str) -> tuple[DataDependentOutput, ...] | None:
             dtype = ("const", _SCALAR_TYPE[dts[0]])
         else:
             return None
-        result.append(DataDependentOutput(tuple(dims), dtype))
-    if not any_bound:
-        return None
-    return tuple(result)
+        same = next((j for j in range(i) if has_bound and all(
+            p[2][j][0] == p[2][i][0] for p in probes)), None)
+        result.append(DataDependentOutput(tuple(dims), dtype, same))
+    return tuple(result), any_bound
 
 
 # the zero-size probes: a rank-3 input, the `int` argument at each of these values
@@ -999,3 +1096,139 @@ def zero_size_refusal(op: str) -> tuple[str, str] | None:
             if runs(shape, value) != (j == value):
                 return None
     return tensors[0], ints[0]
+
+
+@dataclass(frozen=True)
+class ValueSizedOutput:
+    """The one output of an op whose length is a function of a tensor input's values,
+    which torch's fake implementation cannot bound (`bincount`: an unbacked size with no
+    upper bound), as torch's CPU kernel computes it. `length`: `(kind, t, k, mode)`:
+    `kind` "max_plus_one" (`max(t) + 1`, 0 for an empty `t`) or "sum" (`t.sum()`); `k`
+    an `int` argument or None; `mode` "at_least" (the length is at least `k`: bincount's
+    `minlength`) or "unless_default" (`k` itself unless it holds its schema default
+    `default`, which asks for the read-back: one_hot's `num_classes=-1`; the API then
+    gets the length in `k`'s place). `append`: the output is `t`'s shape with the length
+    appended (one_hot), else 1-d. `dtype`: `("const", name)` or
+    `("optional", w, kept, other, unset)`: `unset` when the `Tensor?` argument `w` is
+    not given, else `w`'s dtype where it is one of `kept`, else `other` (bincount's
+    weights: Float stays Float, anything else gives Double). `nonnegative`: the tensor
+    whose negative values torch's kernel refuses, or None. `default`: `k`'s schema
+    default; `empty_needs_k`: torch refuses an empty `t` with `k` at its default."""
+
+    length: tuple
+    dtype: tuple
+    nonnegative: str | None
+    append: bool = False
+    default: int | None = None
+    empty_needs_k: bool = False
+
+
+# the value-sized probes: the integer values of the sizing tensor and of each int argument
+# (9 is above every max + 1 of the values)
+_VS_VALUES = ([0, 3, 1, 3], [2, 2, 0], [5, 0, 0, 1, 7], [])
+_VS_INTS = (0, 3, 9)
+_VS_OPTIONAL_DTYPES = ("float32", "float64", "float16", "int32")
+
+
+@functools.lru_cache(maxsize=None)
+def value_sized_output(op: str) -> ValueSizedOutput | None:
+    """How torch's CPU kernel sizes the one output of an op tagged
+    `dynamic_output_shape` from the values of its one required tensor argument `t`
+    (1-d, or `t`'s shape plus one dim), where torch's fake implementation gives no bound:
+    probed on real CPU tensors (`_VS_VALUES` x `_VS_INTS` and the schema default of the
+    op's one `int` argument, every `Tensor?` unset) and fitted to `max(t) + 1` or
+    `t.sum()`, either at least the `int` (bincount: `max(max(self) + 1, minlength)`,
+    op-plugin BincountKernelNpuOpApi.cpp reads `max(self)` back the same way) or the `int`
+    itself unless it holds its default (one_hot: `num_classes`, or `max(self) + 1` for
+    -1, as OneHotKernelNpuOpApi.cpp). Each `Tensor?` is then given (ones, `t`'s length)
+    in `_VS_OPTIONAL_DTYPES` for the output's dtype, and a negative value in `t` tells
+    whether torch refuses it. None when the op does not fit (unknown, another
+    signature, several tensors, another rule)."""
+    ov = _aten_overload(op)
+    torch = _torch()
+    if ov is None or torch is None or torch.Tag.dynamic_output_shape not in ov.tags:
+        return None
+    if len(ov._schema.returns) != 1 or str(ov._schema.returns[0].type) != "Tensor":
+        return None
+    tensors, ints, optional, default = [], [], [], None
+    for a in ov._schema.arguments:
+        t = str(a.type)
+        if t == "Tensor" and not a.has_default_value():
+            tensors.append(a.name)
+        elif t == "Optional[Tensor]" and a.has_default_value():
+            optional.append(a.name)
+        elif t in ("int", "SymInt"):
+            ints.append(a.name)
+            default = a.default_value if isinstance(a.default_value, int) else None
+        elif not a.has_default_value():
+            return None
+    if len(tensors) != 1 or len(ints) > 1:
+        return None
+    t_name, k_name = tensors[0], (ints[0] if ints else None)
+
+    def run(values, k, extra=None):
+        kw = {t_name: torch.tensor(values, dtype=torch.int64)}
+        if k_name is not None:
+            kw[k_name] = k
+        kw.update(extra or {})
+        try:
+            res = ov(**kw)
+        except Exception:
+            return None
+        if not isinstance(res, torch.Tensor) or res.dim() != kw[t_name].dim() + (
+                res.dim() != 1) or (res.dim() > 1 and res.shape[:-1] != kw[t_name].shape):
+            return None
+        return res.shape[-1], res.dim() > 1, str(res.dtype).rsplit(".", 1)[-1]
+
+    ks = tuple(dict.fromkeys(_VS_INTS + ((default,) if default is not None else ())))
+    got = {(i, k): run(v, k) for i, v in enumerate(_VS_VALUES)
+           for k in (ks if k_name is not None else (None,))}
+    fs = (("max_plus_one", lambda v: max(v) + 1 if v else 0), ("sum", lambda v: sum(v)))
+    length, cases = None, []
+    for kind, f in fs:
+        # at least the int: every probe runs (bincount)
+        at_least = [((i, k), max(f(v), k if k is not None else 0)) for i, v in enumerate(_VS_VALUES)
+                    for k in (_VS_INTS if k_name is not None else (None,))]
+        if all(got[c] is not None and got[c][0] == n for c, n in at_least):
+            length, cases = (kind, t_name, k_name, "at_least"), [c for c, _ in at_least]
+            break
+        if k_name is None or default is None:
+            continue
+        # the int itself unless at its default, which reads the length back (one_hot)
+        unless = [((i, default), f(v)) for i, v in enumerate(_VS_VALUES) if v] + \
+            [((i, 9), 9) for i, v in enumerate(_VS_VALUES)]
+        if all(got[c] is not None and got[c][0] == n for c, n in unless):
+            length, cases = (kind, t_name, k_name, "unless_default"), [c for c, _ in unless]
+            break
+    if length is None:
+        return None
+    dts = {got[c][2] for c in cases}
+    appended = {got[c][1] for c in cases}
+    if len(dts) != 1 or len(appended) != 1 or next(iter(dts)) not in _SCALAR_TYPE:
+        return None
+    unset = _SCALAR_TYPE[next(iter(dts))]
+    k_probe = 9 if length[3] == "unless_default" else 0
+    dtype: tuple = ("const", unset)
+    for w in optional[:1]:
+        by_dt = {}
+        for dt in _VS_OPTIONAL_DTYPES:
+            r = run(_VS_VALUES[0], k_probe, {w: torch.ones(len(_VS_VALUES[0]),
+                                                          dtype=getattr(torch, dt))})
+            if r is None:
+                by_dt = None
+                break
+            by_dt[dt] = r[2]
+        if by_dt is None:
+            continue
+        others = {o for i, o in by_dt.items() if o != i}
+        if len(others) > 1 or not all(o in _SCALAR_TYPE for o in by_dt.values()):
+            return None
+        other = next(iter(others), None)
+        kept = tuple(sorted(_SCALAR_TYPE[i] for i, o in by_dt.items()
+                            if o == i and o != other))
+        dtype = ("optional", w, kept, _SCALAR_TYPE[other] if other else None, unset)
+    nonnegative = None if run([1, -1], k_probe) is not None else t_name
+    empty_needs_k = length[3] == "unless_default" and run([], default) is None
+    return ValueSizedOutput(length, dtype, nonnegative, next(iter(appended)),
+                            default if length[3] == "unless_default" else None,
+                            empty_needs_k)

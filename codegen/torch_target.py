@@ -1068,9 +1068,13 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
     out: list[dict] = []
     if role == "inplace":
         return _inplace_meta_check(schema, unchecked)
-    dd = _data_dependent_allocs(schema, fwp, functional, role, opts, data_dependent)
+    dd = _data_dependent_allocs(schema, fwp, functional, role, opts, data_dependent, api_name)
     if dd is not None:
         return [dd]
+    vs = _value_sized_allocs(schema, fwp, functional, role, opts, bopts, meta_ok) \
+        if not data_dependent else None
+    if vs is not None:
+        return [vs]
     if role == "out":
         outs = [a.name for a in schema.args if a.mutable and a.kwarg_only]
         if outs and set(outs) <= set(updated):
@@ -1229,6 +1233,11 @@ def _api_output_sizes(api_name: str, output: str, fwp: list[FwParam]) -> str | N
         return entry.sizes.format(**{f.name: f.name for f in fwp})
     except KeyError:
         return None
+
+
+def _api_output_evidence(api_name: str, output: str) -> str:
+    from opdb.arg_rules import load as load_rules
+    return load_rules().output_shape_for(api_name, output).evidence.split(":")[0]
 
 
 def _api_shaped_outputs(api_name: str, args: list[CallArg], fwp: list[FwParam]) -> None:
@@ -1430,9 +1439,80 @@ _DD_DIM = {"bound": "opgen_bound", "const": "{0}", "dim": "{0}.dim()",
            "size_at": "{0}.size({1})"}
 
 
+def _dd_output_type():
+    from codegen.torch_facts import DataDependentOutput
+    return DataDependentOutput
+
+
+def _dd_leaves(o) -> list:
+    """The `DataDependentOutput`s of an output's bound (a switch holds two or more)."""
+    if isinstance(o, _dd_output_type()):
+        return [o]
+    return _dd_leaves(o.when_set) + _dd_leaves(o.when_unset)
+
+
+def _dd_switch_args(o) -> list[str]:
+    """The arguments an output's bound is chosen by, outermost first."""
+    if isinstance(o, _dd_output_type()):
+        return []
+    return [o.arg] + _dd_switch_args(o.when_set) + _dd_switch_args(o.when_unset)
+
+
+def _dd_paths(o, conds=()) -> list[tuple[tuple[str, ...], object]]:
+    """Every leaf of an output's bound with the conditions that lead to it."""
+    if isinstance(o, _dd_output_type()):
+        return [(conds, o)]
+    c = _dd_cond(o)
+    return _dd_paths(o.when_set, conds + (c,)) + _dd_paths(o.when_unset, conds + (f"!{c}",))
+
+
+def _dd_resizes(o, outs: list[str]) -> list[tuple[str, str]] | None:
+    """Where an output takes its shape after the call, when some setting gives it another
+    output's shape (`resize_as`): `[(condition, output whose reported shape it takes)]`,
+    leaving out settings where it has no data-dependent dim (`_unique2`'s `counts`:
+    `[("return_counts", "out0")]`, as Unique2KernelNpuOpApi.cpp resizes `y_counts` to
+    `y`'s shape when `return_counts`). None: its own reported shape, always."""
+    paths = _dd_paths(o)
+    if all(leaf.resize_as is None for _, leaf in paths):
+        return None
+    groups: dict[str, list[tuple[str, ...]]] = {}
+    for conds, leaf in paths:
+        if leaf.resize_as is None and all(d[0] == "const" for d in leaf.dims):
+            continue  # a fixed size: nothing to read back
+        src = outs[leaf.resize_as] if leaf.resize_as is not None else ""
+        groups.setdefault(src, []).append(conds)
+    return [(" || ".join(" && ".join(c) if len(ps) == 1 else f"({' && '.join(c)})"
+                         for c in ps), src) for src, ps in groups.items()]
+
+
+def _dd_cond(o) -> str:
+    return f"{o.arg}.has_value()" if o.kind == "has_value" else o.arg
+
+
+def _dd_size_expr(o, optional: set[str], top: bool = True) -> str:
+    """C++ of an output's bound as a `std::vector<int64_t>`: a leaf's dims, or a switch's
+    choice (`return_inverse ? ... : ...`; `dim.has_value() ? self.size(dim.value()) : ...`)."""
+    if not isinstance(o, _dd_output_type()):
+        return (f"({_dd_cond(o)} ? {_dd_size_expr(o.when_set, optional, False)} : "
+                f"{_dd_size_expr(o.when_unset, optional, False)})")
+    if o.dims and o.dims[0][0] == "sizes":
+        return f"{o.dims[0][1]}.sizes().vec()"
+    dims = ", ".join(_DD_DIM[d[0]].format(*[f"{x}.value()" if x in optional else x
+                                            for x in d[1:]]) for d in o.dims)
+    return f"{{{dims}}}" if top else f"std::vector<int64_t>{{{dims}}}"
+
+
+def _dd_dtype_expr(o) -> str:
+    """C++ of an output's dtype (a switch's choice where its leaves differ)."""
+    if not isinstance(o, _dd_output_type()):
+        a, b = _dd_dtype_expr(o.when_set), _dd_dtype_expr(o.when_unset)
+        return a if a == b else f"({_dd_cond(o)} ? {a} : {b})"
+    return f"{o.dtype[1]}.scalar_type()" if o.dtype[0] == "like" else f"at::k{o.dtype[1]}"
+
+
 def _data_dependent_allocs(schema: TorchSchema, fwp: list[FwParam],
                            functional: TorchSchema | None, role: str, opts: str,
-                           data_dependent: tuple | None) -> dict | None:
+                           data_dependent: tuple | None, api_name: str = "") -> dict | None:
     """Outputs whose size depends on the input's values (`torch_facts.data_dependent_outputs`:
     masked_select, nonzero): allocated (functional) or checked and resized (`.out`) at
     their bound, the broadcast numel of the tensor inputs; after a synchronous call each
@@ -1457,15 +1537,21 @@ def _data_dependent_allocs(schema: TorchSchema, fwp: list[FwParam],
     bound = f"{ins[0]}.numel()" if len(ins) == 1 else "c10::multiply_integers(" + \
         functools.reduce(lambda acc, n: f"at::infer_size({acc}, {n}.sizes())",
                          ins[2:], f"at::infer_size({ins[0]}.sizes(), {ins[1]}.sizes())") + ")"
+    optional = {a.name for a in functional.args if a.type.endswith("?")}
     lines, blines = [], []
+    torch_shape: dict[str, str] = {}
     for name, o in zip(outs, data_dependent):
         size = f"opgen_{name}_bound"
-        if o.dims and o.dims[0][0] == "sizes":
-            decl = f"const std::vector<int64_t> {size} = {o.dims[0][1]}.sizes().vec();"
-        else:
-            dims = ", ".join(_DD_DIM[d[0]].format(*d[1:]) for d in o.dims)
-            decl = f"const std::vector<int64_t> {size} = {{{dims}}};"
-        dtype = f"{o.dtype[1]}.scalar_type()" if o.dtype[0] == "like" else f"at::k{o.dtype[1]}"
+        own = _api_output_sizes(api_name, name, fwp)  # the API's own rule (class 19)
+        decl = f"const std::vector<int64_t> {size} = {own or _dd_size_expr(o, optional)};"
+        if own:
+            lines.append(f"// the API's own shape, not torch's "
+                         f"({_api_output_evidence(api_name, name)})")
+            if not isinstance(o, _dd_output_type()):
+                # the result takes torch's shape back after the call where it differs
+                # (Unique2KernelNpuOpApi.cpp: y_inverse becomes {0} unless return_inverse)
+                torch_shape[name] = _dd_size_expr(o, optional)
+        dtype = _dd_dtype_expr(o)
         if role == "functional":
             lines += [decl, f"at::Tensor {name} = npu_preparation::apply_tensor_without_format("
                             f"{size}, {opts}.dtype({dtype}));"]
@@ -1474,13 +1560,18 @@ def _data_dependent_allocs(schema: TorchSchema, fwp: list[FwParam],
             lines += [decl, f"npu_preparation::check_tensor({{{', '.join(ins)}}}, {name}, "
                             f"{name}.scalar_type(), {size});"]
             blines += [decl, f"{name}.resize_({size});"]
-    uses_bound = any(d[0] == "bound" for o in data_dependent for d in o.dims)
+    leaves = [leaf for o in data_dependent for leaf in _dd_leaves(o)]
+    uses_bound = any(d[0] == "bound" for o in leaves for d in o.dims)
+    switched = list(dict.fromkeys(a for o in data_dependent for a in _dd_switch_args(o)))
     pre = [f"const int64_t opgen_bound = {bound};"] if uses_bound else []
     fname = f"{functional.name}.{functional.overload}" if functional.overload else functional.name
     pre = _zero_size_refusal_lines(schema, fname) + pre
     by = (f"the numel of `{ins[0]}`" if len(ins) == 1 else "the broadcast numel of "
           + ", ".join(f"`{n}`" for n in ins)) if uses_bound else \
         "the input's size at the data-dependent dim"
+    if switched:
+        by += " (each output as " + ", ".join(f"`{a}`" for a in switched) + " choose" + \
+            ("s" if len(switched) == 1 else "") + ")"
     return {"lines": pre + lines, "binding_lines": [
         "// TODO(opgen): the standalone binding does not read the shape aclnn reports "
         "(aclGetViewShape): the result keeps its bound size"] + pre + blines, "todo": "",
@@ -1488,7 +1579,88 @@ def _data_dependent_allocs(schema: TorchSchema, fwp: list[FwParam],
                     f"allocated at its bound, {by}"
                     + " (torch's fake implementation bounds it by no more), and resized "
                     "after the call to the shape aclnn reports",
-            "data_dependent": outs}
+            "data_dependent": outs,
+            "resize": {n: r for n, o in zip(outs, data_dependent)
+                       if (r := _dd_resizes(o, outs)) is not None},
+            "torch_shape": torch_shape}
+
+
+def _value_sized_allocs(schema: TorchSchema, fwp: list[FwParam],
+                        functional: TorchSchema | None, role: str, opts: str,
+                        bopts: str, meta_ok: bool | None) -> dict | None:
+    """The one output of an op whose length torch's CPU kernel computes from an input's
+    values (`torch_facts.value_sized_output`: bincount's `max(max(self) + 1, minlength)`),
+    read back before the call (`.item()`, a synchronous read) and allocated (functional)
+    or checked (`.out`) at that length, as op-plugin BincountKernelNpuOpApi.cpp does;
+    torch's refusal of negative values is checked first, as upstream's TORCH_CHECK. An
+    op with a meta function only when the read-back is asked for by an `int` at its
+    default (one_hot's `num_classes=-1`, which the meta function cannot size): the `int`
+    then takes the length, as OneHotKernelNpuOpApi.cpp passes `depth`."""
+    from codegen import torch_facts
+    if functional is None or role not in ("functional", "out") or not opts:
+        return None
+    fname = _op_name(functional)
+    vs = torch_facts.value_sized_output(fname)
+    if vs is None:
+        return None
+    if role == "functional":
+        outs = [f.name for f in fwp if f.origin == "return"]
+    else:
+        outs = [a.name for a in schema.args if a.mutable and a.kwarg_only]
+    if len(outs) != 1:
+        return None
+    kind, t, k, mode = vs.length
+    if meta_ok and mode != "unless_default":
+        return None  # the meta function sizes it
+    read = (f"({t}.numel() == 0 ? 0 : {t}.max().item().toLong() + 1)" if kind == "max_plus_one"
+            else f"{t}.sum().item().toLong()")
+    if k and mode == "unless_default":
+        size = f"({k} == {vs.default} ? {read} : {k})"
+    else:
+        size = f"std::max<int64_t>({read}, {k})" if k else read
+    if vs.dtype[0] == "const":
+        dtype = f"at::k{vs.dtype[1]}"
+    else:
+        _, w, kept, other, unset = vs.dtype
+        given = f"{w}->scalar_type()"
+        if other:
+            keep = " || ".join(f"{given} == at::k{d}" for d in kept) or "false"
+            given = f"({keep} ? {given} : at::k{other})"
+        dtype = f"(({w}.has_value() && {w}->defined()) ? {given} : at::k{unset})"
+    pre = []
+    if vs.empty_needs_k:
+        pre.append(f'TORCH_CHECK({t}.numel() != 0 || {k} != {vs.default}, '
+                   f'"{fname}: cannot infer `{k}` from an empty `{t}` (torch refuses it too)");')
+    if vs.nonnegative:
+        n = vs.nonnegative
+        pre.append(f'TORCH_CHECK({n}.numel() == 0 || {n}.min().item().toLong() >= 0, '
+                   f'"{fname}: `{n}` must not hold negative values (torch\'s kernel refuses them)");')
+    pre.append(f"const int64_t opgen_len = {size};")
+    if k and mode == "unless_default":
+        pre.append(f"{k} = opgen_len;  // the API gets the length, never the default {vs.default}")
+    sizes = "{opgen_len}"
+    if vs.append:
+        pre += [f"std::vector<int64_t> opgen_sizes = {t}.sizes().vec();",
+                "opgen_sizes.push_back(opgen_len);"]
+        sizes = "opgen_sizes"
+    o = outs[0]
+    if role == "functional":
+        lines = [f"at::Tensor {o} = npu_preparation::apply_tensor_without_format("
+                 f"{sizes}, {opts}.dtype({dtype}));"]
+        blines = [f"at::Tensor {o} = at::empty({sizes}, {bopts}.dtype({dtype}));"]
+    else:
+        check = "std::vector<int64_t>{opgen_len}" if not vs.append else sizes
+        lines = [f"npu_preparation::check_tensor({{{t}}}, {o}, {o}.scalar_type(), {check});"]
+        blines = [f"{o}.resize_({sizes});"]
+    expr = (f"max({t}) + 1" if kind == "max_plus_one" else f"sum({t})")
+    if k and mode == "unless_default":
+        expr = f"`{k}`, or {expr} when `{k}` is {vs.default}"
+    elif k:
+        expr = f"max({expr}, {k})"
+    return {"lines": pre + lines, "binding_lines": pre + blines, "todo": "",
+            "note": f"the output's length read back from `{t}`'s values: {expr}, as torch's "
+                    f"CPU kernel sizes it (torch tags {fname} dynamic_output_shape, and its "
+                    "fake implementation gives no bound)"}
 
 
 def _zero_size_refusal_lines(schema: TorchSchema, fname: str) -> list[str]:
@@ -1760,9 +1932,14 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                      data_dependent if len(branches) == 1 and capture is None else None,
                      api_name=chosen.name,
                      int32_on_soc=_int32_on_soc(amap, soc) if role == "functional" else None)
-    view_shapes = [{"index": i, "name": a.expr} for d in allocs
-                   for n in d.get("data_dependent", ()) for i, a in enumerate(main.args)
-                   if a.expr == n]
+    index = {a.expr: i for i, a in enumerate(main.args)}
+    view_shapes = [{"index": index[src or n], "name": n, "cond": cond, "sizes": ""}
+                   for d in allocs for n in d.get("data_dependent", ()) if n in index
+                   for cond, src in d.get("resize", {}).get(n, [("", "")])
+                   if (src or n) in index]
+    # outputs the API got in its own shape return in torch's (`torch_shape`)
+    view_shapes += [{"index": None, "name": n, "cond": "", "sizes": sizes} for d in allocs
+                    for n, sizes in d.get("torch_shape", {}).items()]
     # values the allocation reads (a factory op's size and TensorOptions) are used
     consumed |= {n for a in allocs for n in a.get("reads", ())}
     slow_route, slow_call = _list_limit_route(chosen, amap, schema, functional, role, soc)

@@ -18,16 +18,16 @@ db = shipped_db_fixture()
 
 def test_bounds_from_torchs_fake_implementation():
     """masked_select: one dim, at most the broadcast numel of its tensors, `self`'s
-    dtype; nonzero: that many rows by `self.dim()` columns, int64. Ops whose outputs
-    follow a flag (`_unique2`'s `return_inverse`) or that torch does not bound
-    (`bincount`) get no bound; an op without the tag gets None. (`unique_dim`, bounded
-    by `self.size(dim)`, has a bound since branch `ws/h9t11`:
-    test_torch_heldout_thirteenth.py.)"""
+    dtype; nonzero: that many rows by `self.dim()` columns, int64. Ops that torch does
+    not bound (`bincount`) get no bound; an op without the tag gets None. (`unique_dim`,
+    bounded by `self.size(dim)`, has a bound since branch `ws/h9t11`:
+    test_torch_heldout_thirteenth.py; outputs that follow a flag, `_unique2`'s
+    `return_inverse`, since `ws/h9m1`: test_torch_flag_sized_outputs.py.)"""
     assert torch_facts.data_dependent_outputs("aten::masked_select") == (
         DataDependentOutput((("bound",),), ("like", "self")),)
     assert torch_facts.data_dependent_outputs("aten::nonzero") == (
         DataDependentOutput((("bound",), ("dim", "self")), ("const", "Long")),)
-    for op in ("aten::_unique2", "aten::bincount",
+    for op in ("aten::bincount",
                "aten::repeat_interleave.Tensor", "aten::add.Tensor", "aten::no_such_op"):
         assert torch_facts.data_dependent_outputs(op) is None, op
 

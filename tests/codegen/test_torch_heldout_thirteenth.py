@@ -25,12 +25,13 @@ def test_unique_dim_is_bounded_by_the_size_at_dim():
         DataDependentOutput((("size_at", "self", "dim"),), ("const", "Long")))
 
 
-def test_sizes_chosen_by_a_flag_get_no_bound():
+def test_sizes_chosen_by_a_flag_are_switches():
     """`unique_consecutive` and `_unique2` size `inverse`/`counts` by `return_inverse` /
-    `return_counts` (empty when false): the probe with every defaulted bool flipped
-    differs, so no bound, and their adapters keep the TODO."""
+    `return_counts` (empty when false): until branch `ws/h9m1` they got no bound; now each
+    such output is a choice by the flag (test_torch_flag_sized_outputs.py)."""
     for op in ("aten::unique_consecutive", "aten::_unique2"):
-        assert torch_facts.data_dependent_outputs(op) is None, op
+        assert any(isinstance(o, torch_facts.DataDependentSwitch)
+                   for o in torch_facts.data_dependent_outputs(op)), op
 
 
 def test_unique_dim_allocates_like_upstream_and_resizes_after_a_synchronous_call(db):
