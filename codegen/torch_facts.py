@@ -10,9 +10,12 @@ once. Without torch the answers are None ("unknown"), never guessed.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 from dataclasses import dataclass
+import os
 import re
+import sys
 from pathlib import Path
 
 
@@ -1020,6 +1023,22 @@ _ZD_SHAPES = {0: ((), ()), 1: ((3,), (1,)), 2: ((2, 3), (1, 1))}
 _ZD_INT_VALUES = (0, 1, 2)
 
 
+@contextlib.contextmanager
+def _quiet_stderr():
+    """File descriptor 2 to /dev/null for the block: torch's C++ kernels write their
+    warnings (TORCH_WARN) there directly when called through `torch.ops`, past Python's
+    `warnings`, and a probe's samples are not the user's inputs."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def _python_only_meta(op: str) -> bool:
     """Whether the Meta kernel of `op` is a Python registration (torch's
     `_meta_registrations.py` or a decomposition activated as a meta function) with no
@@ -1101,7 +1120,8 @@ def meta_zero_dim_cases(op: str) -> tuple[ZeroDimCase, ...]:
     for values in itertools.product(_ZD_INT_VALUES, repeat=len(ints)):
         named = dict(zip(ints, values))
         for rank, pair in _ZD_SHAPES.items():
-            per_shape = [shapes(s, named) for s in pair]
+            with _quiet_stderr():  # torch's C++ warnings on the samples (`std`: dof <= 0)
+                per_shape = [shapes(s, named) for s in pair]
             if any(p is None for p in per_shape):
                 continue
             for i in range(len(per_shape[0][0])):
