@@ -49,3 +49,12 @@ def test_the_adapter_sizes_the_output_0_d_on_those_inputs(db):
     assert ("npu_preparation::check_tensor({self, target}, output, output.scalar_type(), "
             f"({COND} ? at::IntArrayRef() : std::get<0>(meta).sizes()));") in out
     assert out.index(COND) < out.index("EXEC_NPU_CMD")
+
+
+def test_the_probe_keeps_torchs_cpu_warnings_off_the_terminal(capfd):
+    """std's CPU kernel warns (TORCH_WARN, written to file descriptor 2 past Python's
+    `warnings`) on the probe's 0-d samples, "degrees of freedom is <= 0"; a user
+    rendering an adapter must not see warnings about inputs they never gave."""
+    from codegen import torch_facts
+    torch_facts.meta_zero_dim_cases.__wrapped__("aten::std.correction")
+    assert "degrees of freedom" not in capfd.readouterr().err
