@@ -10,9 +10,12 @@ once. Without torch the answers are None ("unknown"), never guessed.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 from dataclasses import dataclass
+import os
 import re
+import sys
 from pathlib import Path
 
 
@@ -1232,3 +1235,130 @@ def value_sized_output(op: str) -> ValueSizedOutput | None:
     return ValueSizedOutput(length, dtype, nonnegative, next(iter(appended)),
                             default if length[3] == "unless_default" else None,
                             empty_needs_k)
+
+
+@dataclass(frozen=True)
+class ZeroDimCase:
+    """Inputs on which torch's eager (CPU) kernel of an op returns output `output` as a
+    0-d tensor while its Meta kernel gives a one-element tensor of rank 1 or more
+    (`multilabel_margin_loss_forward` with `reduction` none on a 1-d `self`: eager `[]`,
+    torch's Python decomposition `[1]`). `rank`: the rank of every required tensor input;
+    `ints`: `((name, value), ...)` of the op's `int` arguments."""
+
+    output: int
+    rank: int
+    ints: tuple
+
+
+# the zero-dim probes: per rank two shapes, the same for every required tensor input;
+# every `int` argument at each of these values
+_ZD_SHAPES = {0: ((), ()), 1: ((3,), (1,)), 2: ((2, 3), (1, 1))}
+_ZD_INT_VALUES = (0, 1, 2)
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """File descriptor 2 to /dev/null for the block: torch's C++ kernels write their
+    warnings (TORCH_WARN) there directly when called through `torch.ops`, past Python's
+    `warnings`, and a probe's samples are not the user's inputs."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _python_only_meta(op: str) -> bool:
+    """Whether the Meta kernel of `op` is a Python registration (torch's
+    `_meta_registrations.py` or a decomposition activated as a meta function) with no
+    C++ Meta kernel beneath it: such a kernel is separate code from the eager kernel and
+    can disagree with it, where a structured C++ meta function shares the eager
+    kernel's shape code."""
+    torch = _torch()
+    try:
+        dump = torch._C._dispatch_dump(op)
+    except Exception:
+        return False
+    meta = [ln for ln in dump.splitlines() if ln.startswith("Meta")]
+    return bool(meta) and all(ln.startswith("Meta:") and ".py:" in ln for ln in meta)
+
+
+@functools.lru_cache(maxsize=None)
+def meta_zero_dim_cases(op: str) -> tuple[ZeroDimCase, ...]:
+    """Where an adapter that sizes its outputs by the op's Meta kernel gets a 0-d result
+    wrong: the `ZeroDimCase`s of `op`, probed by running its CPU kernel and its Meta
+    kernel on the same inputs. Only ops with a CPU kernel and a Python-only Meta kernel
+    (`_python_only_meta`) and at most two `int` arguments are probed; the required
+    tensor inputs get float32 zeros of each `_ZD_SHAPES` rank (the inputs after the
+    first int64 zeros when float32 fails), the `int` arguments every combination of
+    `_ZD_INT_VALUES`, other required arguments the `_PROBE_SAMPLES`, defaulted ones their
+    defaults. A case needs both shapes of its rank to disagree the same way. Empty when
+    torch or the op is unknown, nothing can be probed, or the kernels agree."""
+    import itertools
+    ov = _aten_overload(op)
+    torch = _torch()
+    if ov is None or torch is None or not _has_kernel(op, "CPU") \
+            or not _python_only_meta(op):
+        return ()
+    tags = {str(t).rsplit(".", 1)[-1] for t in getattr(ov, "tags", ())}
+    if tags & {"data_dependent_output", "dynamic_output_shape"}:
+        return ()
+    args = list(ov._schema.arguments)
+    if any(a.is_out or (a.alias_info is not None and a.alias_info.is_write) for a in args):
+        return ()
+    ints = [a.name for a in args if str(a.type) == "int"]
+    if len(ints) > 2:
+        return ()
+    for a in args:
+        t = str(a.type)
+        if not (a.has_default_value() or a.kwarg_only or t in ("Tensor", "int", "Tensor?")
+                or t in _PROBE_SAMPLES):
+            return ()
+
+    def call(shape, dtypes, values, device):
+        kw, k = {}, 0
+        for a in args:
+            t = str(a.type)
+            if t == "int":
+                kw[a.name] = values[a.name]
+            elif a.has_default_value() or a.kwarg_only:
+                continue
+            elif t == "Tensor":
+                kw[a.name] = torch.zeros(shape, dtype=dtypes[min(k, 1)], device=device)
+                k += 1
+            elif t == "Tensor?":
+                kw[a.name] = None
+            else:
+                kw[a.name] = _PROBE_SAMPLES[t]
+        with torch.random.fork_rng(devices=[]):
+            res = ov(**kw)
+        flat = list(res) if isinstance(res, (tuple, list)) else [res]
+        if not all(isinstance(x, torch.Tensor) for x in flat):
+            raise TypeError("a result is no tensor")
+        return [tuple(x.shape) for x in flat]
+
+    def shapes(shape, values):
+        for dtypes in ((torch.float32, torch.float32), (torch.float32, torch.int64)):
+            try:
+                return call(shape, dtypes, values, "cpu"), call(shape, dtypes, values, "meta")
+            except Exception:
+                continue
+        return None
+
+    found = []
+    for values in itertools.product(_ZD_INT_VALUES, repeat=len(ints)):
+        named = dict(zip(ints, values))
+        for rank, pair in _ZD_SHAPES.items():
+            with _quiet_stderr():  # torch's C++ warnings on the samples (`std`: dof <= 0)
+                per_shape = [shapes(s, named) for s in pair]
+            if any(p is None for p in per_shape):
+                continue
+            for i in range(len(per_shape[0][0])):
+                if all(i < len(e) and i < len(m) and e[i] == () and len(m[i]) >= 1
+                       and all(d == 1 for d in m[i]) for e, m in per_shape):
+                    found.append(ZeroDimCase(i, rank, tuple(named.items())))
+    return tuple(found)

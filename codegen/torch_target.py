@@ -1046,6 +1046,38 @@ def _meta_kernel_of(op: str) -> bool:
     return bool(torch_facts.meta_kernel(op))
 
 
+_ZERO_DIM_NOTE = ("// `{name}` is 0-d where torch's eager kernel returns it 0-d and its Meta "
+                  "kernel a one-element tensor (probed on the CPU)")
+
+
+def _meta_sizes(functional: TorchSchema | None, i: int, m: str) -> str:
+    """`{m}.sizes()`, the sizes output `i` takes from the op's meta function, or, where
+    torch's eager kernel returns that output 0-d and its Meta kernel a one-element
+    tensor (`torch_facts.meta_zero_dim_cases`: `multilabel_margin_loss_forward` with
+    `reduction` none on a 0-d or 1-d `self`, eager `[]` and op-plugin 517f2e7d
+    MultilabelMarginLossKernelNpuOpApi.cpp `output_size = {}`, the Meta kernel `[1]`),
+    empty sizes on those inputs."""
+    from codegen import torch_facts
+    sizes = f"{m}.sizes()"
+    if functional is None:
+        return sizes
+    cases = [c for c in torch_facts.meta_zero_dim_cases(_op_name(functional)) if c.output == i]
+    first = next((a.name for a in functional.args if a.kind == "tensor" and not a.optional),
+                 None)
+    if not cases or first is None:
+        return sizes
+    by_ints: dict[tuple, list[int]] = {}
+    for c in cases:
+        by_ints.setdefault(c.ints, []).append(c.rank)
+    terms = []
+    for ints, ranks in by_ints.items():
+        rank = " || ".join(f"{first}.dim() == {r}" for r in sorted(ranks))
+        parts = [f"({rank})" if len(ranks) > 1 else rank] + [f"{n} == {v}" for n, v in ints]
+        terms.append(" && ".join(parts))
+    cond = " || ".join(f"({t})" for t in terms) if len(terms) > 1 else terms[0]
+    return f"({cond} ? at::IntArrayRef() : {sizes})"
+
+
 def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | None,
             meta_ok: bool | None, role: str, updated: set[str] = frozenset(),
             wrapped: list[str] | None = None, unchecked: tuple[str, ...] = (),
@@ -1113,8 +1145,11 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
         masked = _output_mask(schema, len(outs))
         for i, o in enumerate(outs):
             m = "meta" if len(outs) == 1 else f"std::get<{i}>(meta)"
+            sizes = _meta_sizes(functional, i, m)
+            if sizes != f"{m}.sizes()":
+                lines.append(_ZERO_DIM_NOTE.format(name=o))
             check = (f"npu_preparation::check_tensor({src}, {o}, {o}.scalar_type(), "
-                     f"{m}.sizes());")
+                     f"{sizes});")
             lines += ([f"if ({m}.defined()) {{  // {masked}[{i}] is set", f"    {check}", "}"]
                       if masked else [check])
         return [{"lines": lines, "binding_lines": [], "todo": "",
@@ -1138,13 +1173,17 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
             if f.kind != "tensor":
                 continue
             m = "meta" if n_fresh == 1 else f"std::get<{i}>(meta)"
+            sizes = _meta_sizes(functional, i, m)
+            if sizes != f"{m}.sizes()":
+                lines.append(_ZERO_DIM_NOTE.format(name=f.name))
+                blines.append(_ZERO_DIM_NOTE.format(name=f.name))
             alloc = (f"npu_preparation::apply_tensor_without_format("
-                     f"{m}.sizes(), {opts}.dtype({m}.scalar_type()))")
+                     f"{sizes}, {opts}.dtype({m}.scalar_type()))")
             if f.name in int32_on_soc:
                 # op-plugin AdaptiveMaxPool3dKernelNpuOpApi.cpp: int32 indices before Ascend950
                 lines.append(f"// int32: the API takes no int64 `{f.name}` on this SoC "
                              f"({int32_on_soc[f.name]})")
-                alloc = (f"npu_preparation::apply_tensor_without_format({m}.sizes(), {opts}.dtype("
+                alloc = (f"npu_preparation::apply_tensor_without_format({sizes}, {opts}.dtype("
                          f"{m}.scalar_type() == at::kLong ? at::kInt : {m}.scalar_type()))")
             if like:
                 # the caller's TensorOptions over the input's, as op-plugin's `*_like`
@@ -1153,8 +1192,8 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                           ".device(device).layout(layout).pinned_memory(pin_memory))")
                 if "memory_format" in like:
                     merged += ".merge_memory_format(memory_format)"
-                alloc = f"npu_preparation::apply_tensor_without_format({m}.sizes(), {merged})"
-            balloc = f"at::empty({m}.sizes(), {bopts}.dtype({m}.scalar_type()))"
+                alloc = f"npu_preparation::apply_tensor_without_format({sizes}, {merged})"
+            balloc = f"at::empty({sizes}, {bopts}.dtype({m}.scalar_type()))"
             own = _api_output_sizes(api_name, f.name, fwp)
             if own is not None:
                 # the API's own shape (arg_rules.yaml `api_output_shapes`), not the meta's
