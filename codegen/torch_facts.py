@@ -1362,3 +1362,86 @@ def meta_zero_dim_cases(op: str) -> tuple[ZeroDimCase, ...]:
                        and all(d == 1 for d in m[i]) for e, m in per_shape):
                     found.append(ZeroDimCase(i, rank, tuple(named.items())))
     return tuple(found)
+
+
+# the complex-Scalar probes: other tensors as these (dtype, shape), ints at these values
+_CS_OTHER_TENSORS = (("float32", (2, 3)), ("int64", (2,)), ("int64", ()))
+_CS_INT_VALUES = (1, 0)
+
+
+@dataclass(frozen=True)
+class ComplexScalarRefusal:
+    """torch's CPU kernel of an op refuses a complex `scalar` for a non-complex `tensor`
+    with `message`, and its meta function does not (so the adapter's meta call does not
+    make the check either)."""
+
+    scalar: str
+    tensor: str
+    message: str
+
+
+@functools.lru_cache(maxsize=None)
+def complex_scalar_refusal(op: str) -> ComplexScalarRefusal | None:
+    """The refusal of a complex Scalar that torch makes in the CPU kernel of `op` and
+    not in its meta function (`index_fill.int_Scalar`: "index_fill_(): Converting complex
+    Scalar to non-complex type is not supported"; op-plugin IndexFillKernelNpuOpApi.cpp
+    makes the same TORCH_CHECK before the call), or None (unknown, or no such refusal).
+
+    Probed on real CPU tensors: the op's required arguments must be tensors, `int`s and
+    exactly one `Scalar`, the first of them a tensor. A configuration that runs with the
+    Scalar at 2.0 is looked for (the first tensor float32 (2, 3); each other tensor one of
+    `_CS_OTHER_TENSORS`, zeros; each `int` one of `_CS_INT_VALUES`). With it, the Scalar
+    at 2+0j and at 2+1j must raise (the refusal is of the type, as the rendered
+    `isComplex()` check), must run when the first tensor is complex64, and must run on Meta
+    twins of the real tensors (the meta function does not refuse it)."""
+    import itertools
+    ov = _aten_overload(op)
+    torch = _torch()
+    if ov is None or torch is None:
+        return None
+    req = [a for a in ov._schema.arguments if not (a.has_default_value() or a.kwarg_only)]
+    types = ["Scalar" if str(a.type) == "number" else str(a.type) for a in req]
+    if not req or types[0] != "Tensor" or types.count("Scalar") != 1 \
+            or any(t not in ("Tensor", "int", "Scalar") for t in types) \
+            or any(a.alias_info is not None and a.alias_info.is_write for a in req):
+        return None
+    si = types.index("Scalar")
+    others = [i for i, t in enumerate(types) if t == "Tensor" and i != 0]
+    ints = [i for i, t in enumerate(types) if t == "int"]
+
+    def call(args, device=None):
+        if device is not None:
+            args = [a.to(device) if isinstance(a, torch.Tensor) else a for a in args]
+        try:
+            ov(*args)
+        except Exception as e:  # torch's refusal
+            return str(e).strip().splitlines()[0] if str(e).strip() else "refused"
+        return None
+
+    for picks in itertools.product(range(len(_CS_OTHER_TENSORS)), repeat=len(others)):
+        for ivals in itertools.product(_CS_INT_VALUES, repeat=len(ints)):
+            args: list = [None] * len(req)
+            args[0] = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+            for i, p in zip(others, picks):
+                dt, shape = _CS_OTHER_TENSORS[p]
+                args[i] = torch.zeros(shape, dtype=getattr(torch, dt))
+            for i, v in zip(ints, ivals):
+                args[i] = v
+            args[si] = 2.0
+            if call(args) is not None:
+                continue
+            # refused for any complex value, 2+0j too (the check is on the Scalar's
+            # type, `isComplex()`, not an overflow of its value: fill.Scalar takes 2+0j)
+            args[si] = complex(2, 0)
+            if call(args) is None:
+                return None
+            args[si] = complex(2, 1)
+            refused = call(args)
+            if refused is None or call(args, "meta") is not None:
+                return None
+            cplx = list(args)
+            cplx[0] = args[0].to(torch.complex64)
+            if call(cplx) is not None:
+                return None
+            return ComplexScalarRefusal(req[si].name, req[0].name, refused)
+    return None

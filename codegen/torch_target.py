@@ -1723,6 +1723,27 @@ def _zero_size_refusal_lines(schema: TorchSchema, fname: str) -> list[str]:
             "}"]
 
 
+def _complex_scalar_refusal_lines(schema: TorchSchema, functional: TorchSchema | None
+                                  ) -> list[str]:
+    """torch's refusal of a complex Scalar for a non-complex tensor, made in the op's CPU
+    kernel and not in its meta function (`torch_facts.complex_scalar_refusal`, probed), as
+    a TORCH_CHECK at the top of every member: neither the meta call nor the API makes it
+    (aclnnIndexFill converts the value to `self`'s dtype). op-plugin
+    IndexFillKernelNpuOpApi.cpp makes the same check."""
+    from codegen import torch_facts
+    if not schema.name.startswith("aten::"):
+        return []
+    got = torch_facts.complex_scalar_refusal(_op_name(functional or schema))
+    names = {a.name for a in schema.args}
+    if got is None or not {got.scalar, got.tensor} <= names:
+        return []
+    msg = got.message.replace("\\", "\\\\").replace('"', '\\"')
+    return [f"// torch's CPU kernel refuses a complex `{got.scalar}` for a non-complex "
+            f"`{got.tensor}`; its meta function does not (probed)",
+            f"TORCH_CHECK({got.tensor}.is_complex() || !{got.scalar}.isComplex(), "
+            f"\"{msg}\");"]
+
+
 @dataclass(frozen=True)
 class _TorchDefault(DocValue):
     """torch's default of an argument (`phrase`) of a sibling overload (`where`)."""
@@ -2006,6 +2027,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         early=(_soc_route(chosen, schema, functional, role, soc,
                           f"acl_op::{fn}({', '.join(call_names)})" if acl_op_fallback else None,
                           ret_cpp == "void")
+               + _complex_scalar_refusal_lines(schema, functional)
                + _lossy_int_cpu_route(amap, schema, functional, role) + slow_route
                + _other_device_route(schema, functional, role)),
         split=_list_split(chosen, branches, schema, role, host), view_shapes=view_shapes,
