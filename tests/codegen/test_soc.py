@@ -144,3 +144,13 @@ def test_soc_dtypes_of_the_max_pool_backward(soc, param, expected):
     union = ["int32", "int64"] if param == "indices" else ["float32", "float16", "bfloat16"]
     keep, why = soc_dtypes("aclnnMaxPool2dWithIndicesBackward", soc, union, param)
     assert keep == expected
+
+
+def test_extractor_refuses_a_missing_mirror_root(tmp_path, capsys):
+    out = tmp_path / "o.jsonl"
+    with pytest.raises(SystemExit) as exc:
+        extract_soc_dtypes.main(["--mirror-root", str(tmp_path / "none"), "-o", str(out)])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is not a directory" in err[0]
+    assert not out.exists()

@@ -185,6 +185,9 @@ def main(argv=None) -> int:
     ap.add_argument("--mirror-root", type=Path, required=True)
     ap.add_argument("-o", type=Path, default=HERE / "aclnn_soc_dtypes.jsonl")
     args = ap.parse_args(argv)
+    if not args.mirror_root.is_dir():
+        ap.exit(2, f"error: --mirror-root {args.mirror_root} is not a directory; pass the folder "
+                   "holding owner+name/repo mirrors\n")
     from api_docs import iter_api_docs, write_rows  # the sibling module: these run as scripts
 
     rows = []
