@@ -293,6 +293,28 @@ def _volumetric_sibling(db, api: AclnnApi):
                       f"parameters (as grid_sample_kernel.cc)")
 
 
+def _backward_reads(db, op: FrameworkOp, api: AclnnApi) -> dict[int, tuple[AclnnApi, str]]:
+    """{fresh result index: (the backward aclnn API, its parameter)} for the results of
+    `op` its backward op reads (derivatives.yaml, `torch_facts.backward_reads`): the
+    backward op's best op-plugin mappings, `api`'s own backward (`resolve.backward_api`)
+    when it is one of several; its parameter named as the backward op's argument."""
+    from codegen import torch_facts
+    from codegen.argmap import snake
+    from codegen.resolve import backward_api
+    out = {}
+    for i, (bop, arg) in sorted(torch_facts.backward_reads(op.name).items()):
+        maps = [m for m in db.mappings("torch", bop) if m.source.source == "op-plugin"]
+        top = sorted({m.aclnn for m in maps if m.confidence == max(x.confidence for x in maps)})
+        own = backward_api(db, api)
+        name = own.name if own is not None and own.name in top else (top[0] if len(top) == 1
+                                                                      else None)
+        bapi = db.aclnn_api(name) if name else None
+        param = next((p.name for p in (bapi.params if bapi else ()) if snake(p.name) == arg), None)
+        if param is not None:
+            out[i] = (bapi, param)
+    return out
+
+
 def render_context(db, api: AclnnApi, op: FrameworkOp, target: str) -> dict:
     """What opdb adds to one (API, op) for render_adapter: the paddle grad kernel, the
     torch schema family and acl_op fallbacks, and the API's variants."""
@@ -327,6 +349,9 @@ def render_context(db, api: AclnnApi, op: FrameworkOp, target: str) -> dict:
                         if m.source.source == "op-plugin" and m.aclnn in names), None)
             if hit is not None:
                 variants["inplace_out_evidence"] = f"op-plugin {hit.source.path}:{hit.source.line}"
+        reads = _backward_reads(db, (fam or {}).get("functional") or op, variants.get("base", api))
+        if reads:
+            variants["backward_reads"] = reads  # results the paired backward API reads
         from opdb.op_plugin_routes import family_main_routes
         mains = family_main_routes(list(dict.fromkeys(o.name for o in [op, *(fam or {}).values()])))
         if mains:

@@ -470,12 +470,22 @@ def return_names(op: str) -> dict[int, str]:
     entry = d.get(op.split("::", 1)[1])
     if entry is None:
         return _gradient_names(op.split("::", 1)[1].split(".")[0])
-    found = _result_names(entry, d)
+    found = {i: arg for i, (_, arg) in backward_reads(op).items()}
     return found or _gradient_names(op.split("::", 1)[1].split(".")[0])
 
 
-def _result_names(entry, d) -> dict[int, str]:
-    found: dict[int, str] = {}
+def backward_reads(op: str) -> dict[int, tuple[str, str]]:
+    """The fresh results of `op` its backward reads, from derivatives.yaml:
+    `max_pool2d_with_indices`'s `self: max_pool2d_with_indices_backward(..., result1)` ->
+    {1: ("aten::max_pool2d_with_indices_backward", "indices")} (the backward op and the
+    argument the result is passed as). {} when torch or the entry is unknown."""
+    d = _derivatives()
+    if d is None or not op.startswith("aten::"):
+        return {}
+    entry = d.get(op.split("::", 1)[1])
+    if entry is None:
+        return {}
+    found: dict[int, tuple[str, str]] = {}
     for call in re.finditer(r"(\w+)\(", entry[1]):
         fn = re.sub(r"_symint$", "", call.group(1))
         target = d.get(fn)
@@ -488,7 +498,7 @@ def _result_names(entry, d) -> dict[int, str]:
         for pos, arg in enumerate(_split_args(entry[1][call.end(): i - 1])):
             m = re.fullmatch(r"result(\d+)", arg)
             if m and pos < len(target[0]):
-                found.setdefault(int(m.group(1)), target[0][pos])
+                found.setdefault(int(m.group(1)), (f"aten::{fn}", target[0][pos]))
     return found
 
 

@@ -1087,8 +1087,8 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
     outs the API updates in place (its `*Ref` params): they keep their sizes.
     `wrapped`: inputs a wrapped Python number can arrive in; the output then takes its
     device from one that is not (op-plugin AddKernelNpuOpApi.cpp `add_dest_output`).
-    `int32_on_soc`: fresh outputs whose API takes no int64 on the SoC, only int32 (name ->
-    the doc line): an int64 result is allocated as int32 (`_int32_on_soc`)."""
+    `int32_on_soc`: fresh outputs whose API (or paired backward API) takes no int64 on the
+    SoC, only int32 (name -> why, with the doc line): an int64 result is allocated as int32 (`_int32_on_soc`)."""
     from codegen import torch_facts
     int32_on_soc = dict(int32_on_soc or {})
     opts = bopts = _options_expr(fwp, torch_facts.host_per_element_tensors(_op_name(functional)))
@@ -1181,8 +1181,7 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                      f"{sizes}, {opts}.dtype({m}.scalar_type()))")
             if f.name in int32_on_soc:
                 # op-plugin AdaptiveMaxPool3dKernelNpuOpApi.cpp: int32 indices before Ascend950
-                lines.append(f"// int32: the API takes no int64 `{f.name}` on this SoC "
-                             f"({int32_on_soc[f.name]})")
+                lines.append(f"// int32: {int32_on_soc[f.name]}")
                 alloc = (f"npu_preparation::apply_tensor_without_format({sizes}, {opts}.dtype("
                          f"{m}.scalar_type() == at::kLong ? at::kInt : {m}.scalar_type()))")
             if like:
@@ -1991,7 +1990,8 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                      # resized after one synchronous call (no variant branches)
                      data_dependent if len(branches) == 1 and capture is None else None,
                      api_name=chosen.name,
-                     int32_on_soc=_int32_on_soc(amap, soc) if role == "functional" else None)
+                     int32_on_soc=_int32_on_soc(amap, soc, fwp, variants.get("backward_reads"))
+                     if role == "functional" else None)
     index = {a.expr: i for i, a in enumerate(main.args)}
     view_shapes = [{"index": index[src or n], "name": n, "cond": cond, "sizes": ""}
                    for d in allocs for n in d.get("data_dependent", ()) if n in index
@@ -2043,13 +2043,31 @@ def _weight_nz_gate(route, nd_api: str, apis: list[str], acl_op_call: str) -> li
     return gate_lines(route, nd_api, acl_op_call)
 
 
-def _int32_on_soc(amap: ArgMap, soc: str | None) -> dict[str, str]:
+def _int32_on_soc(amap: ArgMap, soc: str | None, fwp: list[FwParam] | None = None,
+                  backward_reads: dict | None = None) -> dict[str, str]:
     """Torch outputs fed to an aclnn output that takes int32 but, by its doc's per-product
     restriction (opdb.soc_dtypes), no int64 on `soc`: {torch name: the doc line}.
     aclnnAdaptiveMaxPool3d's `indicesOut` on A2/A3 ("参数`indicesOut`的数据类型不支持INT64");
-    op-plugin allocates those indices int32 before Ascend950 and returns them so."""
+    op-plugin allocates those indices int32 before Ascend950 and returns them so.
+    Also an output the paired backward API reads (`backward_reads`: {fresh result index:
+    (backward API, its parameter)}, from derivatives.yaml) where that parameter takes int32
+    but no int64 on `soc` and the API's own output takes int32: aclnnMaxPool2dWithIndices'
+    `indices` on A2/A3, read by aclnnMaxPool2dWithIndicesBackward (INT32 only there), as
+    op-plugin allocates them int32 (MaxPool2dWithIndicesKernelNpuOpApi.cpp:140)."""
     from opdb.soc_dtypes import restrictions, soc_dtypes
     out = {}
+    fresh = [f.name for f in (fwp or ()) if f.origin == "return"]
+    for i, (bapi, bparam) in sorted((backward_reads or {}).items()):
+        fw = fresh[i] if i < len(fresh) else None
+        m = next((m for m in amap.params if m.fw is not None and m.fw.name == fw
+                  and m.aclnn.role == "output" and "int32" in m.aclnn.dtypes), None)
+        bp = next((p for p in bapi.params if p.name == bparam), None)
+        if m is None or bp is None or "int64" not in bp.dtypes:
+            continue
+        kept, why = soc_dtypes(bapi.name, soc, bp.dtypes, bparam)
+        if "int64" not in kept and "int32" in kept and why:
+            out[fw] = (f"the backward API {bapi.name} reads `{fw}` as `{bparam}`, which "
+                       f"takes no int64 on this SoC ({why[0]})")
     for m in amap.params:
         d = m.aclnn.dtypes
         if m.fw is None or m.aclnn.role != "output" or "int64" not in d or "int32" not in d:
@@ -2059,7 +2077,7 @@ def _int32_on_soc(amap: ArgMap, soc: str | None) -> dict[str, str]:
         own = [r for r in restrictions(amap.api.name, soc, m.aclnn.name) if r.param == m.aclnn.name]
         kept, why = soc_dtypes(amap.api.name, soc, d, m.aclnn.name)
         if "int64" not in kept and "int32" in kept and own:
-            out[m.fw.name] = own[0].where
+            out[m.fw.name] = f"the API takes no int64 `{m.fw.name}` on this SoC ({own[0].where})"
     return out
 
 
