@@ -746,17 +746,19 @@ def _macro_registrations(fs: FileScan, macro: str = REGISTER_MACRO) -> list[Regi
             if close < 0:
                 raise ParseError(fs.path, inv_line, f"unterminated {name}(...)")
             args = [a.strip() for _, a in split_top_level(fs.flat[inv.end():close])]
-            names = params
+            names, text = params, body
             if params[-1] == "..." and len(args) >= len(params) - 1:
                 n = len(params) - 1  # variadic: __VA_ARGS__ is the rest, commas kept
                 args, names = args[:n] + [", ".join(args[n:])], params[:n] + ["__VA_ARGS__"]
+                if not args[n]:  # GNU `, ##__VA_ARGS__`: no arguments drop the comma
+                    text = re.sub(r",\s*##\s*__VA_ARGS__", "", text)
             if len(args) != len(names):
                 raise ParseError(fs.path, inv_line, f"{name} takes {len(params)} argument(s) "
                                  f"({', '.join(params)}), got {len(args)}",
                                  f"see its #define at line {line}")
             mapping = dict(zip(names, args))
             expanded = re.sub(r"\b(" + "|".join(map(re.escape, names)) + r")\b",
-                              lambda mm: mapping[mm.group(1)], body)
+                              lambda mm: mapping[mm.group(1)], text)
             expanded = re.sub(r"\s*##\s*", "", expanded)
             via = f"{name}({', '.join(args)}) defined at {fs.path}:{line}"
             regs += _registrations_in(expanded, fs, inv_line, via, macro)
