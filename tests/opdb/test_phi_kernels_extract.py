@@ -78,6 +78,7 @@ def test_a_same_file_helper_macro_is_expanded_per_invocation():
     silu = rows[("silu", "GPU")]
     assert silu["dtypes"] == ["float32", "float64", "float16", "bfloat16"]
     assert silu["function"] == "SiluKernel" and silu["line"] == 12
+    assert silu["layout"] == "ALL_LAYOUT"
     assert silu["via_macro"].startswith("PD_REGISTER_ACTIVATION_KERNEL(silu, SiluKernel)")
 
 

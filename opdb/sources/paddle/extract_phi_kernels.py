@@ -16,7 +16,8 @@ registration's guard (`#ifdef PADDLE_WITH_HIP` ...) and, per dtype, the conditio
 under inside the argument list (`#if CUDA_VERSION >= 11000` bfloat16 ...).
 
 One JSON line per registration after a head line (repo, commit, commit date, counts):
-kernel, backend, dtypes (normalized, registration order), dtypes_raw, function, path, line,
+kernel, backend, layout (STRIDED for the view kernels of `kernels/stride`), dtypes
+(normalized, registration order), dtypes_raw, function, path, line,
 guard, dtype_conditions, via_macro, all_dtypes. Sorted by (kernel, backend, path, line), so a
 rerun is byte-identical. Files the parser cannot read are listed in the head line
 (`unparsed`), never guessed. Written to `phi_kernels.jsonl` next to this file; `--check`
@@ -53,7 +54,8 @@ def registrations_in(text: str, rel: str) -> list[dict]:
     for r in _registrations_in(fs.flat, fs, macro=MACRO) + _macro_registrations(fs, MACRO):
         if not re.match(r"^[A-Z]\w*$", r.backend) or r.kernel.startswith("PD_"):
             continue  # the macro's own #define, or a helper forwarding its parameters
-        rows.append({"kernel": r.kernel, "backend": r.backend, "function": r.function,
+        rows.append({"kernel": r.kernel, "backend": r.backend, "layout": r.layout,
+                     "function": r.function,
                      "dtypes": [dtype_name(d) for d in r.dtypes_raw],
                      "dtypes_raw": list(r.dtypes_raw), "path": rel, "line": r.line,
                      "guard": list(r.guard), "dtype_conditions": dict(r.dtype_conditions),
@@ -65,7 +67,7 @@ def registrations_in(text: str, rel: str) -> list[dict]:
                 or not re.match(r"^[A-Z]\w*$", args[1]):
             continue  # the macro's #define, or a malformed use: not a registration
         line = line_of(fs.flat, m.start())
-        rows.append({"kernel": args[0], "backend": args[1],
+        rows.append({"kernel": args[0], "backend": args[1], "layout": args[2],
                      "function": args[3].split("::")[-1], "dtypes": [], "dtypes_raw": [],
                      "path": rel, "line": line, "guard": list(fs.conditions.get(line, ())),
                      "dtype_conditions": {}, "via_macro": "", "all_dtypes": True})
