@@ -387,16 +387,20 @@ def forward_kernels(kernel: str) -> tuple[str, ...]:
 
 def framework_dtypes_of(op: FrameworkOp) -> tuple[str, ...] | None:
     """dtypes the phi kernel has on any backend: the wheel's registrations (CPU,
-    OneDNN, ...) and the other PaddleCustomDevice backends' (opdb.paddle_backends); for a
-    grad kernel, also its forward kernels' on the other backends, because autograd runs
-    the grad in the dtype the forward ran in (PaddleCustomDevice registers
-    `softmax_grad` and `tril_triu_grad` for bfloat16 as their forwards, where the wheel's
-    CPU grads and the other backends' lack it)."""
-    from opdb.paddle_backends import other_backend_dtypes
+    OneDNN, ...), phi's GPU registrations in Paddle's source (the CPU wheel cannot show
+    them: bfloat16 silu, float64 fused_gemm_epilogue) and the other PaddleCustomDevice
+    backends' (opdb.paddle_backends); for a grad kernel, also its forward kernels' on those
+    backends, because autograd runs the grad in the dtype the forward ran in
+    (PaddleCustomDevice registers `softmax_grad` and `tril_triu_grad` for bfloat16 as
+    their forwards, where the wheel's CPU grads and the other backends' lack it)."""
+    from opdb.paddle_backends import other_backend_dtypes, phi_backend_dtypes
 
-    found = set(registered_dtypes(op) or ()) | set(other_backend_dtypes(op.name))
+    def elsewhere(kernel: str) -> set[str]:
+        return set(other_backend_dtypes(kernel)) | set(phi_backend_dtypes(kernel))
+
+    found = set(registered_dtypes(op) or ()) | elsewhere(op.name)
     for fwd in forward_kernels(op.name):
-        found |= set(other_backend_dtypes(fwd))
+        found |= elsewhere(fwd)
     return tuple(sorted(found)) or None
 
 

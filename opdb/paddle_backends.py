@@ -7,7 +7,11 @@ intel_hpu, custom_cpu, ...), from the shipped extract
 - `kernel_settings(kernel)`: the input/output backend and dtype settings those
   registrations make in their bodies (adamw's beta-pow outputs stay on the CPU, its
   fp16 moments are float32), the set most backends agree on;
-- `npu_dtype_order()`: the order PaddleCustomDevice's npu kernels list dtypes in.
+- `npu_dtype_order()`: the order PaddleCustomDevice's npu kernels list dtypes in;
+- `phi_backend_dtypes(kernel)`: dtypes phi itself registers the kernel for on GPU
+  (GPU, GPUDNN, KPS), from Paddle's source (`opdb/sources/paddle/phi_kernels.jsonl`, see
+  opdb/sources/paddle/extract_phi_kernels.py): the CPU wheel's registry cannot show them,
+  and upstream PaddleCustomDevice registers a new npu kernel for them (bfloat16 silu).
 
 The npu backend is left out of the first two on purpose: a new NPU kernel's dtypes
 come from what the phi kernel supports elsewhere, not from an existing NPU adapter.
@@ -20,6 +24,8 @@ from collections import Counter
 from pathlib import Path
 
 PATH = Path(__file__).resolve().parent / "sources" / "paddle" / "backend_dtypes.jsonl"
+PHI_PATH = Path(__file__).resolve().parent / "sources" / "paddle" / "phi_kernels.jsonl"
+PHI_BACKENDS = ("GPU", "GPUDNN", "KPS", "XPU")
 
 
 @functools.lru_cache(maxsize=1)
@@ -73,3 +79,29 @@ def npu_dtype_order() -> tuple[str, ...]:
                 wins[(a, b)] += 1
     score = {d: sum(wins[(d, o)] - wins[(o, d)] for o in names if o != d) for d in names}
     return tuple(sorted(names, key=lambda d: (-score[d], d)))
+
+
+@functools.lru_cache(maxsize=1)
+def _phi_rows() -> dict[str, tuple[dict, ...]]:
+    if not PHI_PATH.is_file():
+        return {}
+    by_kernel: dict[str, list[dict]] = {}
+    for line in PHI_PATH.read_text().splitlines()[1:]:
+        if line.strip():
+            r = json.loads(line)
+            by_kernel.setdefault(r["kernel"], []).append(r)
+    return {k: tuple(v) for k, v in by_kernel.items()}
+
+
+def phi_backend_dtypes(kernel: str, backends: tuple[str, ...] = PHI_BACKENDS) -> tuple[str, ...]:
+    """dtypes phi registers `kernel` for on `backends` in Paddle's source, in registration
+    order: the union over every registration, its `#if` branches included (a CUDA build
+    takes the `CUDA_VERSION >= 11000` bfloat16 branches; a ROCm-only list is a subset of
+    the CUDA one). A PD_REGISTER_KERNEL_FOR_ALL_DTYPE registration adds nothing: it names
+    no dtype."""
+    seen: dict[str, None] = {}
+    for r in _phi_rows().get(kernel, ()):
+        if r["backend"] in backends:
+            for d in r["dtypes"]:
+                seen.setdefault(d, None)
+    return tuple(seen)

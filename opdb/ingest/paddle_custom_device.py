@@ -666,11 +666,12 @@ def scan_text(text: str, rel: str) -> FileScan:
 
 
 def _parse_registration_args(args_text: str, base: int, fs: FileScan, reg_line: int,
-                             line_override: int | None, via: str) -> Registration:
+                             line_override: int | None, via: str,
+                             macro: str = REGISTER_MACRO) -> Registration:
     pieces = split_top_level(args_text)
     where_line = line_override or reg_line
     if len(pieces) < 4:
-        raise ParseError(fs.path, where_line, f"{REGISTER_MACRO} needs (name, backend, layout, "
+        raise ParseError(fs.path, where_line, f"{macro} needs (name, backend, layout, "
                          f"function, dtypes...), got {len(pieces)} argument(s)",
                          "fix the registration or report a parser gap")
     name, backend, layout, function = (p.strip() for _, p in pieces[:4])
@@ -697,23 +698,27 @@ def _parse_registration_args(args_text: str, base: int, fs: FileScan, reg_line: 
             if extra:
                 conds[dt] = " && ".join(extra)
     if not dtypes_raw:
-        raise ParseError(fs.path, where_line, f"{REGISTER_MACRO}({name}, ...) registers no dtype")
+        raise ParseError(fs.path, where_line, f"{macro}({name}, ...) registers no dtype")
     return Registration(name, backend, layout, function.split("::")[-1], dtypes_raw, fs.path,
                         where_line, conds, guard, via)
 
 
 def _registrations_in(text: str, fs: FileScan, line_override: int | None = None,
-                      via: str = "") -> list[Registration]:
+                      via: str = "", macro: str = REGISTER_MACRO) -> list[Registration]:
+    """Registrations made by `macro(name, backend, layout, fn, dtypes...)` in `text`
+    (PaddleCustomDevice's PD_REGISTER_PLUGIN_KERNEL, or phi's own PD_REGISTER_KERNEL)."""
     regs = []
-    for m in _REG_RE.finditer(text):
+    reg_re = _REG_RE if macro == REGISTER_MACRO else re.compile(r"\b" + macro + r"\s*\(")
+    for m in reg_re.finditer(text):
         paren = m.end() - 1
         reg_line = line_override or line_of(text, m.start())
         close = match_close(text, paren)
         if close < 0:
-            raise ParseError(fs.path, reg_line, f"unterminated {REGISTER_MACRO}(...)",
+            raise ParseError(fs.path, reg_line, f"unterminated {macro}(...)",
                              "the parentheses do not balance")
         regs.append(_parse_registration_args(text[paren + 1:close], paren + 1, fs,
-                                             line_of(text, m.start()), line_override, via))
+                                             line_of(text, m.start()), line_override, via,
+                                             macro))
     return regs
 
 
@@ -722,7 +727,7 @@ def registrations(fs: FileScan) -> list[Registration]:
     return _registrations_in(fs.flat, fs) + _macro_registrations(fs)
 
 
-def _macro_registrations(fs: FileScan) -> list[Registration]:
+def _macro_registrations(fs: FileScan, macro: str = REGISTER_MACRO) -> list[Registration]:
     """Registrations produced by helper macros defined in the same file."""
     regs = []
     for start, _end, line, kind, _arg in _pp_directives(fs.masked):
@@ -730,7 +735,7 @@ def _macro_registrations(fs: FileScan) -> list[Registration]:
             continue
         logical = fs.masked[start:_end].replace("\\\n", " ")
         m = _DEFINE_RE.match(logical)
-        if not m or REGISTER_MACRO not in m.group(3):
+        if not m or not re.search(r"\b" + macro + r"\s*\(", m.group(3)):
             continue
         name = m.group(1)
         params = [p.strip() for p in m.group(2).split(",")]
@@ -741,16 +746,22 @@ def _macro_registrations(fs: FileScan) -> list[Registration]:
             if close < 0:
                 raise ParseError(fs.path, inv_line, f"unterminated {name}(...)")
             args = [a.strip() for _, a in split_top_level(fs.flat[inv.end():close])]
-            if len(args) != len(params):
+            names, text = params, body
+            if params[-1] == "..." and len(args) >= len(params) - 1:
+                n = len(params) - 1  # variadic: __VA_ARGS__ is the rest, commas kept
+                args, names = args[:n] + [", ".join(args[n:])], params[:n] + ["__VA_ARGS__"]
+                if not args[n]:  # GNU `, ##__VA_ARGS__`: no arguments drop the comma
+                    text = re.sub(r",\s*##\s*__VA_ARGS__", "", text)
+            if len(args) != len(names):
                 raise ParseError(fs.path, inv_line, f"{name} takes {len(params)} argument(s) "
                                  f"({', '.join(params)}), got {len(args)}",
                                  f"see its #define at line {line}")
-            mapping = dict(zip(params, args))
-            expanded = re.sub(r"\b(" + "|".join(map(re.escape, params)) + r")\b",
-                              lambda mm: mapping[mm.group(1)], body)
+            mapping = dict(zip(names, args))
+            expanded = re.sub(r"\b(" + "|".join(map(re.escape, names)) + r")\b",
+                              lambda mm: mapping[mm.group(1)], text)
             expanded = re.sub(r"\s*##\s*", "", expanded)
             via = f"{name}({', '.join(args)}) defined at {fs.path}:{line}"
-            regs += _registrations_in(expanded, fs, inv_line, via)
+            regs += _registrations_in(expanded, fs, inv_line, via, macro)
     return regs
 
 

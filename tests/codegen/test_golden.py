@@ -64,10 +64,12 @@ def test_paddle_adam_maps_inplace_refs_and_scalars(db):
     assert "float acl_beta1 = static_cast<float>(beta1.to<double>());" in kernel
     assert "PD_REGISTER_PLUGIN_KERNEL(adam," in kernel
     # the wheel registers float32/float64 for adam on the CPU; the other
-    # PaddleCustomDevice backends add float16; aclnn has fp16/bf16/fp32, so float64 is
-    # computed in float32 (PaddleCustomDevice adam_kernel.cc registers double the same way)
+    # PaddleCustomDevice backends add float16, phi's GPU registration bfloat16; aclnn has
+    # fp16/bf16/fp32, so float64 is computed in float32 (PaddleCustomDevice adam_kernel.cc
+    # registers double the same way, and bfloat16)
     assert "custom_kernel::AdamDenseKernel,\n                          float,\n" \
-           "                          phi::dtype::float16,\n                          double) {" in kernel
+           "                          phi::dtype::float16,\n                          double,\n" \
+           "                          phi::dtype::bfloat16) {" in kernel
     # beta1_pow/beta2_pow are read where they are (the other backends' settings, re-indexed
     # by name on this signature)
     assert "kernel->InputAt(6).SetBackend(phi::Backend::ALL_BACKEND);" in kernel

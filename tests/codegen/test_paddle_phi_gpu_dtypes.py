@@ -1,0 +1,38 @@
+"""A new npu kernel is registered for the aclnn dtypes the phi kernel has on GPU/XPU in
+Paddle's source too (opdb/sources/paddle/phi_kernels.jsonl), not only on the CPU wheel and
+the other PaddleCustomDevice backends (docs/opgen.md "Dtypes and registration bodies").
+Upstream PaddleCustomDevice (77090b64) registers bfloat16 silu (activation_kernel.cc),
+float16 group_norm (group_norm_kernel.cc) and double fused_gemm_epilogue
+(fused_gemm_epilogue_kernel.cc), which phi has on GPU only."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+
+def _registered(kernel: str, api: str) -> list[str]:
+    from codegen.api import prepare
+    from opdb.query import OpDB
+    r = prepare(OpDB.open(), api, "paddle", op=kernel, layout="in-tree")
+    cc = next(t for p, t in r.files.items() if p.endswith(".cc"))
+    m = re.search(r"PD_REGISTER_PLUGIN_KERNEL\(" + kernel + r",.*?custom_kernel::\w+,(.*?)\)",
+                  cc, re.S)
+    return [d.strip() for d in m.group(1).split(",")]
+
+
+@pytest.mark.parametrize("kernel,api,dtype", [
+    ("silu", "aclnnSilu", "phi::dtype::bfloat16"),
+    ("silu_grad", "aclnnSiluBackward", "phi::dtype::bfloat16"),
+    ("group_norm", "aclnnGroupNorm", "phi::dtype::float16"),
+    ("fused_gemm_epilogue", "aclnnGemm", "double"),
+])
+def test_registers_the_dtypes_phi_has_on_gpu(kernel, api, dtype):
+    assert dtype in _registered(kernel, api)
+
+
+def test_gpu_dtypes_also_narrow_a_kernel_the_wheel_lacks():
+    # fused_linear_param_grad_add is GPU/XPU-only in phi: no CPU or other-backend row,
+    # so its list was every dtype aclnnReduceSum takes; phi's GPU list bounds it now.
+    got = _registered("fused_linear_param_grad_add", "aclnnReduceSum")
+    assert "bool" not in got and "int32" not in got and "float" in got
