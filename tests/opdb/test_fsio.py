@@ -168,3 +168,27 @@ def test_write_files_failed_sync_writes_nothing(tmp_path, monkeypatch):
         fsio.write_files(tmp_path, {"a": b"new", "b": b"new", "c": b"new"}, force=True)
     assert len(calls) == 3  # every fsync returned before the error was raised
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == {"a": b"old"}
+
+
+def test_sync_all_bounds_its_threads(tmp_path, monkeypatch):
+    """More files than SYNC_THREADS: every one synced, never more in flight at once."""
+    import threading
+
+    real = os.fsync
+    lock = threading.Lock()
+    state = {"now": 0, "most": 0, "done": 0}
+
+    def fsync(fd):
+        with lock:
+            state["now"] += 1
+            state["most"] = max(state["most"], state["now"])
+        real(fd)
+        with lock:
+            state["now"] -= 1
+            state["done"] += 1
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(fsio, "SYNC_THREADS", 3)
+    fsio.write_files(tmp_path, {f"f{i}": b"x" for i in range(10)})
+    assert state["done"] == 10 and state["most"] <= 3
+    assert len(list(tmp_path.iterdir())) == 10
