@@ -304,11 +304,12 @@ def kernel_key_dtype(call) -> str:
     return metas[0].dtype if metas else ""
 
 
-def classify_trace(ctx: ClassifyContext, trace: Trace) -> list[OpVerdict]:
-    """One verdict per unique (op, dtypes) of the trace, in a stable order."""
+def classify_trace(ctx: ClassifyContext, trace: Trace, groups: dict | None = None) -> list[OpVerdict]:
+    """One verdict per unique (op, dtypes) of the trace, in a stable order. `groups`:
+    `trace.unique_ops()` when the caller has it already (analyzer.scan groups once)."""
     verdicts = []
     cache: dict[tuple[str, tuple[str, ...]], OpVerdict] = {}
-    for (op, dtypes), calls in trace.unique_ops().items():
+    for (op, dtypes), calls in (trace.unique_ops() if groups is None else groups).items():
         name = opdb_op_name(ctx.framework, (calls[0].overload or op) if ctx.framework == "torch" else op)
         key_dtypes = tuple(sorted({k for k in (kernel_key_dtype(c) for c in calls) if k}))
         key = (name, dtypes)

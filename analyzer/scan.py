@@ -85,8 +85,9 @@ def scan(opts: ScanOptions, db=None) -> ScanResult:
     say(f"target {ctx.target}, soc {ctx.soc}")
     trace = trace_model(opts, db.adapted_ops(opts.framework, ctx.target))
     normalize_op_names(trace)
-    say(f"classifying {len(trace.calls)} calls ({len(trace.unique_ops())} unique ops)")
-    verdicts = classify_trace(ctx, trace)
+    groups = trace.unique_ops()  # calls by (op, dtypes): grouped once, for both lines
+    say(f"classifying {len(trace.calls)} calls ({len(groups)} unique ops)")
+    verdicts = classify_trace(ctx, trace, groups)
     say("building the op graph and the fallback cost")
     from analyzer.step_repeats import find_repeats
 

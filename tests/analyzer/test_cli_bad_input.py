@@ -187,7 +187,7 @@ def test_a_signal_while_reports_are_written_leaves_old_or_new_never_a_mix(tmp_pa
     code = textwrap.dedent(f'''
         import os, signal, sys
         from opdb import fsio
-        real = fsio._tmp_file
+        real = fsio._tmp_open
         n = 0
         def slow(dest, data):
             global n
@@ -195,7 +195,7 @@ def test_a_signal_while_reports_are_written_leaves_old_or_new_never_a_mix(tmp_pa
             if n == 2:
                 os.kill(os.getpid(), {int(sig)})   # arrives while the set is being written
             return real(dest, data)
-        fsio._tmp_file = slow
+        fsio._tmp_open = slow
         real_replace = os.replace
         def replace(a, b):
             real_replace(a, b)

@@ -310,3 +310,24 @@ def test_minimal_report_renders_in_every_format(tmp_path):
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "The report carries no op graph." in html
     assert (tmp_path / "report.csv").read_bytes().count(b"\r\n") == 1  # header only
+
+
+def test_write_reports_converts_the_report_to_json_data_once(report, tmp_path, monkeypatch):
+    """validate() converts the report to plain JSON data; the six formats render from that
+    dict (normalize hands a NormalizedReport back as is) instead of converting it again."""
+    import copy
+
+    from analyzer.report import json_report
+
+    data = validate(report)
+    assert json_report.normalize(data) is data
+    before = copy.deepcopy(data)
+    for render in (render_json, render_markdown, render_html, render_csv, render_xlsx):
+        render(data)
+    assert data == before  # no renderer changes the shared dict
+
+    loads = []
+    real = json_report.json.loads
+    monkeypatch.setattr(json_report.json, "loads", lambda *a, **k: loads.append(1) or real(*a, **k))
+    write_reports(report, tmp_path / "out")
+    assert len(loads) == 1

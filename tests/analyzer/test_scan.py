@@ -155,3 +155,23 @@ def test_classify_unknown_target_is_one_line(capsys):
     assert main(["classify", "aten::matmul", "--framework", "torch", "--target", "torch_npu==0.1"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "known targets: torch_npu==2.14.0, torch_npu==2.13.0" in err
+
+
+def test_scan_groups_the_calls_by_op_once(monkeypatch):
+    """The progress line and the classifier read one grouping of the calls (each fact
+    computed once): Trace.unique_ops runs once per scan."""
+    from analyzer import scan as scan_module
+    from analyzer.model import Trace
+    from analyzer.report.sample import sample_trace
+
+    trace = sample_trace()
+    monkeypatch.setattr(scan_module, "trace_model", lambda opts, adapted: trace)
+    real = Trace.unique_ops
+    runs = []
+    monkeypatch.setattr(Trace, "unique_ops", lambda self: runs.append(1) or real(self))
+    lines = []
+    result = scan(ScanOptions(model=trace.model, framework="torch", mode="real",
+                              progress=lines.append))
+    assert len(runs) == 1
+    assert any(f"({len(real(trace))} unique ops)" in line for line in lines)
+    assert len(result.report.verdicts) == len(real(trace))

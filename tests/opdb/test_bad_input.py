@@ -205,7 +205,7 @@ def test_interrupted_snapshot_write_leaves_the_old_snapshot(tmp_path, monkeypatc
     snapshot.write_snapshot(sample(), out)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     from opdb import fsio
-    real = fsio._tmp_file
+    real = fsio._tmp_open
     calls = []
 
     def interrupted(dest, data):
@@ -214,7 +214,7 @@ def test_interrupted_snapshot_write_leaves_the_old_snapshot(tmp_path, monkeypatc
             raise KeyboardInterrupt
         return real(dest, data)
 
-    monkeypatch.setattr(fsio, "_tmp_file", interrupted)
+    monkeypatch.setattr(fsio, "_tmp_open", interrupted)
     r = sample()
     r.apis = r.apis[:1]
     with pytest.raises(KeyboardInterrupt):

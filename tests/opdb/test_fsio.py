@@ -35,14 +35,14 @@ def test_write_files_uses_the_umask(tmp_path, umask_022):
 
 def test_write_files_failure_leaves_old_files_and_no_temps(tmp_path, monkeypatch):
     (tmp_path / "a.txt").write_text("old")
-    real = fsio._tmp_file
+    real = fsio._tmp_open
 
     def fail_second(dest, data):
         if dest.name == "b.txt":
             raise OSError(28, "No space left on device")
         return real(dest, data)
 
-    monkeypatch.setattr(fsio, "_tmp_file", fail_second)
+    monkeypatch.setattr(fsio, "_tmp_open", fail_second)
     with pytest.raises(OSError):
         fsio.write_files(tmp_path, {"a.txt": b"new", "b.txt": b"new"}, force=True)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
@@ -130,3 +130,65 @@ def test_failed_swap_restores_the_old_tree_and_user_files(tmp_path, monkeypatch)
     monkeypatch.undo()
     assert (out / "a.cc").read_text() == "1" and (out / "mine.txt").read_text() == "mine"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t"]
+
+
+def test_write_files_syncs_every_file_at_once(tmp_path, monkeypatch):
+    """The set's fsyncs overlap (fsio.sync_all): each waits here until all three have
+    started, which one-after-another fsyncs never reach (the barrier times out)."""
+    import threading
+
+    barrier = threading.Barrier(3, timeout=10)
+    real = os.fsync
+    synced = []
+
+    def fsync(fd):
+        barrier.wait()
+        synced.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    fsio.write_files(tmp_path, {"a": b"1", "b": b"2", "c": b"3"})
+    assert len(synced) == 3
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == {"a": b"1", "b": b"2", "c": b"3"}
+
+
+def test_write_files_failed_sync_writes_nothing(tmp_path, monkeypatch):
+    (tmp_path / "a").write_bytes(b"old")
+    real = os.fsync
+    calls = []
+
+    def fsync(fd):
+        calls.append(fd)
+        if len(calls) == 2:
+            raise OSError(5, "Input/output error")
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with pytest.raises(OSError, match="Input/output"):
+        fsio.write_files(tmp_path, {"a": b"new", "b": b"new", "c": b"new"}, force=True)
+    assert len(calls) == 3  # every fsync returned before the error was raised
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == {"a": b"old"}
+
+
+def test_sync_all_bounds_its_threads(tmp_path, monkeypatch):
+    """More files than SYNC_THREADS: every one synced, never more in flight at once."""
+    import threading
+
+    real = os.fsync
+    lock = threading.Lock()
+    state = {"now": 0, "most": 0, "done": 0}
+
+    def fsync(fd):
+        with lock:
+            state["now"] += 1
+            state["most"] = max(state["most"], state["now"])
+        real(fd)
+        with lock:
+            state["now"] -= 1
+            state["done"] += 1
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(fsio, "SYNC_THREADS", 3)
+    fsio.write_files(tmp_path, {f"f{i}": b"x" for i in range(10)})
+    assert state["done"] == 10 and state["most"] <= 3
+    assert len(list(tmp_path.iterdir())) == 10
