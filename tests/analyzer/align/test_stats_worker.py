@@ -328,3 +328,46 @@ def test_worker_path_records_are_compact_and_expanded_by_the_worker(tmp_path):
                        "requires_grad"]
     assert r["shape"] == [300, 64] and r["requires_grad"] is True
     assert any(r is s for slot in payload["slots"] for s in slot[2:])
+
+
+def test_worker_path_copies_dense_tensors_by_address(tmp_path, monkeypatch):
+    """On the worker path a C-contiguous float tensor's numbers are copied from its address
+    (DeferredStepStats.copy_from: no numpy view), staged or copied to the shared slot like
+    numpy's; a permuted tensor and a negative-bit view still go through numpy (its view
+    resolves the bit); every record equals the in-process one."""
+    import torch
+
+    from analyzer.align import hooks_torch as ht
+
+    base = torch.linspace(-3, 2, 4 * 700, dtype=torch.float32).reshape(4, 700)
+    cases = [base[:, :5].contiguous(), base.t(), torch._neg_view(base[1]),  # staged: dense, permuted, neg bit
+             base, base.double().t().contiguous(),  # above STAGED_MAX: copied to the slot
+             torch.ones(3, requires_grad=True) * 2.5, base[2:3]]  # requires grad; a view at an offset
+    assert cases[2].is_neg() and not cases[1].is_contiguous()
+    viewed = []
+    real_numpy = torch.Tensor.numpy
+
+    def counting_numpy(t, *a, **k):
+        viewed.append(tuple(t.shape))
+        return real_numpy(t, *a, **k)
+
+    monkeypatch.setattr(torch.Tensor, "numpy", counting_numpy)
+    with stats_worker.WorkerWriter(tmp_path) as w:
+        batch = w.new_batch(ht._to_floats)
+        recs = [ht.queue_stats(t, batch, compact=True)[0] for t in cases]
+        payload = batch.payload()
+        region = w._view[payload["slot"] * stats_worker.SLOT_BYTES:(payload["slot"] + 1) * stats_worker.SLOT_BYTES]
+        from analyzer.align.stats import expand_records
+        data = {"r": list(recs)}
+        expand_records(data, payload["slots"])
+        stats_worker.finish_stats(payload, region)
+        batch.release()
+        del region
+    assert viewed == [(700, 4), (700,)]  # only the permuted and the negative-bit tensors
+    ref = ht.new_step_stats()
+    want = [ht.queue_stats(t, ref)[0] for t in cases]
+    ref.flush()
+    for got, exp in zip(data["r"], want):
+        for k in ("Max", "Min", "Mean", "Norm", "NanCount", "InfCount"):
+            assert got[k] == exp[k], (k, got, exp)
+    assert data["r"][2]["Max"] == pytest.approx(-float(base[1].min()))
