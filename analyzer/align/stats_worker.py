@@ -461,6 +461,9 @@ def open_writer(root: Path, recorder=None, notes: list | None = None, worker: bo
 
 
 # ---------------------------------------------------------------- the worker process
+_TENSOR_TYPE = {"pytorch": "torch.Tensor", "paddle": "paddle.Tensor"}  # a record's "type"
+
+
 def _serve(argv: list[str]) -> int:
     import mmap
     import signal
@@ -488,7 +491,8 @@ def _serve(argv: list[str]) -> int:
         step = None
         try:
             step, rank, framework, level, data, construct, stack, payload = decode_step(msg)
-            expand_records(data, payload["slots"])  # (torch's hooks leave tuples: hooks_torch.queue_stats)
+            # (the hooks leave tuples: hooks_torch.queue_stats, hooks_paddle.queue_stats)
+            expand_records(data, payload["slots"], _TENSOR_TYPE.get(framework, "torch.Tensor"))
             s = payload["slot"]
             texts = finish_stats(payload, view[s * slot_bytes:(s + 1) * slot_bytes])
             writer.submit(layout.StepDump(step=step, rank=rank, framework=framework, level=level,

@@ -330,6 +330,47 @@ def test_worker_path_records_are_compact_and_expanded_by_the_worker(tmp_path):
     assert any(r is s for slot in payload["slots"] for s in slot[2:])
 
 
+def test_paddle_worker_path_records_are_compact_and_expanded_by_the_worker(tmp_path):
+    """Paddle's recorder makes the same compact records on the worker path (a tuple per
+    host tensor, NaN/Inf counts from its careful path in the tuple); the worker expands
+    them with Paddle's record type, into the in-process writer's bytes."""
+    import paddle
+
+    from analyzer.align.hooks_paddle import PaddleRecorder
+
+    def run(root, worker):
+        paddle.seed(0)
+        model = paddle.nn.Sequential(paddle.nn.Linear(8, 64), paddle.nn.ReLU(), paddle.nn.Linear(64, 4))
+        rec = PaddleRecorder(model).install()
+        seen = {}
+        with stats_worker.open_writer(root, rec, worker=worker) as w:
+            for step, scale in ((0, 1.0), (1, float("inf"))):
+                rec.begin_step(step)
+                x = paddle.linspace(-1, 1, 8 * 300).reshape([300, 8]) * scale
+                model(x).square().mean().backward()
+                d = rec.end_step()
+                seen[step] = (d.data["Module.0.Linear.forward.0"]["output"][0],
+                              d.data["Module.0.Linear.forward.0"]["input_args"][0])
+                w.submit(d)
+        rec.remove()
+        return seen
+
+    seen = {name: run(tmp_path / name, worker)  # (one call site: the same stack.json)
+            for name, worker in (("p", False), ("w", True))}
+    compact = seen["w"]
+    assert type(seen["p"][0][0]) is dict
+    out = compact[0][0]
+    assert type(out) is tuple and out[:3] == ("torch.float32", [300, 64], True)
+    out_inf = compact[1][0]  # 19200 elements (reduced in the hook), NaN/Inf: the careful path
+    assert type(out_inf) is tuple and len(out_inf) == 5 and out_inf[3] + out_inf[4] > 0
+    a, b = _files(tmp_path / "p"), _files(tmp_path / "w")
+    assert a.keys() == b.keys() and len(a) == 6
+    for name in a:
+        assert a[name] == b[name], name
+    assert b'"type": "paddle.Tensor"' in b["step0/rank0/dump.json"] or \
+        b'"type":"paddle.Tensor"' in b["step0/rank0/dump.json"]
+
+
 def test_worker_path_copies_dense_tensors_by_address(tmp_path, monkeypatch):
     """On the worker path a C-contiguous float tensor's numbers are copied from its address
     (DeferredStepStats.copy_from: no numpy view), staged or copied to the shared slot like
