@@ -4,8 +4,8 @@ training process on the worker path, in the layers of align_overhead_instruction
 
 callgrind counts user-space instructions only; this script reads what it cannot see, per
 step of each layer (blocks of each layer alternating in every round, so the machine's load
-hits all of them): CPU time of this thread split into user and system time
-(getrusage(RUSAGE_THREAD)), minor page faults, voluntary and involuntary context switches,
+hits all of them): CPU time of this thread (`time.thread_time`) and the system time in it
+(getrusage(RUSAGE_THREAD), tick-sampled), minor page faults, voluntary and involuntary context switches,
 and the cyclic collector's collections (gc.callbacks). Combined with the instruction counts
 of the same layers it gives each layer's time per instruction (`--instructions` takes them
 from a previous `align_overhead_instructions.py --parts --worker` run: M instructions per
@@ -26,6 +26,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,8 +39,10 @@ LABELS = {"undumped": "undumped step", "dispatch": "+ hook dispatch", "whooks": 
 
 
 def _usage():
+    """(CPU time of this thread (ns clock), its system time (getrusage: tick-sampled, a
+    share to read over many steps), minor faults, voluntary, involuntary switches)."""
     r = resource.getrusage(resource.RUSAGE_THREAD)
-    return (r.ru_utime, r.ru_stime, r.ru_minflt, r.ru_nvcsw, r.ru_nivcsw)
+    return (time.thread_time(), r.ru_stime, r.ru_minflt, r.ru_nvcsw, r.ru_nivcsw)
 
 
 def measure(framework: str, model: str, rounds: int, block: int) -> dict:
@@ -153,20 +156,19 @@ def main() -> int:
     base = med["undumped"]
     print(f"{Path(model).name}: per step, medians of {args.rounds} blocks of {args.block} "
           f"(this thread; cumulative layers)")
-    print(f"{'layer':32s} {'user ms':>8s} {'sys ms':>7s} {'cpu x':>6s} {'minflt':>7s} {'vcsw':>6s} "
+    print(f"{'layer':32s} {'cpu ms':>8s} {'sys ms':>7s} {'cpu x':>6s} {'minflt':>7s} {'vcsw':>6s} "
           f"{'ivcsw':>6s} {'gc':>5s}" + ("  M instr  ns/instr (of the layer's increment)" if instr else ""))
     prev = None
     for i, layer in enumerate(LAYERS):
-        u, sy, flt, vcs, ivcs, g = med[layer]
-        line = (f"{LABELS[layer]:32s} {u * 1e3:8.3f} {sy * 1e3:7.3f} {(u + sy) / (base[0] + base[1]):6.2f} "
+        cpu, sy, flt, vcs, ivcs, g = med[layer]
+        line = (f"{LABELS[layer]:32s} {cpu * 1e3:8.3f} {sy * 1e3:7.3f} {cpu / base[0]:6.2f} "
                 f"{flt:7.1f} {vcs:6.2f} {ivcs:6.2f} {g:5.2f}")
         if instr:
-            cpu = u + sy
             if prev is None:
                 line += f"  {instr[i]:7.2f}  {cpu / (instr[i] * 1e6) * 1e9:.3f}"
             else:
                 d_i = instr[i] - instr[i - 1]
-                d_c = cpu - (prev[0] + prev[1])
+                d_c = cpu - prev[0]
                 line += f"  {d_i:+7.2f}  {d_c / (d_i * 1e6) * 1e9 if d_i > 0 else float('nan'):.3f}"
         prev = med[layer]
         print(line, flush=True)

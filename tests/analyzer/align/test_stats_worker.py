@@ -412,3 +412,30 @@ def test_worker_path_copies_dense_tensors_by_address(tmp_path, monkeypatch):
         for k in ("Max", "Min", "Mean", "Norm", "NanCount", "InfCount"):
             assert got[k] == exp[k], (k, got, exp)
     assert data["r"][2]["Max"] == pytest.approx(-float(base[1].min()))
+
+
+def test_answers_are_polled_without_a_selector_per_step(tmp_path, monkeypatch):
+    """`submit` picks up the worker's answers with a poller made once (one poll(2)), not
+    `Connection.poll`, which builds a selector on every call; answers and a worker's error
+    still arrive (the error at the next submit)."""
+    from multiprocessing.connection import Connection
+
+    model, rec = _torch_recorder()
+    w = stats_worker.open_writer(tmp_path, rec)
+
+    def no_poll(self, timeout=0.0):
+        raise AssertionError("Connection.poll called in the step")
+
+    monkeypatch.setattr(Connection, "poll", no_poll)
+    for i in range(4):
+        w.submit(_step(model, rec, i))
+    w.drain()
+    assert w._inflight == []
+    w._tx.send_bytes(b"m not a marshalled step")
+    import time
+    time.sleep(1.0)  # the worker's error answer is waiting
+    with pytest.raises(OpscanError, match="bad marshal data"):
+        w.submit(_step(model, rec, 4))
+    w.close(quiet=True)
+    rec.remove()
+    assert _worker_pids() == []
