@@ -60,9 +60,14 @@ def _to_floats(vals: list) -> list:
     return paddle.concat(vals).numpy().tolist()
 
 
-def queue_stats(t, batch: StepStats, on_device: bool | None = None) -> tuple[dict, list | None]:
+def queue_stats(t, batch: StepStats, on_device: bool | None = None,
+                compact: bool = False) -> tuple[dict | tuple, list | None]:
     """Reduce `t` and queue the values in `batch`; -> (the record, filled by batch.flush();
-    its slot). CPU tensors: numpy reductions on the tensor's data (a DLPack view of a large
+    its slot).
+    compact (the worker path, as hooks_torch.queue_stats): a host tensor's record is the
+    tuple (dtype, shape, requires_grad[, NanCount, InfCount]) the worker expands into the
+    dict (`stats.expand_records`); a device tensor's record stays a dict (filled here).
+    CPU tensors: numpy reductions on the tensor's data (a DLPack view of a large
     tensor, no copy; a small one copied by `Tensor.numpy()`, cheaper than the view), read
     at once (ten times cheaper than five phi ops on the CPU; NaN/Inf counted only when the
     norm is not finite).
@@ -78,7 +83,7 @@ def queue_stats(t, batch: StepStats, on_device: bool | None = None) -> tuple[dic
     if name is None:
         name = _DTYPE_BY_ID[id(dt)] = _dtype_name(dt)
         _DTYPE_KEEP.append(dt)  # the id stays this dtype's
-    rec = dict(_RECORD, dtype=name, shape=shape)
+    rec = (name, shape, not t.stop_gradient) if compact else dict(_RECORD, dtype=name, shape=shape)
     n = math.prod(shape)
     if n == 0:
         return rec, None
@@ -98,6 +103,8 @@ def queue_stats(t, batch: StepStats, on_device: bool | None = None) -> tuple[dic
         _LOW = (paddle.bfloat16, paddle.float16)
     x = t.detach()
     if on_device if on_device is not None else not x.place.is_cpu_place():
+        if compact:  # (filled by flush_device in this process)
+            rec = dict(_RECORD, dtype=rec[0], shape=rec[1], requires_grad=rec[2])
         xf = x if x.dtype == paddle.float64 else x.astype("float32")
         v = paddle.stack([xf.max(), xf.min(), xf.sum(), paddle.linalg.norm(xf.flatten()),
                           paddle.isnan(xf).astype(xf.dtype).sum(), paddle.isinf(xf).astype(xf.dtype).sum()])
@@ -128,7 +135,11 @@ def queue_stats(t, batch: StepStats, on_device: bool | None = None) -> tuple[dic
             norm = float(np.sqrt(a.dot(a)))
             total = float(np.add.reduce(a))
         if not math.isfinite(norm):
-            rec["NanCount"], rec["InfCount"] = int(np.isnan(a).sum()), int(np.isinf(a).sum())
+            nan, inf = int(np.isnan(a).sum()), int(np.isinf(a).sum())
+            if compact:
+                rec = rec[:3] + (nan, inf)
+            else:
+                rec["NanCount"], rec["InfCount"] = nan, inf
     return rec, batch.add_host((mx, mn, total, norm), rec, n, single)
 
 
@@ -216,6 +227,7 @@ class PaddleRecorder:
         self._busy = False
         self._gc = GcPause()
         self._sink = None  # stats_worker.WorkerWriter computing the statistics, or None
+        self._compact = False
         self._param_owner: dict = {}
         self._reset()
 
@@ -259,6 +271,7 @@ class PaddleRecorder:
         `end_step` leaves the host statistics pending in the StepDump for it), or in-process
         (None)."""
         was, self._sink = self._sink, sink
+        self._compact = sink is not None  # records as tuples, expanded by the worker
         if was is not None or sink is not None:  # (between steps) no batch of the other kind kept
             self._batch = self._fresh_batch()
 
@@ -299,19 +312,24 @@ class PaddleRecorder:
         previous layer's output) shares its numbers; they arrive at end_step."""
         if not is_tensor(obj):
             return scalar_record(obj)
-        rg = not obj.stop_gradient
         hit = self._cache.get(id(obj))
         if hit is not None and hit[0]() is obj and hit[1] == obj._inplace_version():
-            rec = dict(hit[2], requires_grad=rg)
+            rec = hit[2]
+            rg = not obj.stop_gradient
+            if type(rec) is tuple:  # compact (queue_stats)
+                rec = rec[:2] + (rg,) + rec[3:]
+            else:
+                rec = dict(rec, requires_grad=rg)
             if hit[3] is not None:
                 StepStats.alias(hit[3], rec)
             return rec
         self._busy = True
         try:  # on a detached tensor: no autograd graph to keep out
-            rec, slot = queue_stats(obj, self._batch)
+            rec, slot = queue_stats(obj, self._batch, None, self._compact)
         finally:
             self._busy = False
-        rec["requires_grad"] = rg
+        if type(rec) is dict:  # (a compact record has it already)
+            rec["requires_grad"] = not obj.stop_gradient
         try:
             self._cache[id(obj)] = (weakref.ref(obj), obj._inplace_version(), rec, slot)
         except TypeError:

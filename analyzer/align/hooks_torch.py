@@ -72,6 +72,18 @@ def queue_stats(t: torch.Tensor, batch: StepStats, on_device: bool | None = None
             and (on_device is False or t.is_cpu):
         n = t.numel()
         if 0 < n <= _NUMPY_MAX:
+            # the worker path: a dense tensor's bytes copied from its address by one memmove
+            # (stats_worker.DeferredStepStats.copy_from), the same bytes numpy's view would
+            # give in the same order (C-contiguous: memory order is the ravel order; not a
+            # negative-bit view, whose stored values are the negatives of its numbers)
+            if n <= CHUNKED_MIN and batch.by_address:
+                try:
+                    slot = batch.copy_from(t.data_ptr(), rec, n, dt is _F32) \
+                        if t.is_contiguous() and not t.is_neg() else None
+                except RuntimeError:  # no strided storage to point at (sparse, a functorch wrapper)
+                    slot = None
+                if slot is not None:
+                    return rec, slot
             try:
                 # force=True: the detached view made inside the call (a Python-level
                 # detach() cost ~3,200 instructions more per tensor that requires grad)

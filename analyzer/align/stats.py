@@ -110,6 +110,8 @@ class StepStats:
     `flush()` converts each device group with `to_floats(values) -> list[float]` and fills
     Max/Min/Mean/Norm (Mean = Sum / numel) and, when they were queued, the NaN/Inf counts."""
 
+    by_address = False  # no `copy_from` (stats_worker.DeferredStepStats has one)
+
     def __init__(self, to_floats, fallback=None):
         self._to_floats = to_floats
         self._groups: dict = {}  # key -> [[values], [slots], count of numbers]

@@ -30,12 +30,15 @@ from __future__ import annotations
 import marshal
 import os
 import pickle
+import select
 import sys
 from pathlib import Path
 
+from ctypes import memmove as _memmove
+
 from analyzer.align import layout
-from analyzer.align.stats import (_PENDING, _STAGE, CHUNKED_MIN, StagedReductions, StepStats,
-                                  expand_records, host_reductions, numpy_fallback)
+from analyzer.align.stats import (_PENDING, _STAGE, CHUNKED_MIN, STAGED_MAX, StagedReductions,
+                                  StepStats, expand_records, host_reductions, numpy_fallback)
 
 SLOTS = 3  # staging slots: steps in flight (MAX_INFLIGHT) + the step being recorded
 MAX_INFLIGHT = 2
@@ -57,9 +60,12 @@ class DeferredStepStats(StepStats):
     ones, and anything beyond the slot's 8 MB, are reduced here as before). `payload()`
     converts the device groups and returns what the worker needs."""
 
+    by_address = True  # copy_from: a contiguous tensor's bytes copied from its address
+
     def __init__(self, to_floats, region, slot: int):
         super().__init__(to_floats)
         self._region = region  # this slot's uint8 view of the shared file (None: no sharing)
+        self._addr = region.ctypes.data if region is not None else None
         self._slot = slot
         self._used = 0
         self._chunks: list = []  # [single, array, used, [starts], [host positions], [slots], offset]
@@ -85,15 +91,54 @@ class DeferredStepStats(StepStats):
         host += _PENDING
         st = self._open.get(single)
         if st is None or st[2] + numel > _STAGE:
-            buf, off = self._take(_STAGE, single)
-            st = self._open[single] = [single, buf, 0, [], [], [], off]
-            self._chunks.append(st)
+            st = self._new_chunk(single)
         used = st[2]
         end = st[2] = used + numel
         st[1][used:end] = a
         st[3].append(used)
         st[4].append(pos)
         st[5].append(slot)
+        self._host_slots.append(slot)
+        return slot
+
+    def _new_chunk(self, single: bool) -> list:
+        buf, off = self._take(_STAGE, single)
+        st = self._open[single] = [single, buf, 0, [], [], [], off, buf.ctypes.data]
+        self._chunks.append(st)
+        return st
+
+    def copy_from(self, addr: int, rec, numel: int, single: bool) -> list | None:
+        """`add_array`/`add_large` of a C-contiguous float32 (`single`) or float64 tensor of
+        1..CHUNKED_MIN elements given by the address of its first element: its bytes copied
+        now by one memmove (where numpy's view of the tensor, its ravel and the assignment
+        cost ~10 K instructions more per tensor: docs/align.md), into the same staging
+        buffer and at the same place as `add_array`/`add_large` would put them, so the
+        worker reduces the same numbers in the same segments. None when the slot is full
+        for a tensor above STAGED_MAX (the caller reduces it from numpy's view, as
+        `add_large` does then)."""
+        nbytes = numel * (4 if single else 8)
+        host = self._host
+        pos = len(host)
+        if numel <= STAGED_MAX:
+            st = self._open.get(single)
+            if st is None or st[2] + numel > _STAGE:
+                st = self._new_chunk(single)
+            used = st[2]
+            st[2] = used + numel
+            _memmove(st[7] + used * (4 if single else 8), addr, nbytes)
+            slot = [numel, single, rec]
+            st[3].append(used)
+            st[4].append(pos)
+            st[5].append(slot)
+        else:
+            off = self._used
+            if self._region is None or off + nbytes > len(self._region):
+                return None
+            self._used = off + ((nbytes + _ALIGN - 1) // _ALIGN) * _ALIGN
+            _memmove(self._addr + off, addr, nbytes)
+            slot = [numel, single, rec]
+            self._large.append((off, numel, single, pos, slot))
+        host += _PENDING
         self._host_slots.append(slot)
         return slot
 
@@ -113,14 +158,14 @@ class DeferredStepStats(StepStats):
 
     def release(self) -> None:
         """Drop this step's views of the shared slot (its numbers are the worker's now)."""
-        self._region = None
+        self._region = self._addr = None
         self._chunks, self._open, self._large = [], {}, []
 
     def payload(self) -> dict:
         """The worker's share of the step (device values converted first)."""
         self.flush_device()
         chunks = [(single, (off if off is not None else buf[:used]), used, starts, pos, slots)
-                  for single, buf, used, starts, pos, slots, off in self._chunks if used]
+                  for single, buf, used, starts, pos, slots, off, _ in self._chunks if used]
         return {"slot": self._slot, "host": self._host, "slots": self._host_slots,
                 "chunks": chunks, "large": self._large,
                 "arrays": any(not isinstance(c[1], int) for c in chunks)}
@@ -225,6 +270,10 @@ class WorkerWriter:
         self._tx = Connection(self._w, readable=False)
         self._rx = Connection(self._r, writable=False)
         self._fds = []  # the connections own them now
+        # is an answer waiting: one poll(2) through a poller made once, where
+        # Connection.poll builds a selector per call (~10x the instructions, every step)
+        self._answers = select.poll()
+        self._answers.register(self._r, select.POLLIN)
         try:
             if not self._rx.poll(start_timeout):
                 raise WorkerError(f"no answer within {start_timeout:.0f} s")
@@ -277,7 +326,7 @@ class WorkerWriter:
 
     def _poll(self) -> None:
         try:
-            while self._rx.poll():
+            while self._answers.poll(0):  # (ready on POLLHUP too: recv raises EOFError)
                 self._take(self._rx.recv())
         except (EOFError, OSError) as e:
             self._finish_dead(e)
@@ -412,6 +461,9 @@ def open_writer(root: Path, recorder=None, notes: list | None = None, worker: bo
 
 
 # ---------------------------------------------------------------- the worker process
+_TENSOR_TYPE = {"pytorch": "torch.Tensor", "paddle": "paddle.Tensor"}  # a record's "type"
+
+
 def _serve(argv: list[str]) -> int:
     import mmap
     import signal
@@ -439,7 +491,8 @@ def _serve(argv: list[str]) -> int:
         step = None
         try:
             step, rank, framework, level, data, construct, stack, payload = decode_step(msg)
-            expand_records(data, payload["slots"])  # (torch's hooks leave tuples: hooks_torch.queue_stats)
+            # (the hooks leave tuples: hooks_torch.queue_stats, hooks_paddle.queue_stats)
+            expand_records(data, payload["slots"], _TENSOR_TYPE.get(framework, "torch.Tensor"))
             s = payload["slot"]
             texts = finish_stats(payload, view[s * slot_bytes:(s + 1) * slot_bytes])
             writer.submit(layout.StepDump(step=step, rank=rank, framework=framework, level=level,

@@ -328,3 +328,114 @@ def test_worker_path_records_are_compact_and_expanded_by_the_worker(tmp_path):
                        "requires_grad"]
     assert r["shape"] == [300, 64] and r["requires_grad"] is True
     assert any(r is s for slot in payload["slots"] for s in slot[2:])
+
+
+def test_paddle_worker_path_records_are_compact_and_expanded_by_the_worker(tmp_path):
+    """Paddle's recorder makes the same compact records on the worker path (a tuple per
+    host tensor, NaN/Inf counts from its careful path in the tuple); the worker expands
+    them with Paddle's record type, into the in-process writer's bytes."""
+    import paddle
+
+    from analyzer.align.hooks_paddle import PaddleRecorder
+
+    def run(root, worker):
+        paddle.seed(0)
+        model = paddle.nn.Sequential(paddle.nn.Linear(8, 64), paddle.nn.ReLU(), paddle.nn.Linear(64, 4))
+        rec = PaddleRecorder(model).install()
+        seen = {}
+        with stats_worker.open_writer(root, rec, worker=worker) as w:
+            for step, scale in ((0, 1.0), (1, float("inf"))):
+                rec.begin_step(step)
+                x = paddle.linspace(-1, 1, 8 * 300).reshape([300, 8]) * scale
+                model(x).square().mean().backward()
+                d = rec.end_step()
+                seen[step] = (d.data["Module.0.Linear.forward.0"]["output"][0],
+                              d.data["Module.0.Linear.forward.0"]["input_args"][0])
+                w.submit(d)
+        rec.remove()
+        return seen
+
+    seen = {name: run(tmp_path / name, worker)  # (one call site: the same stack.json)
+            for name, worker in (("p", False), ("w", True))}
+    compact = seen["w"]
+    assert type(seen["p"][0][0]) is dict
+    out = compact[0][0]
+    assert type(out) is tuple and out[:3] == ("torch.float32", [300, 64], True)
+    out_inf = compact[1][0]  # 19200 elements (reduced in the hook), NaN/Inf: the careful path
+    assert type(out_inf) is tuple and len(out_inf) == 5 and out_inf[3] + out_inf[4] > 0
+    a, b = _files(tmp_path / "p"), _files(tmp_path / "w")
+    assert a.keys() == b.keys() and len(a) == 6
+    for name in a:
+        assert a[name] == b[name], name
+    assert b'"type": "paddle.Tensor"' in b["step0/rank0/dump.json"] or \
+        b'"type":"paddle.Tensor"' in b["step0/rank0/dump.json"]
+
+
+def test_worker_path_copies_dense_tensors_by_address(tmp_path, monkeypatch):
+    """On the worker path a C-contiguous float tensor's numbers are copied from its address
+    (DeferredStepStats.copy_from: no numpy view), staged or copied to the shared slot like
+    numpy's; a permuted tensor and a negative-bit view still go through numpy (its view
+    resolves the bit); every record equals the in-process one."""
+    import torch
+
+    from analyzer.align import hooks_torch as ht
+
+    base = torch.linspace(-3, 2, 4 * 700, dtype=torch.float32).reshape(4, 700)
+    cases = [base[:, :5].contiguous(), base.t(), torch._neg_view(base[1]),  # staged: dense, permuted, neg bit
+             base, base.double().t().contiguous(),  # above STAGED_MAX: copied to the slot
+             torch.ones(3, requires_grad=True) * 2.5, base[2:3]]  # requires grad; a view at an offset
+    assert cases[2].is_neg() and not cases[1].is_contiguous()
+    viewed = []
+    real_numpy = torch.Tensor.numpy
+
+    def counting_numpy(t, *a, **k):
+        viewed.append(tuple(t.shape))
+        return real_numpy(t, *a, **k)
+
+    monkeypatch.setattr(torch.Tensor, "numpy", counting_numpy)
+    with stats_worker.WorkerWriter(tmp_path) as w:
+        batch = w.new_batch(ht._to_floats)
+        recs = [ht.queue_stats(t, batch, compact=True)[0] for t in cases]
+        payload = batch.payload()
+        region = w._view[payload["slot"] * stats_worker.SLOT_BYTES:(payload["slot"] + 1) * stats_worker.SLOT_BYTES]
+        from analyzer.align.stats import expand_records
+        data = {"r": list(recs)}
+        expand_records(data, payload["slots"])
+        stats_worker.finish_stats(payload, region)
+        batch.release()
+        del region
+    assert viewed == [(700, 4), (700,)]  # only the permuted and the negative-bit tensors
+    ref = ht.new_step_stats()
+    want = [ht.queue_stats(t, ref)[0] for t in cases]
+    ref.flush()
+    for got, exp in zip(data["r"], want):
+        for k in ("Max", "Min", "Mean", "Norm", "NanCount", "InfCount"):
+            assert got[k] == exp[k], (k, got, exp)
+    assert data["r"][2]["Max"] == pytest.approx(-float(base[1].min()))
+
+
+def test_answers_are_polled_without_a_selector_per_step(tmp_path, monkeypatch):
+    """`submit` picks up the worker's answers with a poller made once (one poll(2)), not
+    `Connection.poll`, which builds a selector on every call; answers and a worker's error
+    still arrive (the error at the next submit)."""
+    from multiprocessing.connection import Connection
+
+    model, rec = _torch_recorder()
+    w = stats_worker.open_writer(tmp_path, rec)
+
+    def no_poll(self, timeout=0.0):
+        raise AssertionError("Connection.poll called in the step")
+
+    monkeypatch.setattr(Connection, "poll", no_poll)
+    for i in range(4):
+        w.submit(_step(model, rec, i))
+    w.drain()
+    assert w._inflight == []
+    w._tx.send_bytes(b"m not a marshalled step")
+    import time
+    time.sleep(1.0)  # the worker's error answer is waiting
+    with pytest.raises(OpscanError, match="bad marshal data"):
+        w.submit(_step(model, rec, 4))
+    w.close(quiet=True)
+    rec.remove()
+    assert _worker_pids() == []
