@@ -211,7 +211,9 @@ def normalize(report: dict) -> dict:
     returned unchanged when it already is one)."""
     if type(report) is NormalizedReport:
         return report
-    return NormalizedReport(json.loads(json.dumps(report)))
+    data = json.loads(json.dumps(report))
+    # anything but an object stays as it is, for the schema check to name
+    return NormalizedReport(data) if isinstance(data, dict) else data
 
 
 def validate(report: dict, origin: str = "report") -> dict:
