@@ -37,6 +37,7 @@ import yaml
 
 from codegen.paddle_grad_identity import (Node, _calls, _emit, _every_call, _input_kinds,
                                           _kinds_fit, _leaves, _rebind, parse_expr)
+from opdb.ingest.cpplex import split_top_level
 
 COMPOSITIONS = (Path(__file__).resolve().parent.parent / "opdb" / "sources"
                 / "forward_compositions.yaml")
@@ -122,19 +123,10 @@ BODY_KEYS = {"op", "needs", "calls", "dtype_calls", "float64_as_float32", "body"
 
 
 def _split_args(text: str) -> list[str]:
-    """The top-level comma-separated arguments of a call's argument text."""
-    out, depth, cur = [], 0, ""
-    for ch in text:
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    return out + ([cur.strip()] if cur.strip() else [])
+    """The top-level comma-separated arguments of a call's argument text, stripped (a
+    trailing empty one dropped)."""
+    parts = [p.strip() for p in split_top_level(text, "([{")]
+    return parts[:-1] if parts and not parts[-1] else parts
 
 
 def body_calls(lines) -> list[tuple[str, int]]:

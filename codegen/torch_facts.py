@@ -18,6 +18,8 @@ import re
 import sys
 from pathlib import Path
 
+from opdb.ingest.cpplex import split_top_level
+
 
 @functools.lru_cache(maxsize=1)
 def _torch():
@@ -424,16 +426,10 @@ def structured_group(op: str) -> bool | None:
 
 
 def _split_args(text: str) -> list[str]:
-    out, depth, cur = [], 0, ""
-    for ch in text:
-        depth += ch in "([{<"
-        depth -= ch in ")]}>"
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    return out + ([cur.strip()] if cur.strip() else [])
+    """The top-level comma-separated arguments of a call's argument text, stripped (a
+    trailing empty one dropped)."""
+    parts = [p.strip() for p in split_top_level(text, "([{<")]
+    return parts[:-1] if parts and not parts[-1] else parts
 
 
 @functools.lru_cache(maxsize=1)

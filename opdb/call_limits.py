@@ -31,22 +31,25 @@ class CallLimit:
         return self.inplace if inplace else self.out_of_place
 
 
-@functools.lru_cache(maxsize=1)
-def _rows() -> dict[str, CallLimit]:
-    out: dict[str, CallLimit] = {}
+def _records(kind: str):
+    """The extract's rows of one `limit` kind (rows without one are tensors_per_call), with
+    upstream's place as "repo path:line"."""
     if not PATH.is_file():
-        return out
+        return
     for line in PATH.read_text().splitlines():
         if not line.strip():
             continue
         r = json.loads(line)
-        if r.get("limit", "tensors_per_call") != "tensors_per_call":
-            continue
-        src = r["source"]
-        out[r["api"]] = CallLimit(r["api"], int(r["inplace"]), int(r["out_of_place"]),
-                                  bool(r["fast_route"]),
-                                  f"{src['repo']} {src['path']}:{src['line']}")
-    return out
+        if r.get("limit", "tensors_per_call") == kind:
+            src = r["source"]
+            yield r, f"{src['repo']} {src['path']}:{src['line']}"
+
+
+@functools.lru_cache(maxsize=1)
+def _rows() -> dict[str, CallLimit]:
+    return {r["api"]: CallLimit(r["api"], int(r["inplace"]), int(r["out_of_place"]),
+                                bool(r["fast_route"]), where)
+            for r, where in _records("tensors_per_call")}
 
 
 def tensors_per_call(api: str) -> CallLimit | None:
@@ -63,19 +66,8 @@ class PhiloxReservation:
 
 @functools.lru_cache(maxsize=1)
 def _reservations() -> dict[str, PhiloxReservation]:
-    out: dict[str, PhiloxReservation] = {}
-    if not PATH.is_file():
-        return out
-    for line in PATH.read_text().splitlines():
-        if not line.strip():
-            continue
-        r = json.loads(line)
-        if r.get("limit") != "philox_counter_offset":
-            continue
-        src = r["source"]
-        out[r["api"]] = PhiloxReservation(r["api"], int(r["offset"]),
-                                          f"{src['repo']} {src['path']}:{src['line']}")
-    return out
+    return {r["api"]: PhiloxReservation(r["api"], int(r["offset"]), where)
+            for r, where in _records("philox_counter_offset")}
 
 
 def philox_reservation(api: str) -> PhiloxReservation | None:
