@@ -34,7 +34,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from callgrind import count_instructions, instrument  # benchmarks/callgrind.py
+from callgrind import count_instructions, instrument, valgrind_missing  # benchmarks/callgrind.py
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = [("torch", "examples/torch_transformer.py"), ("torch", "examples/torch_lstm_attention.py")]
@@ -156,8 +156,7 @@ def main() -> int:
         fw, model, mode, steps = args.child.split(":")
         _child(fw, model, mode, int(steps))
         return 0
-    if not shutil.which("valgrind") or not shutil.which("callgrind_control"):
-        print("valgrind not found: apt-get install valgrind", file=sys.stderr)
+    if valgrind_missing():
         return 2
     models = MODELS if not args.models else [tuple(m.split(":", 1)) for m in args.models.split(",")]
     for fw, model in models:

@@ -1,5 +1,6 @@
 """Counting instructions of part of a Python process with valgrind's callgrind, for the
-load-independent benchmarks (align_overhead_instructions.py, scan_step_instructions.py).
+load-independent benchmarks (align_overhead_instructions.py, scan_step_instructions.py,
+scan_fixed_instructions.py).
 
 The measuring script re-runs itself under callgrind with instrumentation off
 (`count_instructions`); the child turns it on and off around the code to count
@@ -9,10 +10,19 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
+
+
+def valgrind_missing() -> bool:
+    """True, after a one-line message on stderr, when valgrind's callgrind is not installed."""
+    if shutil.which("valgrind") and shutil.which("callgrind_control"):
+        return False
+    print("valgrind not found: apt-get install valgrind", file=sys.stderr)
+    return True
 
 
 def instrument(state: str) -> None:

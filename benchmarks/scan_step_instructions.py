@@ -24,11 +24,10 @@ tracer's per-step cost is measured by scan_cost.py's torch rows.
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 from pathlib import Path
 
-from callgrind import count_instructions, instrument  # benchmarks/callgrind.py
+from callgrind import count_instructions, instrument, valgrind_missing  # benchmarks/callgrind.py
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = [("paddle", "examples/paddle_mobilenetv3.py")]
@@ -100,8 +99,7 @@ def main() -> int:
         return 0
     if args.steps < 1:
         ap.error(f"--steps must be at least 1, got {args.steps}")
-    if not shutil.which("valgrind") or not shutil.which("callgrind_control"):
-        print("valgrind not found: apt-get install valgrind", file=sys.stderr)
+    if valgrind_missing():
         return 2
     models = MODELS if not args.models else [tuple(m.split(":", 1)) for m in args.models.split(",")]
     for fw, model in models:
