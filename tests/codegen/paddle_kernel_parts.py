@@ -28,3 +28,20 @@ def args_by_name(k: dict) -> dict:
 
 def todos(k: dict) -> list[str]:
     return [p.todo for p in k["argmap"].params if p.todo] + [u["todo"] for u in k["unused"]]
+
+
+def registered_dtypes(cc: str, kernel: str) -> list[str]:
+    """The dtype list of `kernel`'s PD_REGISTER_PLUGIN_KERNEL in the rendered `cc`."""
+    import re
+    m = re.search(r"PD_REGISTER_PLUGIN_KERNEL\(" + kernel + r",.*?custom_kernel::\w+,(.*?)\)",
+                  cc, re.S)
+    return [d.strip() for d in m.group(1).split(",")]
+
+
+def registered_in_tree(kernel: str, api: str) -> list[str]:
+    """The dtypes opgen registers for `kernel` rendered on `api` (in-tree layout)."""
+    from codegen.api import prepare
+    from opdb.query import OpDB
+    r = prepare(OpDB.open(), api, "paddle", op=kernel, layout="in-tree")
+    cc = next(t for p, t in r.files.items() if p.endswith(".cc"))
+    return registered_dtypes(cc, kernel)

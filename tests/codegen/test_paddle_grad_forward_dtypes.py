@@ -7,17 +7,7 @@ CPU grad and the other backends' grads lack it while the forward `tril_triu` has
 there; `softmax_grad` the same (the first scoring audit's note)."""
 from __future__ import annotations
 
-import re
-
-
-def _registered(kernel: str, api: str) -> list[str]:
-    from codegen.api import prepare
-    from opdb.query import OpDB
-    r = prepare(OpDB.open(), api, "paddle", op=kernel, layout="in-tree")
-    cc = next(t for p, t in r.files.items() if p.endswith(".cc"))
-    m = re.search(r"PD_REGISTER_PLUGIN_KERNEL\(" + kernel + r",.*?custom_kernel::\w+,(.*?)\)",
-                  cc, re.S)
-    return [d.strip() for d in m.group(1).split(",")]
+from tests.codegen.paddle_kernel_parts import registered_in_tree
 
 
 def test_forward_kernels_from_the_yaml_and_from_the_grad_name():
@@ -28,8 +18,8 @@ def test_forward_kernels_from_the_yaml_and_from_the_grad_name():
 
 
 def test_tril_triu_grad_registers_bfloat16_as_its_forward():
-    assert "phi::dtype::bfloat16" in _registered("tril_triu_grad", "aclnnTril")
+    assert "phi::dtype::bfloat16" in registered_in_tree("tril_triu_grad", "aclnnTril")
 
 
 def test_softmax_grad_registers_bfloat16_as_its_forward():
-    assert "phi::dtype::bfloat16" in _registered("softmax_grad", "aclnnSoftmaxBackward")
+    assert "phi::dtype::bfloat16" in registered_in_tree("softmax_grad", "aclnnSoftmaxBackward")

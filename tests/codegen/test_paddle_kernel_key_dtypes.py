@@ -8,15 +8,9 @@ PaddleCustomDevice where_kernel.cc registers int32, int64, float64, float32, flo
 bfloat16."""
 from __future__ import annotations
 
-import re
-
 from tests.codegen.paddle_kernel_parts import FLOATS, api, op, tensor
 
-
-def _registered(cc: str, kernel: str) -> list[str]:
-    m = re.search(r"PD_REGISTER_PLUGIN_KERNEL\(" + kernel + r",.*?custom_kernel::\w+,(.*?)\)",
-                  cc, re.S)
-    return [d.strip() for d in m.group(1).split(",")]
+from tests.codegen.paddle_kernel_parts import registered_dtypes
 
 
 def test_key_is_the_last_tensor_input_without_data_type():
@@ -41,7 +35,7 @@ def test_where_registers_the_data_dtypes_not_the_mask_dtype():
     from opdb.query import OpDB
     r = prepare(OpDB.open(), "aclnnSWhere", "paddle", op="where", layout="in-tree")
     cc = next(t for p, t in r.files.items() if p.endswith(".cc"))
-    regs = _registered(cc, "where")
+    regs = registered_dtypes(cc, "where")
     for d in ("float", "double", "int", "int64_t", "phi::dtype::float16",
               "phi::dtype::bfloat16"):
         assert d in regs, (d, regs)

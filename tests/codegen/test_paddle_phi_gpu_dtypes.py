@@ -6,19 +6,9 @@ float16 group_norm (group_norm_kernel.cc) and double fused_gemm_epilogue
 (fused_gemm_epilogue_kernel.cc), which phi has on GPU only."""
 from __future__ import annotations
 
-import re
-
 import pytest
 
-
-def _registered(kernel: str, api: str) -> list[str]:
-    from codegen.api import prepare
-    from opdb.query import OpDB
-    r = prepare(OpDB.open(), api, "paddle", op=kernel, layout="in-tree")
-    cc = next(t for p, t in r.files.items() if p.endswith(".cc"))
-    m = re.search(r"PD_REGISTER_PLUGIN_KERNEL\(" + kernel + r",.*?custom_kernel::\w+,(.*?)\)",
-                  cc, re.S)
-    return [d.strip() for d in m.group(1).split(",")]
+from tests.codegen.paddle_kernel_parts import registered_in_tree
 
 
 @pytest.mark.parametrize("kernel,api,dtype", [
@@ -28,11 +18,11 @@ def _registered(kernel: str, api: str) -> list[str]:
     ("fused_gemm_epilogue", "aclnnGemm", "double"),
 ])
 def test_registers_the_dtypes_phi_has_on_gpu(kernel, api, dtype):
-    assert dtype in _registered(kernel, api)
+    assert dtype in registered_in_tree(kernel, api)
 
 
 def test_gpu_dtypes_also_narrow_a_kernel_the_wheel_lacks():
     # fused_linear_param_grad_add is GPU/XPU-only in phi: no CPU or other-backend row,
     # so its list was every dtype aclnnReduceSum takes; phi's GPU list bounds it now.
-    got = _registered("fused_linear_param_grad_add", "aclnnReduceSum")
+    got = registered_in_tree("fused_linear_param_grad_add", "aclnnReduceSum")
     assert "bool" not in got and "int32" not in got and "float" in got
