@@ -8,9 +8,7 @@ PaddleCustomDevice where_kernel.cc registers int32, int64, float64, float32, flo
 bfloat16."""
 from __future__ import annotations
 
-from tests.codegen.paddle_kernel_parts import FLOATS, api, op, tensor
-
-from tests.codegen.paddle_kernel_parts import registered_dtypes
+from tests.codegen.paddle_kernel_parts import FLOATS, api, op, registered_dtypes, tensor
 
 
 def test_key_is_the_last_tensor_input_without_data_type():
