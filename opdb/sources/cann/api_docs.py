@@ -3,7 +3,8 @@ a doc (`doc_path`, `doc_repo`), the doc's text at the commit the catalog was tak
 mirror's HEAD for a doc kept in another repository). Each doc is read once, however many
 APIs it documents. Used by extract_soc_dtypes.py, extract_dtype_ties.py and extract_doc_values.py, which
 write their rows with `write_rows`; standard library
-only.
+only. Also the op_api C++ sources at the catalog's commits (`op_api_sources`), which
+extract_op_api_dtypes.py and extract_input_updates.py read.
 """
 from __future__ import annotations
 
@@ -40,6 +41,26 @@ def iter_api_docs(mirror_root: Path) -> Iterator[tuple[dict, str, str, str]]:
                 docs[key] = None
         if docs[key] is not None:
             yield rec, repo, commit, docs[key]
+
+
+def op_api_sources(mirror_root: Path, recs: list[dict]):
+    """Per repository of the catalog records `recs` (sorted by name) whose bare mirror
+    `mirror_root/owner+name/repo` holds the catalog's commit: (repo, commit, files), `files`
+    yielding (path, text) of its op_api `.cpp` sources outside tests/, read as iterated."""
+    from opdb.git_read import GitError, git_text
+
+    for repo in sorted({r["source"]["repo"] for r in recs}):
+        mirror = mirror_root / repo.replace("/", "+") / "repo"
+        commit = next(r["source"]["commit"] for r in recs if r["source"]["repo"] == repo)
+        if not mirror.is_dir():
+            continue
+        try:
+            names = git_text(mirror, "ls-tree", "-r", "--name-only", commit).splitlines()
+        except GitError:
+            continue
+        yield repo, commit, ((path, git_text(mirror, "show", f"{commit}:{path}"))
+                             for path in names
+                             if "op_api" in path and path.endswith(".cpp") and "/tests/" not in path)
 
 
 def write_rows(rows: list[dict], path: Path) -> None:

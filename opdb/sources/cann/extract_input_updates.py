@@ -34,7 +34,6 @@ import json
 import re
 from pathlib import Path
 
-from opdb.git_read import GitError, git_text
 
 HERE = Path(__file__).resolve().parent
 FUNC = re.compile(r"const\s+aclTensor\s*\*\s*(\w+)\s*\(\s*const\s+aclTensor\s*\*\s*(\w+)\s*,[^)]*\)\s*\{")
@@ -168,27 +167,17 @@ def main(argv=None) -> int:
     ap.add_argument("--mirror-root", type=Path, required=True)
     ap.add_argument("-o", type=Path, default=HERE / "aclnn_input_updates.jsonl")
     args = ap.parse_args(argv)
-    from api_docs import write_rows  # the sibling module: these run as scripts
+    from api_docs import op_api_sources, write_rows  # the sibling module: these run as scripts
 
     recs = [json.loads(line) for line in (HERE / "aclnn_apis.jsonl").read_text().splitlines()]
     inplace: set[str] = set()
     files: dict[tuple[str, str], str | None] = {}
-    repos = sorted({r["source"]["repo"] for r in recs})
     commits = {}
-    for repo in repos:
-        mirror = args.mirror_root / repo.replace("/", "+") / "repo"
-        commit = next(r["source"]["commit"] for r in recs if r["source"]["repo"] == repo)
-        if not mirror.is_dir():
-            continue
-        try:
-            names = git_text(mirror, "ls-tree", "-r", "--name-only", commit).splitlines()
-        except GitError:
-            continue
+    for repo, commit, sources in op_api_sources(args.mirror_root, recs):
         commits[repo] = commit
-        for path in names:
-            if "op_api" in path and path.endswith(".cpp") and "/tests/" not in path:
-                files[(repo, path)] = git_text(mirror, "show", f"{commit}:{path}")
-                inplace |= inplace_l0ops(files[(repo, path)])
+        for path, text in sources:
+            files[(repo, path)] = text
+            inplace |= inplace_l0ops(text)
     # the file defining each API's GetWorkspaceSize (aclnnScatterAdd is defined in
     # aclnn_scatter.cpp, next to another header)
     defs: dict[tuple[str, str], str] = {}

@@ -368,24 +368,13 @@ def restrictions(text: str, params: set[str]) -> list[dict]:
 
 
 def extract(mirror_root: Path) -> list[dict]:
-    from opdb.git_read import GitError, git_text
+    from api_docs import op_api_sources  # the sibling module: these run as scripts
 
     recs = [json.loads(line) for line in (HERE / "aclnn_apis.jsonl").read_text().splitlines()]
     rows = []
-    for repo in sorted({r["source"]["repo"] for r in recs}):
-        mirror = mirror_root / repo.replace("/", "+") / "repo"
-        commit = next(r["source"]["commit"] for r in recs if r["source"]["repo"] == repo)
-        if not mirror.is_dir():
-            continue
-        try:
-            names = git_text(mirror, "ls-tree", "-r", "--name-only", commit).splitlines()
-        except GitError:
-            continue
+    for repo, commit, files in op_api_sources(mirror_root, recs):
         defs: dict[str, list[tuple[str, str]]] = {}
-        for path in names:
-            if "op_api" not in path or not path.endswith(".cpp") or "/tests/" in path:
-                continue
-            text = git_text(mirror, "show", f"{commit}:{path}")
+        for path, text in files:
             if "OP_CHECK_DTYPE_NOT_SUPPORT" not in text:
                 continue
             for m in re.finditer(r"^aclnnStatus\s+(aclnn\w+)GetWorkspaceSize\s*\(", text, re.M):
