@@ -34,6 +34,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from align_bench import cpu_session, install_stub_hooks  # benchmarks/align_bench.py
 from callgrind import count_instructions, instrument, valgrind_missing  # benchmarks/callgrind.py
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,25 +61,12 @@ def _child(framework: str, model: str, mode: str, steps: int) -> None:
         import torch
         torch.set_num_threads(1)
     from analyzer.align.layout import StepWriter
-    from analyzer.align.loader import load_model
-    from analyzer.align.runner import _seed, _session
 
-    _seed(framework, 0)
-    entry = load_model(ROOT / model, framework)
-    s = _session(entry, framework, "cpu")
-    s.disable_dropout()
-    rec = s.recorder("module", (), None)
+    entry, s, rec = cpu_session(framework, ROOT / model)
     if mode in ("undumped", "dispatch"):
         rec.remove()
     if mode == "dispatch":  # the recorder's hooks, each returning at once
-        for mod in entry.model.modules():
-            if mod is entry.model:
-                continue
-            mod.register_forward_pre_hook(lambda m, a, k: None, with_kwargs=True)
-            mod.register_forward_hook(lambda m, a, k, o: None, with_kwargs=True)
-            for p in mod.parameters(recurse=False):
-                if p.requires_grad:
-                    p.register_post_accumulate_grad_hook(lambda p: None)
+        install_stub_hooks(entry.model)
     if mode in ("hooks", "whooks"):  # every tensor's statistics an empty record
         rec._stats = lambda obj: {"type": "stub"}
     if mode == "wrecords":  # each tensor's record made, its numbers neither viewed nor staged

@@ -32,6 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from align_bench import cpu_session, install_stub_hooks  # noqa: E402 (benchmarks/align_bench.py)
+
 LAYERS = ("undumped", "dispatch", "whooks", "wrecords", "wstaging", "worker")
 LABELS = {"undumped": "undumped step", "dispatch": "+ hook dispatch", "whooks": "+ hook bodies",
           "wrecords": "+ tensor records", "wstaging": "+ numpy views, staging",
@@ -50,27 +52,11 @@ def measure(framework: str, model: str, rounds: int, block: int) -> dict:
 
     torch.set_num_threads(1)
     from analyzer.align import hooks_torch
-    from analyzer.align.loader import load_model
-    from analyzer.align.runner import _seed, _session
     from analyzer.align.stats_worker import WorkerWriter
 
-    _seed(framework, 0)
-    entry = load_model(ROOT / model, framework)
-    s = _session(entry, framework, "cpu")
-    s.disable_dropout()
-    rec = s.recorder("module", (), None)
+    entry, s, rec = cpu_session(framework, ROOT / model)
     rec.remove()
     stub_hooks = []
-
-    def install_stub():  # the recorder's hooks, each returning at once
-        for mod in entry.model.modules():
-            if mod is entry.model:
-                continue
-            stub_hooks.append(mod.register_forward_pre_hook(lambda m, a, k: None, with_kwargs=True))
-            stub_hooks.append(mod.register_forward_hook(lambda m, a, k, o: None, with_kwargs=True))
-            for p in mod.parameters(recurse=False):
-                if p.requires_grad:
-                    stub_hooks.append(p.register_post_accumulate_grad_hook(lambda p: None))
 
     real_queue, real_stats = hooks_torch.queue_stats, rec._stats
 
@@ -93,7 +79,7 @@ def measure(framework: str, model: str, rounds: int, block: int) -> dict:
     try:
         def run_block(layer: str, n: int):
             if layer == "dispatch":
-                install_stub()
+                stub_hooks.extend(install_stub_hooks(entry.model))
             elif layer != "undumped":
                 rec.install()
                 rec.defer_to(writer)
