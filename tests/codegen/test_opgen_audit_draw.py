@@ -56,3 +56,32 @@ def test_committed_third_audit_output_is_its_draw(capsys):
     argv = ["--seed", "2611", "--torch", "24", "--paddle", "12", "--torch-rows", "234", "--paddle-rows", "160"]
     assert mod.main(argv) == 0
     assert capsys.readouterr().out == (BENCH / "opgen_audit3_draw.out").read_text()
+
+
+def test_committed_fifth_audit_output_is_its_draw_and_skips_earlier_draws(capsys):
+    """The fifth audit draws from the rows the third and fourth did not (`--exclude`); its
+    committed output must stay what the command draws, and name none of their rows."""
+    mod = _module()
+    earlier = [str(BENCH / "opgen_audit3_draw.out"), str(BENCH / "opgen_audit4_draw.out")]
+    argv = ["--seed", "2613", "--torch", "24", "--paddle", "12", "--torch-rows", "234",
+            "--exclude", *earlier]
+    assert mod.main(argv) == 0
+    out = capsys.readouterr().out
+    assert out == (BENCH / "opgen_audit5_draw.out").read_text()
+    drawn = {(t, int(i)) for t, i, *_ in (line.split() for line in out.splitlines())}
+    assert len(drawn) == 36 and not drawn & mod.read_excluded(earlier)
+
+
+def test_exclude_leaves_old_draws_alone_and_refuses_bad_files(tmp_path, capsys):
+    mod = _module()
+    assert mod.draw(2611, 24, 12, 234, 160, set()) == mod.draw(2611, 24, 12, 234, 160)
+    bad = tmp_path / "bad.out"
+    bad.write_text("not a draw line\n")
+    assert mod.main(["--exclude", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "bad.out:1: not a draw line" in err
+    assert mod.main(["--exclude", str(tmp_path / "missing.out")]) == 2
+    assert "cannot read --exclude file" in capsys.readouterr().err
+    everything = {("torch", i) for i in range(166)}
+    with pytest.raises(ValueError, match="sample sizes"):
+        mod.draw(1, 1, 0, exclude=everything)
