@@ -1118,6 +1118,10 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
         if list_outs and functional is not None and meta_ok and outs == list_outs[:1]:
             return [_list_out_checks(schema, fwp, functional, outs[0])]
         ref = opts[: -len(".options()")] if opts.endswith(".options()") else ""
+        conv = _conv_sized(functional, meta_ok, role, outs[:1], "{" + ", ".join(tensors_in) + "}",
+                           opts, bopts) if len(outs) == 1 and not list_outs else None
+        if conv is not None:
+            return [conv]
         if functional is not None and not meta_ok and len(outs) == 1 and not list_outs \
                 and ref and not ref.endswith(".front()") and ref in tensors_in:
             # an empty `out=` tensor (torch's out convention) is sized as the functional
@@ -1220,6 +1224,11 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
     if factory is not None:
         out.append(factory)
         tensors = []
+    conv = _conv_sized(schema, meta_ok, role, [f.name for f in tensors], "", opts, bopts) \
+        if len(tensors) == 1 and len(fresh) == 1 else None
+    if conv is not None:
+        out.append(conv)
+        tensors = []
     params = {f.name: f for f in fwp if f.origin == "param"}
     for f in fresh:
         same = params.get(f.name.rstrip("_"))
@@ -1258,6 +1267,36 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                             "todo": f"TODO(opgen): allocate output `{f.name}` (no tensor input "
                                     f"to take shape/dtype from)", "note": ""})
     return out
+
+
+def _conv_sized(functional: TorchSchema | None, meta_ok: bool | None, role: str,
+                outs: list[str], src: str, opts: str, bopts: str) -> dict | None:
+    """The one output of a convolution-shaped op with no meta function
+    (`torch_conv_shape`: `_conv_depthwise2d`, registered for CUDA only), sized as torch's
+    convolution sizes it (`at::native::conv_output_size`), in the input's dtype: allocated
+    (functional) or checked and resized (`.out`), as op-plugin
+    ConvDepthwise2dKernelNpuOpApi.cpp allocates by `conv_depthwise2d_npu_output_size`."""
+    from codegen import torch_conv_shape
+    if meta_ok or len(outs) != 1 or role not in ("functional", "out") or not opts:
+        return None
+    c = torch_conv_shape.conv_args(functional)
+    if c is None:
+        return None
+    sizes = torch_conv_shape.output_sizes(c)
+    check = torch_conv_shape.rank_check(c)
+    o = outs[0]
+    if role == "functional":
+        lines = [check, f"at::Tensor {o} = npu_preparation::apply_tensor_without_format("
+                        f"{sizes}, {opts});"]
+        blines = [check, f"at::Tensor {o} = at::empty({sizes}, {bopts});"]
+    else:
+        lines = [check, f"npu_preparation::check_tensor({src}, {o}, {o}.scalar_type(), {sizes});"]
+        blines = [check, f"{o}.resize_({sizes});"]
+    return {"lines": lines, "binding_lines": blines, "todo": "", "meta": False,
+            "note": f"no meta function is known for {functional.name}: the output is sized "
+                    "as torch's convolution sizes it (ATen/native/ConvUtils.h "
+                    "conv_output_size from the input, `weight`, `padding`, `stride`"
+                    + (", `dilation`" if c.dilation else "") + "), in the input's dtype"}
 
 
 def _api_output_sizes(api_name: str, output: str, fwp: list[FwParam]) -> str | None:
@@ -2774,7 +2813,7 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
         "primary": primary,
         "decls": decls,
         "uses_meta": any(a.get("lines") and a.get("note") and not a.get("data_dependent")
-                         for f in functions for a in f.allocs),
+                         and a.get("meta", True) for f in functions for a in f.allocs),
         "uses_meta_lvalue": any("opgen_meta_lvalue(" in line for f in functions
                                 for a in f.allocs
                                 for line in a.get("lines", []) + a.get("binding_lines", [])),
@@ -2808,6 +2847,10 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
         "uses_foreach_utils": any("at::native::can_use_fast_route(" in line
                                   for f in functions for line in f.early),
         "uses_native": any("at::native::" in line for f in functions for line in f.early),
+        # a convolution-shaped op with no meta function is sized by torch's ConvUtils.h
+        "uses_conv_utils": any("at::native::conv_output_size(" in line for f in functions
+                               for a in f.allocs
+                               for line in a.get("lines", []) + a.get("binding_lines", [])),
         "uses_dispatcher": any("c10::Dispatcher::" in line for f in functions
                                for a in f.allocs for line in a.get("lines", [])),
         "function": primary.name,
