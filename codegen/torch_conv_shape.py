@@ -72,14 +72,18 @@ def output_sizes(c: ConvArgs) -> str:
 
 def rank_check(c: ConvArgs) -> str:
     """A TORCH_CHECK that the ranks fit conv_output_size, which indexes `weight`'s sizes
-    and the lists by `input`'s spatial dims without checking them."""
+    and the lists by `input`'s spatial dims without checking them and divides by the
+    strides (torch's convolution checks both first; op-plugin
+    `conv_depthwise2d_npu_output_size` too: "stride should not contain zero")."""
     lists = [c.stride, c.padding] + ([c.dilation] if c.dilation else [])
     spatial = f"static_cast<size_t>({c.input}.dim() - 2)"
     conds = [f"{c.input}.dim() > 2", f"{c.weight}.dim() == {c.input}.dim()"] + \
-        [f"{n}.size() == {spatial}" for n in lists]
+        [f"{n}.size() == {spatial}" for n in lists] + \
+        [f"std::all_of({c.stride}.begin(), {c.stride}.end(), [](int64_t s) {{ return s > 0; }})"]
     names = ", ".join(f"`{n}`" for n in lists)
     return (f'TORCH_CHECK({" && ".join(conds)}, "expected `{c.input}` of rank 3 or more, '
-            f'`{c.weight}` of the same rank and {names} of one value per spatial dim");')
+            f'`{c.weight}` of the same rank, {names} of one value per spatial dim and '
+            f'`{c.stride}` positive");')
 
 
 def python_output_sizes(input_size, weight_size, padding, stride, dilation=()) -> list[int]:

@@ -93,6 +93,8 @@ def test_depthwise_conv_output_is_sized_by_the_convolution(db):
         in out
     for body in (fn, out):
         assert "TORCH_CHECK(self.dim() > 2 && weight.dim() == self.dim()" in body
+        assert "std::all_of(stride.begin(), stride.end(), [](int64_t s) { return s > 0; })" \
+            in body  # conv_output_size divides by the strides
         assert body.index("conv_output_size") < body.index("EXEC_NPU_CMD")
         assert "resize_(self.sizes())" not in body and "opgen_meta(" not in body
     assert "// TODO(opgen)" not in text
