@@ -1122,7 +1122,10 @@ class ValueSizedOutput:
     not given, else `w`'s dtype where it is one of `kept`, else `other` (bincount's
     weights: Float stays Float, anything else gives Double). `nonnegative`: the tensor
     whose negative values torch's kernel refuses, or None. `default`: `k`'s schema
-    default; `empty_needs_k`: torch refuses an empty `t` with `k` at its default."""
+    default; `empty_needs_k`: torch refuses an empty `t` with `k` at its default.
+    `empty_dtype`: the dtype of the result for an empty `t` whatever the `Tensor?` is
+    (bincount: int64, torch's `at::zeros({minlength}, kLong)`), None when it follows
+    `dtype`."""
 
     length: tuple
     dtype: tuple
@@ -1130,6 +1133,7 @@ class ValueSizedOutput:
     append: bool = False
     default: int | None = None
     empty_needs_k: bool = False
+    empty_dtype: str | None = None
 
 
 # the value-sized probes: the integer values of the sizing tensor and of each int argument
@@ -1151,7 +1155,10 @@ def value_sized_output(op: str) -> ValueSizedOutput | None:
     itself unless it holds its default (one_hot: `num_classes`, or `max(self) + 1` for
     -1, as OneHotKernelNpuOpApi.cpp). Each `Tensor?` is then given (ones, `t`'s length)
     in `_VS_OPTIONAL_DTYPES` for the output's dtype, and a negative value in `t` tells
-    whether torch refuses it. None when the op does not fit (unknown, another
+    whether torch refuses it. An empty `t` with each `Tensor?` given (empty, each of
+    `_VS_OPTIONAL_DTYPES`) tells whether torch types the empty result by the optional or
+    always the same (`empty_dtype`: bincount's CPU kernel returns int64 zeros for an
+    empty `self` whatever its `weights`). None when the op does not fit (unknown, another
     signature, several tensors, another rule)."""
     ov = _aten_overload(op)
     torch = _torch()
@@ -1218,6 +1225,7 @@ def value_sized_output(op: str) -> ValueSizedOutput | None:
     unset = _SCALAR_TYPE[next(iter(dts))]
     k_probe = 9 if length[3] == "unless_default" else 0
     dtype: tuple = ("const", unset)
+    empty_dtype = None
     for w in optional[:1]:
         by_dt = {}
         for dt in _VS_OPTIONAL_DTYPES:
@@ -1236,11 +1244,17 @@ def value_sized_output(op: str) -> ValueSizedOutput | None:
         kept = tuple(sorted(_SCALAR_TYPE[i] for i, o in by_dt.items()
                             if o == i and o != other))
         dtype = ("optional", w, kept, _SCALAR_TYPE[other] if other else None, unset)
+        empty = {run([], k_probe, {w: torch.ones(0, dtype=getattr(torch, dt))})
+                 for dt in _VS_OPTIONAL_DTYPES}
+        if len(empty) == 1 and None not in empty:
+            edt = next(iter(empty))[2]
+            if edt in _SCALAR_TYPE and any(o != edt for o in by_dt.values()):
+                empty_dtype = _SCALAR_TYPE[edt]
     nonnegative = None if run([1, -1], k_probe) is not None else t_name
     empty_needs_k = length[3] == "unless_default" and run([], default) is None
     return ValueSizedOutput(length, dtype, nonnegative, next(iter(appended)),
                             default if length[3] == "unless_default" else None,
-                            empty_needs_k)
+                            empty_needs_k, empty_dtype)
 
 
 @dataclass(frozen=True)

@@ -1665,6 +1665,9 @@ def _value_sized_allocs(schema: TorchSchema, fwp: list[FwParam],
             keep = " || ".join(f"{given} == at::k{d}" for d in kept) or "false"
             given = f"({keep} ? {given} : at::k{other})"
         dtype = f"(({w}.has_value() && {w}->defined()) ? {given} : at::k{unset})"
+        if vs.empty_dtype:
+            # an empty input's result in one dtype whatever `w` (probed on the CPU)
+            dtype = f"({t}.numel() == 0 ? at::k{vs.empty_dtype} : {dtype})"
     pre = []
     if vs.empty_needs_k:
         pre.append(f'TORCH_CHECK({t}.numel() != 0 || {k} != {vs.default}, '
