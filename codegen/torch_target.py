@@ -657,12 +657,21 @@ def meta_call(functional: TorchSchema, meta_device: bool = False) -> str:
     from codegen import torch_facts
     # a per-element host tensor (`scalars`) stays on the host: torch's kernel reads it there
     host = torch_facts.host_per_element_tensors(_op_name(functional))
+    # a `Tensor?` torch's meta function cannot take unset (probed): a Meta placeholder
+    # shaped from the required inputs stands in for it there; the API still gets it unset
+    placeholders = dict(torch_facts.meta_unset_optional_placeholders(_op_name(functional)))
 
     def arg(a) -> str:
         if meta_device and a.name == "device":
             return "at::Device(at::kMeta)"
         if meta_device and a.name == "pin_memory":
             return "c10::nullopt"
+        if a.name in placeholders and a.kind == "tensor" and a.optional:
+            dims = placeholders[a.name]
+            sizes = ", ".join(f"{src}.size({d})" for src, d in dims)
+            return (f"(({a.name}.has_value() && {a.name}->defined()) ? opgen_meta({a.name}) : "
+                    f"c10::optional<at::Tensor>(at::empty({{{sizes}}}, "
+                    f"{dims[0][0]}.options().device(at::kMeta))))")
         return a.name if a.name in host else _meta_arg(a, False)
     args = ", ".join(arg(a) for a in functional.args)
     if functional.name.startswith("npu::"):
