@@ -1122,7 +1122,10 @@ class ValueSizedOutput:
     not given, else `w`'s dtype where it is one of `kept`, else `other` (bincount's
     weights: Float stays Float, anything else gives Double). `nonnegative`: the tensor
     whose negative values torch's kernel refuses, or None. `default`: `k`'s schema
-    default; `empty_needs_k`: torch refuses an empty `t` with `k` at its default."""
+    default; `empty_needs_k`: torch refuses an empty `t` with `k` at its default.
+    `empty_dtype`: the dtype of the result for an empty `t` whatever the `Tensor?` is
+    (bincount: int64, torch's `at::zeros({minlength}, kLong)`), None when it follows
+    `dtype`."""
 
     length: tuple
     dtype: tuple
@@ -1130,6 +1133,7 @@ class ValueSizedOutput:
     append: bool = False
     default: int | None = None
     empty_needs_k: bool = False
+    empty_dtype: str | None = None
 
 
 # the value-sized probes: the integer values of the sizing tensor and of each int argument
@@ -1151,7 +1155,10 @@ def value_sized_output(op: str) -> ValueSizedOutput | None:
     itself unless it holds its default (one_hot: `num_classes`, or `max(self) + 1` for
     -1, as OneHotKernelNpuOpApi.cpp). Each `Tensor?` is then given (ones, `t`'s length)
     in `_VS_OPTIONAL_DTYPES` for the output's dtype, and a negative value in `t` tells
-    whether torch refuses it. None when the op does not fit (unknown, another
+    whether torch refuses it. An empty `t` with each `Tensor?` given (empty, each of
+    `_VS_OPTIONAL_DTYPES`) tells whether torch types the empty result by the optional or
+    always the same (`empty_dtype`: bincount's CPU kernel returns int64 zeros for an
+    empty `self` whatever its `weights`). None when the op does not fit (unknown, another
     signature, several tensors, another rule)."""
     ov = _aten_overload(op)
     torch = _torch()
@@ -1218,6 +1225,7 @@ def value_sized_output(op: str) -> ValueSizedOutput | None:
     unset = _SCALAR_TYPE[next(iter(dts))]
     k_probe = 9 if length[3] == "unless_default" else 0
     dtype: tuple = ("const", unset)
+    empty_dtype = None
     for w in optional[:1]:
         by_dt = {}
         for dt in _VS_OPTIONAL_DTYPES:
@@ -1236,11 +1244,17 @@ def value_sized_output(op: str) -> ValueSizedOutput | None:
         kept = tuple(sorted(_SCALAR_TYPE[i] for i, o in by_dt.items()
                             if o == i and o != other))
         dtype = ("optional", w, kept, _SCALAR_TYPE[other] if other else None, unset)
+        empty = {run([], k_probe, {w: torch.ones(0, dtype=getattr(torch, dt))})
+                 for dt in _VS_OPTIONAL_DTYPES}
+        if len(empty) == 1 and None not in empty:
+            edt = next(iter(empty))[2]
+            if edt in _SCALAR_TYPE and any(o != edt for o in by_dt.values()):
+                empty_dtype = _SCALAR_TYPE[edt]
     nonnegative = None if run([1, -1], k_probe) is not None else t_name
     empty_needs_k = length[3] == "unless_default" and run([], default) is None
     return ValueSizedOutput(length, dtype, nonnegative, next(iter(appended)),
                             default if length[3] == "unless_default" else None,
-                            empty_needs_k)
+                            empty_needs_k, empty_dtype)
 
 
 @dataclass(frozen=True)
@@ -1451,3 +1465,94 @@ def complex_scalar_refusal(op: str) -> ComplexScalarRefusal | None:
                 return None
             return ComplexScalarRefusal(req[si].name, req[0].name, refused)
     return None
+
+
+# the unset-optional probes: 0-d and every shape of rank 1 or 2 over these sizes, for each
+# required tensor input and then for each `Tensor?` input (a second, larger set confirms)
+_UO_SIZES = ((2, 3, 12), (4, 5, 20))
+_UO_MAX_REQUIRED, _UO_MAX_OPTIONAL = 3, 2
+
+
+@functools.lru_cache(maxsize=None)
+def meta_unset_optional_placeholders(op: str) -> tuple:
+    """The `Tensor?` inputs an op's Meta kernel cannot take unset although the op can:
+    `((name, ((source, dim), ...)), ...)`, each unset one to be given to the Meta kernel
+    as a placeholder whose dim `i` is dim `dim` of required input `source`. torch 2.13's
+    Python meta function of `_thnn_fused_lstm_cell` (`rnn_cell_checkSizes`) reads
+    `.device` of `input_bias`/`hidden_bias` and raises AttributeError for None, where
+    the op (and aclnnThnnFusedLstmCell, which zero-fills absent biases) takes them unset.
+    Probed on Meta tensors, only for a Python-only Meta kernel (`_python_only_meta`)
+    with at most `_UO_MAX_REQUIRED` required tensors (every other required argument
+    schema-typed, `_PROBE_SAMPLES`) and `_UO_MAX_OPTIONAL` `Tensor?` inputs: the required
+    tensors take 0-d and every rank-1/2 shape over `_UO_SIZES[0]` (combinations with the fewest
+    distinct shapes first) until the kernel, the `Tensor?`
+    inputs unset, fails with a Python error (AttributeError, TypeError: no shape check,
+    which raises RuntimeError); then the `Tensor?` inputs take those shapes until it
+    runs. Each of their dims is matched to the first required input's dim of that size,
+    and the same shapes over `_UO_SIZES[1]` must give the same failure and success.
+    Empty when the kernel takes them unset, or nothing fits."""
+    import itertools
+    ov = _aten_overload(op)
+    torch = _torch()
+    if ov is None or torch is None or not _python_only_meta(op):
+        return ()
+    args = list(ov._schema.arguments)
+    optional = [a.name for a in args if str(a.type) == "Optional[Tensor]"]
+    required = [a for a in args if not a.has_default_value() and not a.kwarg_only]
+    tensors = [a.name for a in required if str(a.type) == "Tensor"]
+    if not optional or len(optional) > _UO_MAX_OPTIONAL or not tensors \
+            or len(tensors) > _UO_MAX_REQUIRED \
+            or any(str(a.type) != "Tensor" and str(a.type) not in _PROBE_SAMPLES
+                   for a in required) \
+            or any(not a.has_default_value() for a in args if a not in required):
+        return ()
+
+    def shapes(sizes):
+        return [()] + [(a,) for a in sizes] + [(a, b) for a in sizes for b in sizes]
+
+    def call(req, opt):
+        kw = {}
+        for a in required:
+            kw[a.name] = (torch.empty(req[tensors.index(a.name)], device="meta")
+                          if str(a.type) == "Tensor" else _PROBE_SAMPLES[str(a.type)])
+        for n, s in zip(optional, opt or ()):
+            kw[n] = torch.empty(s, device="meta")
+        try:
+            with _quiet_stderr():
+                ov(**kw)
+        except (AttributeError, TypeError):
+            return "python"
+        except Exception:
+            return "check"
+        return "ran"
+
+    small = shapes(_UO_SIZES[0])
+    scale = dict(zip(*_UO_SIZES))
+    # fewest distinct shapes first: inputs of one shape are the common case (a loss's
+    # `self` and `target`), then a shared shape with one or two others
+    for req in sorted(itertools.product(small, repeat=len(tensors)), key=lambda c: len(set(c))):
+        got = call(req, None)
+        if got == "ran":
+            return ()  # the Meta kernel takes them unset
+        if got != "python":
+            continue
+        for opt in itertools.product(small, repeat=len(optional)):
+            if call(req, opt) != "ran":
+                continue
+            big_req = [tuple(scale[d] for d in s) for s in req]
+            big_opt = [tuple(scale[d] for d in s) for s in opt]
+            if call(big_req, None) != "python" or call(big_req, big_opt) != "ran":
+                return ()
+            out = []
+            for n, s in zip(optional, opt):
+                dims = []
+                for d in s:
+                    src = next(((t, j) for t, ts in zip(tensors, req)
+                                for j, x in enumerate(ts) if x == d), None)
+                    if src is None:
+                        return ()
+                    dims.append(src)
+                out.append((n, tuple(dims)))
+            return tuple(out)
+        return ()
+    return ()

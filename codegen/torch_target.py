@@ -657,12 +657,21 @@ def meta_call(functional: TorchSchema, meta_device: bool = False) -> str:
     from codegen import torch_facts
     # a per-element host tensor (`scalars`) stays on the host: torch's kernel reads it there
     host = torch_facts.host_per_element_tensors(_op_name(functional))
+    # a `Tensor?` torch's meta function cannot take unset (probed): a Meta placeholder
+    # shaped from the required inputs stands in for it there; the API still gets it unset
+    placeholders = dict(torch_facts.meta_unset_optional_placeholders(_op_name(functional)))
 
     def arg(a) -> str:
         if meta_device and a.name == "device":
             return "at::Device(at::kMeta)"
         if meta_device and a.name == "pin_memory":
             return "c10::nullopt"
+        if a.name in placeholders and a.kind == "tensor" and a.optional:
+            dims = placeholders[a.name]
+            sizes = ", ".join(f"{src}.size({d})" for src, d in dims)
+            return (f"(({a.name}.has_value() && {a.name}->defined()) ? opgen_meta({a.name}) : "
+                    f"c10::optional<at::Tensor>(at::empty({{{sizes}}}, "
+                    f"{dims[0][0]}.options().device(at::kMeta))))")
         return a.name if a.name in host else _meta_arg(a, False)
     args = ", ".join(arg(a) for a in functional.args)
     if functional.name.startswith("npu::"):
@@ -1704,6 +1713,9 @@ def _value_sized_allocs(schema: TorchSchema, fwp: list[FwParam],
             keep = " || ".join(f"{given} == at::k{d}" for d in kept) or "false"
             given = f"({keep} ? {given} : at::k{other})"
         dtype = f"(({w}.has_value() && {w}->defined()) ? {given} : at::k{unset})"
+        if vs.empty_dtype:
+            # an empty input's result in one dtype whatever `w` (probed on the CPU)
+            dtype = f"({t}.numel() == 0 ? at::k{vs.empty_dtype} : {dtype})"
     pre = []
     if vs.empty_needs_k:
         pre.append(f'TORCH_CHECK({t}.numel() != 0 || {k} != {vs.default}, '

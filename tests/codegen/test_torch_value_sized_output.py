@@ -18,7 +18,7 @@ db = shipped_db_fixture()
 def test_bincount_length_dtype_and_refusal_are_probed():
     assert torch_facts.value_sized_output("aten::bincount") == ValueSizedOutput(
         ("max_plus_one", "self", "minlength", "at_least"),
-        ("optional", "weights", ("Float",), "Double", "Long"), "self")
+        ("optional", "weights", ("Float",), "Double", "Long"), "self", empty_dtype="Long")
     # an op with a bound (or no tag, or no single sizing tensor) is not value-sized
     for op in ("aten::masked_select", "aten::add.Tensor", "aten::no_such_op"):
         assert torch_facts.value_sized_output(op) is None, op
@@ -34,14 +34,32 @@ def test_bincount_reads_its_length_back(db):
     assert ("const int64_t opgen_len = std::max<int64_t>((self.numel() == 0 ? 0 : "
             "self.max().item().toLong() + 1), minlength);") in body
     assert ("at::Tensor out = npu_preparation::apply_tensor_without_format({opgen_len}, "
-            "self.options().dtype(((weights.has_value() && weights->defined()) ? "
+            "self.options().dtype((self.numel() == 0 ? at::kLong : "
+            "((weights.has_value() && weights->defined()) ? "
             "(weights->scalar_type() == at::kFloat ? weights->scalar_type() : at::kDouble)"
-            " : at::kLong)));") in body
+            " : at::kLong))));") in body
     assert "EXEC_NPU_CMD(aclnnBincount, self, weights, minlength, out);" in body
     out = _fn(text, "at::Tensor& bincount_out(")
     assert ("npu_preparation::check_tensor({self}, out, out.scalar_type(), "
             "std::vector<int64_t>{opgen_len});") in out
     assert "out.resize_(self.sizes())" not in out
+
+
+def test_empty_input_dtype_whatever_the_optional_is_probed(db):
+    """Fifth audit (docs/opgen.md, "Fifth audit ... torch rows 13-24"): torch's CPU kernel
+    returns int64 zeros for an empty `self` whatever `weights` is (SummaryOps.cpp
+    `at::zeros({minlength}, kLong)`; op-plugin BincountKernelNpuOpApi.cpp allocates
+    `{minlength}` in Long for it too), where a non-empty `self` is typed by the weights.
+    Before: an empty `self` with float weights gave a float32 output. Probed: an empty
+    sizing tensor with the optional given in each probe dtype; one dtype for all of them,
+    differing from the by-weights rule, is `empty_dtype`."""
+    vs = torch_facts.value_sized_output("aten::bincount")
+    assert vs.empty_dtype == "Long"
+    # an op with no optional tensor keeps None (one_hot's dtype is Long anyway)
+    assert torch_facts.value_sized_output("aten::one_hot").empty_dtype is None
+    r = prepare(db, "aclnnBincount", "torch", op="aten::bincount")
+    body = _fn(r.files[ADAPTER.format("Bincount")], "at::Tensor bincount(")
+    assert "self.options().dtype((self.numel() == 0 ? at::kLong : ((weights.has_value()" in body
 
 
 def test_one_hot_num_classes_minus_one_reads_the_length_back():
