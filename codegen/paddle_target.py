@@ -542,6 +542,7 @@ def _identity_kernel(k: dict, gi, framework_dtypes: tuple[str, ...] | None,
                        f"{what} does not need it (check)"} for p in op.params if p.name not in read]
     return {**k, "allocs": [], "guards": [], "args": [], "asserts": [], "after": [],
             "branch": None, "compute_as": [], "host_scalar": False, "count_nonzero": False,
+            "zeros_as": False, "split": None,
             "unused": unused, "includes": [],
             "dtypes": [PHI_DTYPES[d] for d in names], "dtype_names": names, "dtype_key": "",
             "composite": [f"// {gi.note(k['api'].name, op.name)}"]
@@ -560,7 +561,8 @@ def _flag_branch(k: dict, fb, op: FrameworkOp, framework_dtypes: tuple[str, ...]
     return {"api": b["api"], "cond": fb.cond, "why": fb.why,
             "args": b["args"], "asserts": b["asserts"], "after": b["after"],
             "fn_alias": b["fn_alias"], "fn_type": b["fn_type"], "includes": b["includes"],
-            "compute_as": b["compute_as"], "todos": [a.todo for a in b["args"] if a.todo]}
+            "compute_as": b["compute_as"], "zeros_as": b["zeros_as"],
+            "todos": [a.todo for a in b["args"] if a.todo]}
 
 
 def _rank_branch(k: dict, rank_variant: tuple[AclnnApi, int], op: FrameworkOp,
@@ -580,7 +582,8 @@ def _rank_branch(k: dict, rank_variant: tuple[AclnnApi, int], op: FrameworkOp,
             "why": why,
             "args": b["args"], "asserts": b["asserts"], "after": b["after"],
             "fn_alias": b["fn_alias"], "fn_type": b["fn_type"], "includes": b["includes"],
-            "compute_as": b["compute_as"], "todos": [a.todo for a in b["args"] if a.todo]}
+            "compute_as": b["compute_as"], "zeros_as": b["zeros_as"],
+            "todos": [a.todo for a in b["args"] if a.todo]}
 
 
 def _inplace_into_output(amap, api: AclnnApi | None = None) -> None:
