@@ -167,9 +167,12 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
         soc_notes = [f"{k['api'].name} on {soc}: dtypes cut by {w}" for k in ks
                      for w in k["soc_cut"]]
         adapter_name = f"{op_id}_kernel.cc"
-        needs_compute_as = any(k.get("compute_as") or (k.get("branch") or {}).get("compute_as")
-                               for k in ks)
+        needs_compute_as = any(k.get("compute_as") or k.get("zeros_as")
+                               or (k.get("branch") or {}).get("compute_as")
+                               or (k.get("branch") or {}).get("zeros_as") for k in ks)
         adapter = render("paddle/kernel.cc.j2", kernels=ks, needs_compute_as=needs_compute_as,
+                         needs_zeros_as=any(k.get("zeros_as") or (k.get("branch") or {})
+                                            .get("zeros_as") for k in ks),
                          needs_host_scalar=any(k.get("host_scalar") for k in ks),
                          needs_count_nonzero=any(k.get("count_nonzero") for k in ks),
                          includes=sorted({h for k in ks

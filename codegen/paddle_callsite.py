@@ -186,7 +186,8 @@ def tied_mixed_dtypes(api: AclnnApi, op, amap) -> tuple[dict[str, list[str]], li
 
 
 def compute_as(api: AclnnApi, amap, args: list[CallArg], dtypes: list[str],
-               tied: dict[str, list[str]] | None = None) -> list[CallArg]:
+               tied: dict[str, list[str]] | None = None,
+               skip: set[str] = frozenset()) -> list[CallArg]:
     """Each floating tensor of a dtype in `dtypes` (those the API lacks), or in
     `tied[param]` (`tied_mixed_dtypes`), goes as a `compute_as.compute` copy; outputs are
     computed into one and cast back after the call (templates/paddle/compute_as.j2 holds
@@ -202,7 +203,8 @@ def compute_as(api: AclnnApi, amap, args: list[CallArg], dtypes: list[str],
     for p, a in zip(amap.params, args):
         floats = {normalize_dtype(d) for d in p.aclnn.dtypes}
         own = list(dtypes) + [d for d in tied.get(p.aclnn.name, []) if d not in dtypes]
-        if not own or not (_viewable(p, a) or _local_tensor(p, a) or _from_optional(p, a)) \
+        if not own or p.aclnn.name in skip \
+                or not (_viewable(p, a) or _local_tensor(p, a) or _from_optional(p, a)) \
                 or (floats and ca.compute not in floats):
             out.append(a)  # an index / mask tensor, or a list: left as it is
             continue
@@ -221,6 +223,105 @@ def compute_as(api: AclnnApi, amap, args: list[CallArg], dtypes: list[str],
             after.append(f"opgen_cast_back(dev_ctx, {v}, {target});")
         out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, pre, a.todo, a.decision, after))
     return out
+
+
+# phi::DataType spellings of every dtype name opdb normalizes to
+PHI_DATATYPE = {**PHI_ENUM, "int8": "INT8", "uint8": "UINT8", "int16": "INT16",
+                "int32": "INT32", "int64": "INT64", "bool": "BOOL",
+                "complex64": "COMPLEX64", "complex128": "COMPLEX128"}
+
+
+def list_split(api: AclnnApi, args: list[CallArg]) -> dict | None:
+    """Upstream's split of a long tensor list into calls of at most N tensors (opdb.call_limits,
+    N from op-plugin's adapter of the same API: the limit is the API's, whichever framework
+    calls it). Every list argument (tensors, scalars) is cut into the same slices; every other argument
+    goes whole to each call, as op-plugin's split and PaddleCustomDevice
+    check_finite_and_unscale_kernel.cc (chunks of 256, `found_inf_tmp` and `inverse_out`
+    whole) pass them. The aclnnForeachNonFiniteCheckAndUnscale doc allows at most 256
+    tensors in `scaledGrads`; before, a longer list was refused. None without a limit row."""
+    from opdb.call_limits import tensors_per_call
+    limit = tensors_per_call(api.name)
+    lists = [i for i, a in enumerate(args)
+             if aclnn_kind(a.aclnn_ctype) in ("tensor_list", "scalar_list")]
+    if limit is None or not lists:
+        return None
+    inplace = any(p.role == "inout" for p in api.params if aclnn_kind(p.ctype) == "tensor_list")
+    n = limit.per_call(inplace)
+    first = args[lists[0]].expr
+    decls = [f"std::decay_t<decltype({args[i].expr})> opgen_{snake(args[i].aclnn_name)}_part("
+             f"{args[i].expr}.begin() + opgen_i, {args[i].expr}.begin() + "
+             f"(opgen_i + {n} < {args[i].expr}.size() ? opgen_i + {n} : "
+             f"{args[i].expr}.size()));" for i in lists]
+    exprs = [f"opgen_{snake(a.aclnn_name)}_part" if i in lists else a.expr
+             for i, a in enumerate(args)]
+    return {"max": n, "total": f"{first}.size()", "where": limit.where, "decls": decls,
+            "exprs": exprs}
+
+
+def reciprocal_by_name(api: AclnnApi, amap, args: list[CallArg]) -> list[CallArg]:
+    """An aclnn input tensor named the inverse of the phi input it is fed by (`inv_<x>` <-
+    `<x>`, by the snake-case names): the API takes 1 / x, so the kernel passes the
+    reciprocal (aclnnReciprocal into a tensor of x's meta). check_finite_and_unscale's
+    `scale` (Paddle's loss scale) is aclnnForeachNonFiniteCheckAndUnscale's `invScale`:
+    PaddleCustomDevice check_finite_and_unscale_kernel.cc divides 1 by `t_scale` (Div)
+    and passes that; before, the grads were multiplied by the loss scale instead of
+    divided. A phi name that is itself `inv_...` matches the aclnn one by name and is
+    passed as given."""
+    out = []
+    for p, a in zip(amap.params, args):
+        fw = p.fw
+        if (p.aclnn.role == "input" and aclnn_kind(a.aclnn_ctype) == "tensor" and fw is not None
+                and not fw.is_output and fw.kind == "tensor" and not fw.optional
+                and p.rule is None and a.expr == fw.name
+                and norm_param(p.aclnn.name) == "inv_" + norm_param(fw.name)):
+            v = _var(a, "")
+            pre = list(a.prelude) + [
+                f"phi::DenseTensor {v};  // {api.name}'s `{p.aclnn.name}` is 1 / `{fw.name}` "
+                "(by the names)",
+                f"{v}.set_meta({fw.name}.meta());",
+                f"dev_ctx.Alloc(&{v}, {v}.dtype());",
+                f"EXEC_NPU_CMD(aclnnReciprocal, dev_ctx, {fw.name}, {v});"]
+            out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, pre, "", a.decision, a.after))
+        else:
+            out.append(a)
+    return out
+
+
+def fresh_inout_zeros(api: AclnnApi, amap, args: list[CallArg], fresh: frozenset[str],
+                      overwrites: frozenset[str] = frozenset()) -> tuple[list[CallArg], set[str]]:
+    """An aclnn in-place tensor (role inout) that a phi *output* feeds with nothing copied
+    in, where the output is one Paddle allocates afresh (`fresh`: no YAML `inplace` pair
+    writes into it, paddle_target.fresh_outputs; an output of a kernel the YAML does not
+    list may be an input's memory and is left alone), is a fresh allocation the API
+    reads: it starts from zeros, in a dtype the API takes for it (its doc dtypes) when the
+    output's is another, and is cast back after the call (templates/paddle/zeros_as.j2
+    `opgen_zeros_as`). check_finite_and_unscale's `found_infinite` (BOOL, InferMeta) is
+    aclnnForeachNonFiniteCheckAndUnscale's FLOAT32 `foundInf`, which the API only raises;
+    PaddleCustomDevice check_finite_and_unscale_kernel.cc zero-fills a float32
+    `found_inf_tmp`, passes it and casts it to bool. Before, the call read an
+    uninitialised output of a dtype the API refuses. Not for the APIs that overwrite every
+    element (`overwrites`, inplace_overwrites.yaml): they read nothing. Gives the
+    arguments and the aclnn names rewritten (compute_as leaves those alone)."""
+    if api.name in overwrites:
+        return args, set()
+    out, done = [], set()
+    for p, a in zip(amap.params, args):
+        if not (p.aclnn.role == "inout" and aclnn_kind(a.aclnn_ctype) == "tensor"
+                and p.fw is not None and p.fw.is_output and p.fw.kind == "tensor"
+                and p.fw.name in fresh and p.fw_input is None and p.rule is None):
+            out.append(a)
+            continue
+        takes = [f"phi::DataType::{PHI_DATATYPE[normalize_dtype(d)]}" for d in p.aclnn.dtypes
+                 if normalize_dtype(d) in PHI_DATATYPE]
+        v = _var(a, "_zeros")
+        target = a.expr[1:] if a.expr.startswith("*") else f"&{a.expr}"
+        pre = list(a.prelude) + [
+            f"phi::DenseTensor {v} = opgen_zeros_as(dev_ctx, {a.expr}, {{{', '.join(takes)}}});"
+            f"  // {api.name} reads `{p.aclnn.name}`: a fresh `{p.fw.name}` starts from zeros"]
+        out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, pre, a.todo, a.decision,
+                           list(a.after) + [f"opgen_cast_back(dev_ctx, {v}, {target});"]))
+        done.add(p.aclnn.name)
+    return out, done
 
 
 def master_weights(fwp, amap, args: list[CallArg]) -> list[CallArg]:

@@ -228,9 +228,19 @@ class PaddleDialect(Dialect):
             return CallArg(p.aclnn.name, p.aclnn.ctype, deref, pre, todo, p.decision)
         if k == fk == "tensor_list":
             if fw.is_output:
+                pre = []
+                if p.fw_input is not None:  # in place: each input member copied in first
+                    src = p.fw_input.name
+                    pre = [f"for (size_t i = 0; i < {name}.size() && i < {src}.size(); ++i) {{",
+                           f"  if ({name}[i]->data() != {src}[i]->data() && "
+                           f"{name}[i]->dims() == {src}[i]->dims()) {{",
+                           f"    phi::Copy(dev_ctx, *{src}[i], dev_ctx.GetPlace(), false, "
+                           f"{name}[i]);",
+                           "  }",
+                           "}"]
                 return CallArg(p.aclnn.name, p.aclnn.ctype, var,
-                               [f"std::vector<const phi::DenseTensor*> {var}({name}.begin(), "
-                                f"{name}.end());"], p.todo, p.decision)
+                               pre + [f"std::vector<const phi::DenseTensor*> {var}({name}.begin(), "
+                                      f"{name}.end());"], p.todo, p.decision)
             return CallArg(p.aclnn.name, p.aclnn.ctype, name, [], p.todo, p.decision)
         if k == fk and k in ("scalar", "int_array", "scalar_list", "bool_array"):
             cpp = fw.cpp_type.replace(" ", "")
@@ -366,6 +376,23 @@ def kernel_key_input(kernel: str, inputs: tuple[str, ...]) -> str | None:
             found.add(None if tensors[-1].optional else tensors[-1].name)
     key = found.pop() if len(found) == 1 else None
     return key if key in inputs else None
+
+
+def fresh_outputs(kernel: str) -> frozenset[str]:
+    """The outputs of `kernel` that Paddle allocates afresh at every call: outputs of each
+    YAML op listing the kernel that no `inplace` pair writes into (check_finite_and_unscale_:
+    `inplace : (x -> out)`, so `found_infinite` is fresh and `out` is `x`). Empty when the
+    YAML does not list the kernel (an output may then be an input's memory)."""
+    from codegen.testspec import _catalog
+    cat = _catalog()
+    listed = [o for o in (cat.op(n) for n in cat.ops_for_kernel(kernel)) if o is not None]
+    if not listed:
+        return frozenset()
+    fresh = None
+    for o in listed:
+        names = {out.name for out in o.outputs} - {dst for _, dst in o.inplace}
+        fresh = names if fresh is None else fresh & names
+    return frozenset(fresh or ())
 
 
 def forward_kernels(kernel: str) -> tuple[str, ...]:
@@ -515,6 +542,7 @@ def _identity_kernel(k: dict, gi, framework_dtypes: tuple[str, ...] | None,
                        f"{what} does not need it (check)"} for p in op.params if p.name not in read]
     return {**k, "allocs": [], "guards": [], "args": [], "asserts": [], "after": [],
             "branch": None, "compute_as": [], "host_scalar": False, "count_nonzero": False,
+            "zeros_as": False, "split": None,
             "unused": unused, "includes": [],
             "dtypes": [PHI_DTYPES[d] for d in names], "dtype_names": names, "dtype_key": "",
             "composite": [f"// {gi.note(k['api'].name, op.name)}"]
@@ -533,7 +561,8 @@ def _flag_branch(k: dict, fb, op: FrameworkOp, framework_dtypes: tuple[str, ...]
     return {"api": b["api"], "cond": fb.cond, "why": fb.why,
             "args": b["args"], "asserts": b["asserts"], "after": b["after"],
             "fn_alias": b["fn_alias"], "fn_type": b["fn_type"], "includes": b["includes"],
-            "compute_as": b["compute_as"], "todos": [a.todo for a in b["args"] if a.todo]}
+            "compute_as": b["compute_as"], "zeros_as": b["zeros_as"],
+            "todos": [a.todo for a in b["args"] if a.todo]}
 
 
 def _rank_branch(k: dict, rank_variant: tuple[AclnnApi, int], op: FrameworkOp,
@@ -553,7 +582,8 @@ def _rank_branch(k: dict, rank_variant: tuple[AclnnApi, int], op: FrameworkOp,
             "why": why,
             "args": b["args"], "asserts": b["asserts"], "after": b["after"],
             "fn_alias": b["fn_alias"], "fn_type": b["fn_type"], "includes": b["includes"],
-            "compute_as": b["compute_as"], "todos": [a.todo for a in b["args"] if a.todo]}
+            "compute_as": b["compute_as"], "zeros_as": b["zeros_as"],
+            "todos": [a.todo for a in b["args"] if a.todo]}
 
 
 def _inplace_into_output(amap, api: AclnnApi | None = None) -> None:
@@ -632,14 +662,17 @@ def _inplace_from_input(api: AclnnApi, amap) -> None:
     fill_grad reads nothing, and the copy would be wasted)."""
     if api.name in _overwrites():
         return
-    spare = [u for u in amap.unused if not u.is_output and u.kind == "tensor"
-             and not u.optional]
-    if len(spare) != 1:
-        return
     for i, p in enumerate(amap.params):
-        if (p.aclnn.role == "inout" and p.kind == "tensor" and p.fw is not None
-                and p.fw.is_output and p.fw.kind == "tensor" and p.fw_input is None
-                and p.decision == "role"):
+        if (p.aclnn.role == "inout" and p.kind in ("tensor", "tensor_list")
+                and p.fw is not None and p.fw.is_output and p.fw.kind == p.kind
+                and p.fw_input is None and p.decision == "role"):
+            # a list too (check_finite_and_unscale: aclnnForeachNonFiniteCheckAndUnscale's
+            # `scaledGrads` <- `outs`, `xs` unused; PaddleCustomDevice
+            # check_finite_and_unscale_kernel.cc copies each xs[i] into outs[i] first)
+            spare = [u for u in amap.unused if not u.is_output and u.kind == p.kind
+                     and not u.optional]
+            if len(spare) != 1:
+                return
             src = spare[0]
             note = (f"TODO(opgen): aclnn `{p.aclnn.name}` ({p.aclnn.ctype}) <- framework "
                     f"`{p.fw.name}`: matched by role; in-place: {api.name} reads its tensor, "
@@ -694,7 +727,8 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     args = _device_copies(args, _any_backend_inputs(op) - optional)
     from codegen.paddle_callsite import (axis_broadcast_views, compute_as, compute_as_dtypes,
                                          data_dependent_outputs, decreased_axis_views,
-                                         flatten_view,
+                                         flatten_view, fresh_inout_zeros,
+                                         list_split, reciprocal_by_name,
                                          master_weights, reduce_all_dims, tied_mixed_dtypes,
                                          transpose_views, zero_dim_views)
     args, sized_after = data_dependent_outputs(api, amap, args)
@@ -715,7 +749,9 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     dtype_key = key if key and paddle_dtypes(api, fw_dtypes, soc)[0] != dtypes else ""
     computed = compute_as_dtypes(api, paddle_dtypes(api, None, soc, key)[0], fw_dtypes, soc)
     tied, tied_where = tied_mixed_dtypes(api, op, amap)
-    args = compute_as(api, amap, args, computed, tied)
+    args = reciprocal_by_name(api, amap, args)
+    args, zeroed = fresh_inout_zeros(api, amap, args, fresh_outputs(op.name), _overwrites())
+    args = compute_as(api, amap, args, computed, tied, zeroed)
     before, after = _kernel_rules(api, fwp, amap)
     before = _position_refusals(api, op, amap) + before
     fn_alias, fn_type = fn_pointer_type(amap)
@@ -763,6 +799,8 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
         "soc_cut": soc_cut,
         "compute_as": computed or sorted({d for ds in tied.values() for d in ds}),
         "host_scalar": any("opgen_host_scalar(" in line for a in args for line in a.prelude),
+        "zeros_as": bool(zeroed),
+        "split": list_split(api, args),
         "count_nonzero": bool(sized_after),
         "tied_where": tied_where,
         "argmap": amap,
