@@ -1974,6 +1974,21 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                                static_asserts(sib.name, nz_alias, main.args, "ConvertType"), [],
                                cond=nz_route.cond, note=route_note(nz_route, chosen.name)),
                         main]
+    mode = None
+    if role != "inplace" and len(branches) == 1 and capture is None and nz_route is None:
+        # op-plugin runs the op on another API in its default mode (opdb mode_route)
+        from codegen import torch_mode_route as tmr
+        route, default = (variants.get("mode_route") or {}).get(op.name) or (None, None)
+        fw_names = {f.name for f in fwp}
+        fed = {a.aclnn_name: a.expr for a in main.args if a.expr in fw_names}
+        mode = tmr.mode_branch(route, default, chosen, fed, fw_names)
+        if mode is not None:
+            m_alias, _ = fn_pointer_type(ArgMap(mode.api, []))
+            branches = [Branch(mode.api, list(main.args),
+                               static_asserts(mode.api.name, m_alias, main.args, "ConvertType"), [],
+                               cond=mode.cond, prelude=tmr.prelude(mode, role, ref_expr),
+                               note=tmr.note(mode, chosen.name)),
+                        main]
     # versions checked at run time (a missing one must not send every call to acl_op)
     checked = {b.api.name for b in branches if "_available" in b.cond
                or any("check_aclnn_kernel_available" in line for line in b.prelude)}
@@ -2017,8 +2032,10 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                 and u.name not in meta_checked],
         fallback_calls=_weight_nz_gate(nz_route, chosen.name, apis,
                                        f"acl_op::{fn}({', '.join(call_names)})")
+        + _mode_gate(mode, chosen.name, apis, f"acl_op::{fn}({', '.join(call_names)})")
         + [f"DO_COMPATIBILITY({n}, acl_op::{fn}({', '.join(call_names)}));"
-           for n in apis if nz_route is None or n not in (nz_route.api.name, chosen.name)]
+           for n in apis if (nz_route is None or n not in (nz_route.api.name, chosen.name))
+           and (mode is None or n not in (mode.api.name, chosen.name))]
         if acl_op_fallback else
         # no acl_op: a CANN without the API runs torch's own kernel, as op-plugin's
         # `DO_COMPATIBILITY(aclnnForeachSign, at::native::foreach_tensor_sign_slow(self))`
@@ -2032,6 +2049,15 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                + _other_device_route(schema, functional, role)),
         split=_list_split(chosen, branches, schema, role, host), view_shapes=view_shapes,
         per_element=_per_element(amap, schema))
+
+
+def _mode_gate(mode, api: str, apis: list[str], acl_op_call: str) -> list[str]:
+    """Upstream's DO_COMPATIBILITY of the API each run mode takes, in place of both
+    APIs' lines (codegen.torch_mode_route); nothing without a mode route."""
+    if mode is None or api not in apis:
+        return []
+    from codegen.torch_mode_route import fallback_lines
+    return fallback_lines(mode, api, acl_op_call)
 
 
 def _weight_nz_gate(route, nd_api: str, apis: list[str], acl_op_call: str) -> list[str]:

@@ -87,6 +87,22 @@ class ChannelFirst:
 
 
 @dataclass(frozen=True)
+class ApiOutputLayout:
+    """(torch, per API) an aclnn output in a layout of the API's own that no torch meta
+    function gives (aclnnMaxPool2dWithMask's int8 mask in place of indices): where opgen
+    routes a call to one of the APIs matching `apis` (a mode route), the framework output
+    `output` is allocated (functional) or checked (`.out`) with `sizes` (C++, `{name}`
+    framework values, read before the output is replaced) and `dtype` (an `at::ScalarType`),
+    and is returned in that layout, as upstream returns it."""
+
+    apis: str
+    output: str
+    sizes: str
+    dtype: str
+    evidence: str
+
+
+@dataclass(frozen=True)
 class ApiOutputShape:
     """(torch, per API) an aclnn output the API shapes by its own rule, not torch's meta
     function (docs/opgen.md class 19): the framework output `output` of the APIs matching
@@ -282,6 +298,12 @@ class ArgRules:
     bounds: Bounds | None = None
     positions: Positions | None = None
     api_output_shapes: tuple[ApiOutputShape, ...] = ()
+    api_output_layouts: tuple[ApiOutputLayout, ...] = ()
+
+    def output_layout_for(self, api: str, output: str) -> ApiOutputLayout | None:
+        import re
+        return next((o for o in self.api_output_layouts
+                     if o.output == output and re.search(o.apis, api)), None)
 
     def output_shape_for(self, api: str, output: str) -> ApiOutputShape | None:
         import re
@@ -351,7 +373,7 @@ def _fail(where: str, msg: str):
 _TOP_KEYS = ("aliases", "rules", "test_values", "expansions", "channel_first", "kernel_rules",
              "zero_dim_views", "compute_as", "master_weights", "flatten", "rank_variants",
              "data_dependent", "torch_skips", "absent_affine", "bounds", "positions",
-             "api_output_shapes")
+             "api_output_shapes", "api_output_layouts")
 
 
 def parse(data: dict) -> ArgRules:
@@ -436,7 +458,8 @@ def parse(data: dict) -> ArgRules:
                     _absent_affine(data.get("absent_affine")),
                     _bounds(data.get("bounds")),
                     _positions(data.get("positions")),
-                    _api_output_shapes(data.get("api_output_shapes")))
+                    _api_output_shapes(data.get("api_output_shapes")),
+                    _api_output_layouts(data.get("api_output_layouts")))
 
 
 def _positions(p) -> Positions | None:
@@ -457,6 +480,17 @@ def _api_output_shapes(entries) -> tuple[ApiOutputShape, ...]:
             _fail(where, "needs exactly `apis`, `output`, `sizes`, `aclnn_view` and `evidence`")
         out.append(ApiOutputShape(*(str(o[k]) for k in
                                     ("apis", "output", "sizes", "aclnn_view", "evidence"))))
+    return tuple(out)
+
+
+def _api_output_layouts(entries) -> tuple[ApiOutputLayout, ...]:
+    keys = ("apis", "output", "sizes", "dtype", "evidence")
+    out = []
+    for i, o in enumerate(entries or []):
+        where = f"api_output_layouts[{i}] ({o.get('apis') if isinstance(o, dict) else o})"
+        if not isinstance(o, dict) or set(o) != set(keys) or not all(o.values()):
+            _fail(where, "needs exactly `apis`, `output`, `sizes`, `dtype` and `evidence`")
+        out.append(ApiOutputLayout(*(str(o[k]) for k in keys)))
     return tuple(out)
 
 
