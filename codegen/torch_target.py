@@ -1295,6 +1295,57 @@ def _api_shaped_outputs(api_name: str, args: list[CallArg], fwp: list[FwParam]) 
         a.expr = local
 
 
+_NPU_ALLOC = "npu_preparation::apply_tensor_without_format("
+
+
+def _api_output_lists(api_name: str, args: list[CallArg], fwp: list[FwParam],
+                      ref: str, backward: str = "") -> set[str]:
+    """aclnn output tensor lists no framework value feeds that the API refuses as nullptr
+    when a flag holds (arg_rules.yaml `api_output_lists`, reviewed per API from its own
+    checks: aclnnGRU's gate lists when `train`, ops-nn aclnn_gru.cpp CheckNotNull): each
+    is allocated as the entry says, when the flag holds, and passed empty otherwise, as
+    op-plugin's _gru_npu / _lstm_npu do. The tensors are not returned (the op's schema has
+    no place for them). Gives the aclnn names it replaced."""
+    from opdb.arg_rules import load as load_rules
+    if not ref:
+        return set()
+    names = {f.name: f.name for f in fwp}
+    by_name = {a.aclnn_name: a for a in args}
+    for entry in load_rules().output_lists_for(api_name):
+        try:
+            when, count, sizes = (entry.when.format(**names), entry.count.format(**names),
+                                  entry.sizes.format(**names))
+        except KeyError:
+            continue  # an entry for another overload (an RNN's packed `data` mode)
+        hit = [by_name[o] for o in entry.outputs
+               if o in by_name and by_name[o].decision == "unmapped"
+               and by_name[o].aclnn_ctype.replace(" ", "") == "aclTensorList*"]
+        if len(hit) != len(entry.outputs):
+            continue
+        cite = entry.evidence.split(":")[0]
+        for a in hit:
+            vec = f"{a.expr}_vec"
+            a.prelude = [
+                f"// `{a.aclnn_name}`: {count} tensors of {sizes} when {when}, as the API "
+                f"requires then ({cite}); empty otherwise",
+                f"std::vector<at::Tensor> {vec};",
+                f"if ({when}) {{",
+                f"    for (int64_t opgen_i = 0; opgen_i < {count}; ++opgen_i) {{",
+                f"        {vec}.push_back({_NPU_ALLOC}{sizes}, {ref}.options()));",
+                "    }",
+                "}",
+                f"at::TensorList {a.expr}({vec});"]
+            a.todo = ""
+            a.decision = "rule"
+        hit[0].todo = (
+            f"TODO(opgen): autograd is not wired: {', '.join(f'`{a.aclnn_name}`' for a in hit)} "
+            "are dropped after the call (the op's schema returns none of them), so a backward "
+            f"that reads them{f' ({backward})' if backward else ''} cannot be fed from this op; "
+            "op-plugin returns them from a custom op whose derivative does. Forward only")
+        return {a.aclnn_name for a in hit}
+    return set()
+
+
 def _list_elem_options(opts: str) -> str:
     """`self.front().options()` -> `self[i].options()`: element i of the output list
     takes the device and options of element i of the input list."""
@@ -1880,6 +1931,8 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     args = call_args(amap, dialect, ref_expr)
     if role == "functional":
         _api_shaped_outputs(chosen.name, args, fwp)
+    listed = _api_output_lists(chosen.name, args, fwp, ref,
+                               getattr(variants.get("backward"), "name", ""))
     _flatten_for_unset_dim(amap, args, functional, ref, fwp)
     dtype_cast = _cast_inputs_to_dtype(amap, args, fwp, schema)
     _scalar_in_list_type(args, schema)
@@ -1895,6 +1948,10 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
             args[i].aclnn_name, args[i].aclnn_ctype, args[i].expr,
             [args[i].prelude[0].replace("npu_preparation::apply_tensor_without_format(",
                                         "at::empty(")], decision=args[i].decision)] + args[i + 1:]
+    if listed and main.binding_args is None:  # the standalone binding allocates with at::empty
+        main.binding_args = [CallArg(a.aclnn_name, a.aclnn_ctype, a.expr, [
+            line.replace(_NPU_ALLOC, "at::empty(") for line in a.prelude], a.todo, a.decision)
+            if a.aclnn_name in listed else a for a in args]
     host = _host_tensor_copies(main, functional or schema, fwp)
     branches = [main]
     guards: list[str] = list(via_out) + into_out

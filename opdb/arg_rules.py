@@ -87,6 +87,22 @@ class ChannelFirst:
 
 
 @dataclass(frozen=True)
+class ApiOutputList:
+    """(torch, per API) aclnn output tensor lists no framework value feeds, which the API
+    refuses as nullptr when `when` holds (its own null check): each is allocated, when
+    `when` holds, as `count` tensors of `sizes` in the options of the call's first
+    required tensor (C++, `{name}` framework values); an empty list otherwise, as
+    upstream passes. An entry applies only when every `{name}` it reads exists."""
+
+    apis: str
+    outputs: tuple[str, ...]
+    when: str
+    count: str
+    sizes: str
+    evidence: str
+
+
+@dataclass(frozen=True)
 class ApiOutputLayout:
     """(torch, per API) an aclnn output in a layout of the API's own that no torch meta
     function gives (aclnnMaxPool2dWithMask's int8 mask in place of indices): where opgen
@@ -299,6 +315,11 @@ class ArgRules:
     positions: Positions | None = None
     api_output_shapes: tuple[ApiOutputShape, ...] = ()
     api_output_layouts: tuple[ApiOutputLayout, ...] = ()
+    api_output_lists: tuple[ApiOutputList, ...] = ()
+
+    def output_lists_for(self, api: str) -> list[ApiOutputList]:
+        import re
+        return [o for o in self.api_output_lists if re.search(o.apis, api)]
 
     def output_layout_for(self, api: str, output: str) -> ApiOutputLayout | None:
         import re
@@ -373,7 +394,7 @@ def _fail(where: str, msg: str):
 _TOP_KEYS = ("aliases", "rules", "test_values", "expansions", "channel_first", "kernel_rules",
              "zero_dim_views", "compute_as", "master_weights", "flatten", "rank_variants",
              "data_dependent", "torch_skips", "absent_affine", "bounds", "positions",
-             "api_output_shapes", "api_output_layouts")
+             "api_output_shapes", "api_output_layouts", "api_output_lists")
 
 
 def parse(data: dict) -> ArgRules:
@@ -459,7 +480,8 @@ def parse(data: dict) -> ArgRules:
                     _bounds(data.get("bounds")),
                     _positions(data.get("positions")),
                     _api_output_shapes(data.get("api_output_shapes")),
-                    _api_output_layouts(data.get("api_output_layouts")))
+                    _api_output_layouts(data.get("api_output_layouts")),
+                    _api_output_lists(data.get("api_output_lists")))
 
 
 def _positions(p) -> Positions | None:
@@ -491,6 +513,20 @@ def _api_output_layouts(entries) -> tuple[ApiOutputLayout, ...]:
         if not isinstance(o, dict) or set(o) != set(keys) or not all(o.values()):
             _fail(where, "needs exactly `apis`, `output`, `sizes`, `dtype` and `evidence`")
         out.append(ApiOutputLayout(*(str(o[k]) for k in keys)))
+    return tuple(out)
+
+
+def _api_output_lists(entries) -> tuple[ApiOutputList, ...]:
+    keys = ("apis", "outputs", "when", "count", "sizes", "evidence")
+    out = []
+    for i, o in enumerate(entries or []):
+        where = f"api_output_lists[{i}] ({o.get('apis') if isinstance(o, dict) else o})"
+        if not isinstance(o, dict) or set(o) != set(keys) or not all(o.values()) \
+                or not isinstance(o["outputs"], list):
+            _fail(where, "needs exactly `apis`, `outputs` (a list), `when`, `count`, `sizes` "
+                         "and `evidence`")
+        out.append(ApiOutputList(str(o["apis"]), tuple(str(n) for n in o["outputs"]),
+                                 *(str(o[k]) for k in keys[2:])))
     return tuple(out)
 
 

@@ -1,0 +1,68 @@
+"""Output tensor lists an aclnn API refuses as nullptr when a flag holds (docs/opgen.md,
+"Class 12 and the WithMask route"): aclnnGRU's gate lists and aclnnLSTM's gate and state
+lists when `train` (ops-nn aclnn_gru.cpp / aclnn_lstm.cpp CheckNotNull). A reviewed
+per-API entry (arg_rules.yaml `api_output_lists`, with the API's own shape checks as
+evidence) sizes them; the adapter allocates them when the flag holds and passes empty
+lists otherwise, as op-plugin's _gru_npu / _lstm_npu do, and says that autograd is not
+wired. Before, each went as nullptr, so every training call was refused."""
+from __future__ import annotations
+
+from codegen.api import prepare
+from tests.codegen.torch_adapter_parts import ADAPTER, function_body as _fn, shipped_db_fixture
+
+db = shipped_db_fixture()
+
+
+def _lists(body: str, names: list[str], count: str, sizes: str, ref: str) -> None:
+    for n in names:
+        vec = f"acl_{n}_vec"
+        block = (f"    std::vector<at::Tensor> {vec};\n"
+                 "    if (train) {\n"
+                 f"        for (int64_t opgen_i = 0; opgen_i < {count}; ++opgen_i) {{\n"
+                 f"            {vec}.push_back(npu_preparation::apply_tensor_without_format("
+                 f"{sizes}, {ref}.options()));\n"
+                 "        }\n"
+                 "    }\n"
+                 f"    at::TensorList acl_{n}({vec});\n")
+        assert block in body, n
+        assert f"aclTensorList* acl_{n} = nullptr;" not in body
+
+
+def test_gru_allocates_its_gate_lists_when_training(db):
+    r = prepare(db, "aclnnGRU", "torch", op="aten::gru.input", layout="in-tree")
+    body = _fn(r.files[ADAPTER.format("Gru")], "std::tuple<at::Tensor, at::Tensor> gru(")
+    _lists(body, ["r_out", "z_out", "n_out", "hn_out", "h_out"], "(bidirectional ? 2 : 1) * num_layers",
+           "{batch_first ? input.size(1) : input.size(0), batch_first ? input.size(0) : "
+           "input.size(1), params[0].size(0) / 3}", "input")
+    assert body.index("acl_h_out_vec") < body.index(
+        "EXEC_NPU_CMD(aclnnGRU, input, params, hx, acl_batch_sizes, has_biases, num_layers, "
+        "dropout, train, bidirectional, batch_first, out0, out1, acl_r_out, acl_z_out, "
+        "acl_n_out, acl_hn_out, acl_h_out);")
+    assert "// TODO(opgen): autograd is not wired: `rOut`, `zOut`, `nOut`, `hnOut`, `hOut` are " \
+           "dropped after the call" in body
+    assert "(aclnnGRUBackward)" in body
+    # batchSizes stays unset for gru.input (the API refuses a non-null one: no data mode)
+    assert "const aclTensor* acl_batch_sizes = nullptr;" in body
+
+
+def test_lstm_data_mode_sizes_its_lists_from_batch_sizes(db):
+    """lstm.data runs aclnnLSTM's data mode (batchSizes given): T = batch_sizes' length,
+    B = data.size(0) / T (aclnn_lstm.cpp CheckShapes; op-plugin's
+    lstm_npu_ijfo_hc_tanhc_output_size). The input-mode entry (batch_first) does not apply."""
+    r = prepare(db, "aclnnLSTM", "torch", op="aten::lstm.data", layout="in-tree")
+    body = _fn(r.files[ADAPTER.format("Lstm")], "std::tuple<at::Tensor, at::Tensor, at::Tensor> lstm(")
+    _lists(body, ["i_out", "j_out", "f_out", "o_out", "h_out", "c_out", "tanh_cout"],
+           "(bidirectional ? 2 : 1) * num_layers",
+           "{batch_sizes.size(0), data.size(0) / batch_sizes.size(0), params[0].size(0) / 4}",
+           "data")
+    assert "batch_first ?" not in body
+
+
+def test_an_entry_is_strict():
+    import pytest
+
+    from opdb.arg_rules import parse
+    from opdb.errors import OpscanError
+    with pytest.raises(OpscanError, match="api_output_lists"):
+        parse({"api_output_lists": [{"apis": "^aclnnGRU$", "outputs": "rOut", "when": "{train}",
+                                     "count": "1", "sizes": "{{1}}", "evidence": "x"}]})
