@@ -56,6 +56,8 @@ def test_lstm_data_mode_sizes_its_lists_from_batch_sizes(db):
            "{batch_sizes.size(0), data.size(0) / batch_sizes.size(0), params[0].size(0) / 4}",
            "data")
     assert "batch_first ?" not in body
+    # the packed overload has no batch_first: upstream passes false (LSTMKernelNpuOpApi.cpp)
+    assert "bool acl_batch_first = false;  // packed data (batch_sizes): time-major" in body
 
 
 def test_an_entry_is_strict():
