@@ -657,6 +657,10 @@ def meta_call(functional: TorchSchema, meta_device: bool = False) -> str:
     from codegen import torch_facts
     # a per-element host tensor (`scalars`) stays on the host: torch's kernel reads it there
     host = torch_facts.host_per_element_tensors(_op_name(functional))
+    # a tensor torch's kernel reads on the host (arg_rules.yaml `meta_host_tensors`,
+    # reviewed: lstm.data's `batch_sizes`) stays as given too
+    from opdb.arg_rules import load as load_rules
+    host = host | load_rules().meta_host_tensors_for(_op_name(functional))
 
     def arg(a) -> str:
         if meta_device and a.name == "device":

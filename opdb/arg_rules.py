@@ -87,6 +87,17 @@ class ChannelFirst:
 
 
 @dataclass(frozen=True)
+class MetaHostTensor:
+    """(torch, per op) a `Tensor` argument torch's own kernel reads on the host (values,
+    not sizes): the adapter's meta call passes it as given, not as a Meta twin, or the
+    call fails at run time. `ops` is a regex on `aten::name.overload`."""
+
+    ops: str
+    param: str
+    evidence: str
+
+
+@dataclass(frozen=True)
 class ApiOutputList:
     """(torch, per API) aclnn output tensor lists no framework value feeds, which the API
     refuses as nullptr when `when` holds (its own null check): each is allocated, when
@@ -316,6 +327,11 @@ class ArgRules:
     api_output_shapes: tuple[ApiOutputShape, ...] = ()
     api_output_layouts: tuple[ApiOutputLayout, ...] = ()
     api_output_lists: tuple[ApiOutputList, ...] = ()
+    meta_host_tensors: tuple[MetaHostTensor, ...] = ()
+
+    def meta_host_tensors_for(self, op: str) -> frozenset[str]:
+        import re
+        return frozenset(m.param for m in self.meta_host_tensors if re.search(m.ops, op))
 
     def output_lists_for(self, api: str) -> list[ApiOutputList]:
         import re
@@ -394,7 +410,8 @@ def _fail(where: str, msg: str):
 _TOP_KEYS = ("aliases", "rules", "test_values", "expansions", "channel_first", "kernel_rules",
              "zero_dim_views", "compute_as", "master_weights", "flatten", "rank_variants",
              "data_dependent", "torch_skips", "absent_affine", "bounds", "positions",
-             "api_output_shapes", "api_output_layouts", "api_output_lists")
+             "api_output_shapes", "api_output_layouts", "api_output_lists",
+             "meta_host_tensors")
 
 
 def parse(data: dict) -> ArgRules:
@@ -481,7 +498,8 @@ def parse(data: dict) -> ArgRules:
                     _positions(data.get("positions")),
                     _api_output_shapes(data.get("api_output_shapes")),
                     _api_output_layouts(data.get("api_output_layouts")),
-                    _api_output_lists(data.get("api_output_lists")))
+                    _api_output_lists(data.get("api_output_lists")),
+                    _meta_host_tensors(data.get("meta_host_tensors")))
 
 
 def _positions(p) -> Positions | None:
@@ -527,6 +545,17 @@ def _api_output_lists(entries) -> tuple[ApiOutputList, ...]:
                          "and `evidence`")
         out.append(ApiOutputList(str(o["apis"]), tuple(str(n) for n in o["outputs"]),
                                  *(str(o[k]) for k in keys[2:])))
+    return tuple(out)
+
+
+def _meta_host_tensors(entries) -> tuple[MetaHostTensor, ...]:
+    keys = ("ops", "param", "evidence")
+    out = []
+    for i, o in enumerate(entries or []):
+        where = f"meta_host_tensors[{i}] ({o.get('ops') if isinstance(o, dict) else o})"
+        if not isinstance(o, dict) or set(o) != set(keys) or not all(o.values()):
+            _fail(where, "needs exactly `ops`, `param` and `evidence`")
+        out.append(MetaHostTensor(*(str(o[k]) for k in keys)))
     return tuple(out)
 
 

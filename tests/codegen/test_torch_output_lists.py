@@ -58,6 +58,29 @@ def test_lstm_data_mode_sizes_its_lists_from_batch_sizes(db):
     assert "batch_first ?" not in body
     # the packed overload has no batch_first: upstream passes false (LSTMKernelNpuOpApi.cpp)
     assert "bool acl_batch_first = false;  // packed data (batch_sizes): time-major" in body
+    # torch's composite reads batch_sizes' values: the meta call keeps it (meta_host_tensors)
+    assert "auto meta = at::lstm(opgen_meta(data), batch_sizes, opgen_meta(hx), " in body
+    # the data mode wants the output 3-d {T, B, D*H}: a view of torch's 2-d result
+    assert ("at::Tensor opgen_out0_api = out0.view({batch_sizes.size(0), data.size(0) / "
+            "batch_sizes.size(0), out0.size(1)});") in body
+    assert "bidirectional, acl_batch_first, opgen_out0_api, out1, out2, acl_i_out" in body
+
+
+def test_lstm_data_reads_batch_sizes_on_the_host():
+    """The evidence of the reviewed `meta_host_tensors` entry, probed: torch's lstm.data
+    fails on a Meta batch_sizes and sizes its outputs with a CPU one."""
+    import pytest
+    torch = pytest.importorskip("torch")
+    T, B, I, H = 3, 2, 4, 5
+    data = torch.empty(T * B, I, device="meta")
+    hx = [torch.empty(1, B, H, device="meta") for _ in range(2)]
+    params = [torch.empty(4 * H, I, device="meta"), torch.empty(4 * H, H, device="meta"),
+              torch.empty(4 * H, device="meta"), torch.empty(4 * H, device="meta")]
+    bs = torch.full((T,), B, dtype=torch.int64)
+    out = torch.ops.aten.lstm.data(data, bs, hx, params, True, 1, 0.0, False, False)
+    assert [tuple(o.shape) for o in out] == [(T * B, H), (1, B, H), (1, B, H)]
+    with pytest.raises(Exception):
+        torch.ops.aten.lstm.data(data, bs.to("meta"), hx, params, True, 1, 0.0, False, False)
 
 
 def test_an_entry_is_strict():
