@@ -121,3 +121,17 @@ def test_no_route_when_the_parameters_differ(db):
     route = mode_route("aten::gelu.out")
     assert route is not None and route.default_api == "aclnnGelu"
     assert mode_branch(route, db.aclnn_api("aclnnGelu"), db.aclnn_api("aclnnGeluV2"), {}, set()) is None
+
+
+def test_the_extractor_refuses_a_wrong_repo_in_one_line(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    out = root / "opdb/sources/torch/op_plugin_mode_routes.jsonl"
+    before = out.read_bytes()
+    r = subprocess.run([sys.executable, str(root / "opdb/sources/torch/extract_mode_routes.py"),
+                        "--repo", str(tmp_path)], capture_output=True, text=True)
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and "extract_mode_routes:" in r.stderr
+    assert out.read_bytes() == before
