@@ -359,6 +359,15 @@ def render_context(db, api: AclnnApi, op: FrameworkOp, target: str) -> dict:
         mains = family_main_routes(list(dict.fromkeys(o.name for o in [op, *(fam or {}).values()])))
         if mains:
             variants["main_route"] = mains  # op-plugin's main API, the older one a fallback
+        from opdb.arg_rules import load as load_rules
+        if load_rules().output_lists_for(api.name):
+            if (bw := backward_api(db, api)) is not None:
+                variants["backward"] = bw  # named where the lists it reads are dropped
+        from opdb.op_plugin_routes import mode_route
+        modes = {o.name: (r, db.aclnn_api(r.default_api)) for o in [op, *(fam or {}).values()]
+                 if (r := mode_route(o.name)) is not None}
+        if modes:
+            variants["mode_route"] = modes  # op-plugin's default-mode API (IsAclnnOnly switch)
         ctx.update(family=fam or None, variants=variants,
                    fallbacks={o.name for o in fam.values() if _acl_op_fallback(db, target, o)})
         return ctx

@@ -657,6 +657,10 @@ def meta_call(functional: TorchSchema, meta_device: bool = False) -> str:
     from codegen import torch_facts
     # a per-element host tensor (`scalars`) stays on the host: torch's kernel reads it there
     host = torch_facts.host_per_element_tensors(_op_name(functional))
+    # a tensor torch's kernel reads on the host (arg_rules.yaml `meta_host_tensors`,
+    # reviewed: lstm.data's `batch_sizes`) stays as given too
+    from opdb.arg_rules import load as load_rules
+    host = host | load_rules().meta_host_tensors_for(_op_name(functional))
     # a `Tensor?` torch's meta function cannot take unset (probed): a Meta placeholder
     # shaped from the required inputs stands in for it there; the API still gets it unset
     placeholders = dict(torch_facts.meta_unset_optional_placeholders(_op_name(functional)))
@@ -1343,6 +1347,57 @@ def _api_shaped_outputs(api_name: str, args: list[CallArg], fwp: list[FwParam]) 
         a.expr = local
 
 
+_NPU_ALLOC = "npu_preparation::apply_tensor_without_format("
+
+
+def _api_output_lists(api_name: str, args: list[CallArg], fwp: list[FwParam],
+                      ref: str, backward: str = "") -> set[str]:
+    """aclnn output tensor lists no framework value feeds that the API refuses as nullptr
+    when a flag holds (arg_rules.yaml `api_output_lists`, reviewed per API from its own
+    checks: aclnnGRU's gate lists when `train`, ops-nn aclnn_gru.cpp CheckNotNull): each
+    is allocated as the entry says, when the flag holds, and passed empty otherwise, as
+    op-plugin's _gru_npu / _lstm_npu do. The tensors are not returned (the op's schema has
+    no place for them). Gives the aclnn names it replaced."""
+    from opdb.arg_rules import load as load_rules
+    if not ref:
+        return set()
+    names = {f.name: f.name for f in fwp}
+    by_name = {a.aclnn_name: a for a in args}
+    for entry in load_rules().output_lists_for(api_name):
+        try:
+            when, count, sizes = (entry.when.format(**names), entry.count.format(**names),
+                                  entry.sizes.format(**names))
+        except KeyError:
+            continue  # an entry for another overload (an RNN's packed `data` mode)
+        hit = [by_name[o] for o in entry.outputs
+               if o in by_name and by_name[o].decision == "unmapped"
+               and by_name[o].aclnn_ctype.replace(" ", "") == "aclTensorList*"]
+        if len(hit) != len(entry.outputs):
+            continue
+        cite = entry.evidence.split(":")[0]
+        for a in hit:
+            vec = f"{a.expr}_vec"
+            a.prelude = [
+                f"// `{a.aclnn_name}`: {count} tensors of {sizes} when {when}, as the API "
+                f"requires then ({cite}); empty otherwise",
+                f"std::vector<at::Tensor> {vec};",
+                f"if ({when}) {{",
+                f"    for (int64_t opgen_i = 0; opgen_i < {count}; ++opgen_i) {{",
+                f"        {vec}.push_back({_NPU_ALLOC}{sizes}, {ref}.options()));",
+                "    }",
+                "}",
+                f"at::TensorList {a.expr}({vec});"]
+            a.todo = ""
+            a.decision = "rule"
+        hit[0].todo = (
+            f"TODO(opgen): autograd is not wired: {', '.join(f'`{a.aclnn_name}`' for a in hit)} "
+            "are dropped after the call (the op's schema returns none of them), so a backward "
+            f"that reads them{f' ({backward})' if backward else ''} cannot be fed from this op; "
+            "op-plugin returns them from a custom op whose derivative does. Forward only")
+        return {a.aclnn_name for a in hit}
+    return set()
+
+
 def _list_elem_options(opts: str) -> str:
     """`self.front().options()` -> `self[i].options()`: element i of the output list
     takes the device and options of element i of the input list."""
@@ -1931,6 +1986,8 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     args = call_args(amap, dialect, ref_expr)
     if role == "functional":
         _api_shaped_outputs(chosen.name, args, fwp)
+    listed = _api_output_lists(chosen.name, args, fwp, ref,
+                               getattr(variants.get("backward"), "name", ""))
     _flatten_for_unset_dim(amap, args, functional, ref, fwp)
     dtype_cast = _cast_inputs_to_dtype(amap, args, fwp, schema)
     _scalar_in_list_type(args, schema)
@@ -1946,6 +2003,10 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
             args[i].aclnn_name, args[i].aclnn_ctype, args[i].expr,
             [args[i].prelude[0].replace("npu_preparation::apply_tensor_without_format(",
                                         "at::empty(")], decision=args[i].decision)] + args[i + 1:]
+    if listed and main.binding_args is None:  # the standalone binding allocates with at::empty
+        main.binding_args = [CallArg(a.aclnn_name, a.aclnn_ctype, a.expr, [
+            line.replace(_NPU_ALLOC, "at::empty(") for line in a.prelude], a.todo, a.decision)
+            if a.aclnn_name in listed else a for a in args]
     host = _host_tensor_copies(main, functional or schema, fwp)
     branches = [main]
     guards: list[str] = list(via_out) + into_out
@@ -2025,6 +2086,21 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                                static_asserts(sib.name, nz_alias, main.args, "ConvertType"), [],
                                cond=nz_route.cond, note=route_note(nz_route, chosen.name)),
                         main]
+    mode = None
+    if role != "inplace" and len(branches) == 1 and capture is None and nz_route is None:
+        # op-plugin runs the op on another API in its default mode (opdb mode_route)
+        from codegen import torch_mode_route as tmr
+        route, default = (variants.get("mode_route") or {}).get(op.name) or (None, None)
+        fw_names = {f.name for f in fwp}
+        fed = {a.aclnn_name: a.expr for a in main.args if a.expr in fw_names}
+        mode = tmr.mode_branch(route, default, chosen, fed, fw_names)
+        if mode is not None:
+            m_alias, _ = fn_pointer_type(ArgMap(mode.api, []))
+            branches = [Branch(mode.api, list(main.args),
+                               static_asserts(mode.api.name, m_alias, main.args, "ConvertType"), [],
+                               cond=mode.cond, prelude=tmr.prelude(mode, role, ref_expr),
+                               note=tmr.note(mode, chosen.name)),
+                        main]
     # versions checked at run time (a missing one must not send every call to acl_op)
     checked = {b.api.name for b in branches if "_available" in b.cond
                or any("check_aclnn_kernel_available" in line for line in b.prelude)}
@@ -2068,8 +2144,10 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                 and u.name not in meta_checked],
         fallback_calls=_weight_nz_gate(nz_route, chosen.name, apis,
                                        f"acl_op::{fn}({', '.join(call_names)})")
+        + _mode_gate(mode, chosen.name, apis, f"acl_op::{fn}({', '.join(call_names)})")
         + [f"DO_COMPATIBILITY({n}, acl_op::{fn}({', '.join(call_names)}));"
-           for n in apis if nz_route is None or n not in (nz_route.api.name, chosen.name)]
+           for n in apis if (nz_route is None or n not in (nz_route.api.name, chosen.name))
+           and (mode is None or n not in (mode.api.name, chosen.name))]
         if acl_op_fallback else
         # no acl_op: a CANN without the API runs torch's own kernel, as op-plugin's
         # `DO_COMPATIBILITY(aclnnForeachSign, at::native::foreach_tensor_sign_slow(self))`
@@ -2083,6 +2161,15 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                + _other_device_route(schema, functional, role)),
         split=_list_split(chosen, branches, schema, role, host), view_shapes=view_shapes,
         per_element=_per_element(amap, schema))
+
+
+def _mode_gate(mode, api: str, apis: list[str], acl_op_call: str) -> list[str]:
+    """Upstream's DO_COMPATIBILITY of the API each run mode takes, in place of both
+    APIs' lines (codegen.torch_mode_route); nothing without a mode route."""
+    if mode is None or api not in apis:
+        return []
+    from codegen.torch_mode_route import fallback_lines
+    return fallback_lines(mode, api, acl_op_call)
 
 
 def _weight_nz_gate(route, nd_api: str, apis: list[str], acl_op_call: str) -> list[str]:

@@ -87,6 +87,49 @@ class ChannelFirst:
 
 
 @dataclass(frozen=True)
+class MetaHostTensor:
+    """(torch, per op) a `Tensor` argument torch's own kernel reads on the host (values,
+    not sizes): the adapter's meta call passes it as given, not as a Meta twin, or the
+    call fails at run time. `ops` is a regex on `aten::name.overload`."""
+
+    ops: str
+    param: str
+    evidence: str
+
+
+@dataclass(frozen=True)
+class ApiOutputList:
+    """(torch, per API) aclnn output tensor lists no framework value feeds, which the API
+    refuses as nullptr when `when` holds (its own null check): each is allocated, when
+    `when` holds, as `count` tensors of `sizes` in the options of the call's first
+    required tensor (C++, `{name}` framework values); an empty list otherwise, as
+    upstream passes. An entry applies only when every `{name}` it reads exists."""
+
+    apis: str
+    outputs: tuple[str, ...]
+    when: str
+    count: str
+    sizes: str
+    evidence: str
+
+
+@dataclass(frozen=True)
+class ApiOutputLayout:
+    """(torch, per API) an aclnn output in a layout of the API's own that no torch meta
+    function gives (aclnnMaxPool2dWithMask's int8 mask in place of indices): where opgen
+    routes a call to one of the APIs matching `apis` (a mode route), the framework output
+    `output` is allocated (functional) or checked (`.out`) with `sizes` (C++, `{name}`
+    framework values, read before the output is replaced) and `dtype` (an `at::ScalarType`),
+    and is returned in that layout, as upstream returns it."""
+
+    apis: str
+    output: str
+    sizes: str
+    dtype: str
+    evidence: str
+
+
+@dataclass(frozen=True)
 class ApiOutputShape:
     """(torch, per API) an aclnn output the API shapes by its own rule, not torch's meta
     function (docs/opgen.md class 19): the framework output `output` of the APIs matching
@@ -282,6 +325,22 @@ class ArgRules:
     bounds: Bounds | None = None
     positions: Positions | None = None
     api_output_shapes: tuple[ApiOutputShape, ...] = ()
+    api_output_layouts: tuple[ApiOutputLayout, ...] = ()
+    api_output_lists: tuple[ApiOutputList, ...] = ()
+    meta_host_tensors: tuple[MetaHostTensor, ...] = ()
+
+    def meta_host_tensors_for(self, op: str) -> frozenset[str]:
+        import re
+        return frozenset(m.param for m in self.meta_host_tensors if re.search(m.ops, op))
+
+    def output_lists_for(self, api: str) -> list[ApiOutputList]:
+        import re
+        return [o for o in self.api_output_lists if re.search(o.apis, api)]
+
+    def output_layout_for(self, api: str, output: str) -> ApiOutputLayout | None:
+        import re
+        return next((o for o in self.api_output_layouts
+                     if o.output == output and re.search(o.apis, api)), None)
 
     def output_shape_for(self, api: str, output: str) -> ApiOutputShape | None:
         import re
@@ -351,7 +410,8 @@ def _fail(where: str, msg: str):
 _TOP_KEYS = ("aliases", "rules", "test_values", "expansions", "channel_first", "kernel_rules",
              "zero_dim_views", "compute_as", "master_weights", "flatten", "rank_variants",
              "data_dependent", "torch_skips", "absent_affine", "bounds", "positions",
-             "api_output_shapes")
+             "api_output_shapes", "api_output_layouts", "api_output_lists",
+             "meta_host_tensors")
 
 
 def parse(data: dict) -> ArgRules:
@@ -436,7 +496,10 @@ def parse(data: dict) -> ArgRules:
                     _absent_affine(data.get("absent_affine")),
                     _bounds(data.get("bounds")),
                     _positions(data.get("positions")),
-                    _api_output_shapes(data.get("api_output_shapes")))
+                    _api_output_shapes(data.get("api_output_shapes")),
+                    _api_output_layouts(data.get("api_output_layouts")),
+                    _api_output_lists(data.get("api_output_lists")),
+                    _meta_host_tensors(data.get("meta_host_tensors")))
 
 
 def _positions(p) -> Positions | None:
@@ -457,6 +520,42 @@ def _api_output_shapes(entries) -> tuple[ApiOutputShape, ...]:
             _fail(where, "needs exactly `apis`, `output`, `sizes`, `aclnn_view` and `evidence`")
         out.append(ApiOutputShape(*(str(o[k]) for k in
                                     ("apis", "output", "sizes", "aclnn_view", "evidence"))))
+    return tuple(out)
+
+
+def _api_output_layouts(entries) -> tuple[ApiOutputLayout, ...]:
+    keys = ("apis", "output", "sizes", "dtype", "evidence")
+    out = []
+    for i, o in enumerate(entries or []):
+        where = f"api_output_layouts[{i}] ({o.get('apis') if isinstance(o, dict) else o})"
+        if not isinstance(o, dict) or set(o) != set(keys) or not all(o.values()):
+            _fail(where, "needs exactly `apis`, `output`, `sizes`, `dtype` and `evidence`")
+        out.append(ApiOutputLayout(*(str(o[k]) for k in keys)))
+    return tuple(out)
+
+
+def _api_output_lists(entries) -> tuple[ApiOutputList, ...]:
+    keys = ("apis", "outputs", "when", "count", "sizes", "evidence")
+    out = []
+    for i, o in enumerate(entries or []):
+        where = f"api_output_lists[{i}] ({o.get('apis') if isinstance(o, dict) else o})"
+        if not isinstance(o, dict) or set(o) != set(keys) or not all(o.values()) \
+                or not isinstance(o["outputs"], list):
+            _fail(where, "needs exactly `apis`, `outputs` (a list), `when`, `count`, `sizes` "
+                         "and `evidence`")
+        out.append(ApiOutputList(str(o["apis"]), tuple(str(n) for n in o["outputs"]),
+                                 *(str(o[k]) for k in keys[2:])))
+    return tuple(out)
+
+
+def _meta_host_tensors(entries) -> tuple[MetaHostTensor, ...]:
+    keys = ("ops", "param", "evidence")
+    out = []
+    for i, o in enumerate(entries or []):
+        where = f"meta_host_tensors[{i}] ({o.get('ops') if isinstance(o, dict) else o})"
+        if not isinstance(o, dict) or set(o) != set(keys) or not all(o.values()):
+            _fail(where, "needs exactly `ops`, `param` and `evidence`")
+        out.append(MetaHostTensor(*(str(o[k]) for k in keys)))
     return tuple(out)
 
 

@@ -11,7 +11,10 @@ keeps under DO_COMPATIBILITY being the older one (HardSwishBackwardKernelNpuOpAp
 from __future__ import annotations
 
 import functools
+import json
 import re
+from dataclasses import dataclass
+from pathlib import Path
 
 from opdb.op_plugin_map import records
 
@@ -73,3 +76,46 @@ def main_route(op: str) -> tuple[str, str] | None:
     (ForeachMaximumKernelNpuOpApi.cpp) it can name another overload's API: a caller takes
     it only as one of the versions of the API it renders."""
     return _rows().get(op)
+
+
+MODE_ROUTES = Path(__file__).resolve().parent / "sources" / "torch" / "op_plugin_mode_routes.jsonl"
+
+
+@dataclass(frozen=True)
+class ModeRoute:
+    """op-plugin runs `default_api` where `cond` holds (torch_npu's run mode:
+    `c10_npu::IsAclnnOnly()`, `at_npu::native::env::CheckCompatibleImpl()`) and `api`
+    otherwise (`opdb/sources/torch/op_plugin_mode_routes.jsonl`)."""
+
+    api: str
+    default_api: str
+    cond: str
+    evidence: str
+
+
+@functools.lru_cache(maxsize=1)
+def _mode_rows() -> dict[tuple[str, str], list[dict]]:
+    out: dict[tuple[str, str], list[dict]] = {}
+    if MODE_ROUTES.is_file():
+        for line in MODE_ROUTES.read_text().splitlines():
+            if line.strip():
+                r = json.loads(line)
+                out.setdefault((r["source"]["path"], r["function"]), []).append(r)
+    return out
+
+
+def mode_route(op: str) -> ModeRoute | None:
+    """The mode route of op-plugin's adapter function for `op` (`aten::name.overload`):
+    its record's `cpp_function` in its op_api source; None when the function has none, or
+    several that disagree."""
+    rec = next((r for r in records() if r["op"] == op), None)
+    if rec is None or not rec.get("cpp_function"):
+        return None
+    hits = [row for path in rec.get("source_paths") or ()
+            for row in _mode_rows().get((path, rec["cpp_function"]), ())]
+    if len({(h["api"], h["default_api"], h["cond"]) for h in hits}) != 1:
+        return None
+    h = hits[0]
+    src = h["source"]
+    return ModeRoute(h["api"], h["default_api"], h["cond"],
+                     f"op-plugin {src['commit'][:8]} {src['path']}:{src['line']}")
