@@ -85,3 +85,16 @@ def test_exclude_leaves_old_draws_alone_and_refuses_bad_files(tmp_path, capsys):
     everything = {("torch", i) for i in range(166)}
     with pytest.raises(ValueError, match="sample sizes"):
         mod.draw(1, 1, 0, exclude=everything)
+
+
+def test_committed_sixth_audit_output_is_its_draw_and_skips_earlier_draws(capsys):
+    """The sixth audit draws from the rows the third, fourth and fifth did not."""
+    mod = _module()
+    earlier = [str(BENCH / f"opgen_audit{n}_draw.out") for n in (3, 4, 5)]
+    argv = ["--seed", "2614", "--torch", "12", "--paddle", "12", "--torch-rows", "234",
+            "--exclude", *earlier]
+    assert mod.main(argv) == 0
+    out = capsys.readouterr().out
+    assert out == (BENCH / "opgen_audit6_draw.out").read_text()
+    drawn = {(t, int(i)) for t, i, *_ in (line.split() for line in out.splitlines())}
+    assert len(drawn) == 24 and not drawn & mod.read_excluded(earlier)
