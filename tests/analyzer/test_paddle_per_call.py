@@ -168,3 +168,36 @@ def test_a_grad_node_gets_one_marker_from_its_calls_hooks():
     launches = real.collect_launches(result)
     tied = sorted(la.ctx.grad_of for la in launches if la.kernel == "batch_norm_grad")
     assert tied == [bn.idx for bn in norms]
+
+
+class _Node:
+    """A profiler tree node as `collect_launches` reads it (HostPythonNode's attributes);
+    `typ=None`: reading its type fails the test."""
+
+    def __init__(self, name, start, typ=None, children=()):
+        self.name, self.start_ns, self.end_ns = name, start, start + 100
+        self._typ, self.children_node = typ, list(children)
+
+    @property
+    def type(self):
+        assert self._typ is not None, f"type of {self.name!r} read"
+        return self._typ
+
+
+def test_walk_reads_no_type_of_the_binding_scopes():
+    """Paddle's `X pybind_imperative_func` scopes (one per API call) are walked through
+    without reading their type; the launch under one is still found and tied to its call."""
+    from paddle.profiler import TracerEventType as T
+
+    launch = _Node("conv2d kernel launch", 5, T.DygraphKernelLaunch)
+    dygraph = _Node("conv2d dygraph", 4, T.Operator, [_Node("conv2d infer_meta", 4), launch])
+    scope = _Node("conv2d pybind_imperative_func", 3, None, [dygraph])
+    api = _Node(f"{real.MARK}api|0", 2, None, [scope])
+    root = _Node("root", 0, T.UserDefined, [_Node(f"{real.MARK}begin", 1), api])
+
+    class Result:
+        def get_data(self):
+            return {0: root}
+
+    launches = real.collect_launches(Result())
+    assert [(la.kernel, la.ctx.api) for la in launches] == [("conv2d", 0)]
