@@ -184,20 +184,30 @@ class _Node:
         return self._typ
 
 
-def test_walk_reads_no_type_of_the_binding_scopes():
-    """Paddle's `X pybind_imperative_func` scopes (one per API call) are walked through
-    without reading their type; the launch under one is still found and tied to its call."""
+def test_walk_reads_no_type_of_the_binding_and_api_scopes():
+    """Paddle's `X pybind_imperative_func` scopes and `X dygraph` API scopes (one each per
+    API call) are walked through without reading their type; the launch under one is
+    still found and tied to its call. An API scope with no launch in it has its type read
+    (an `Operator` names an unrecorded kernel, anything else does not)."""
     from paddle.profiler import TracerEventType as T
 
-    launch = _Node("conv2d kernel launch", 5, T.DygraphKernelLaunch)
-    dygraph = _Node("conv2d dygraph", 4, T.Operator, [_Node("conv2d infer_meta", 4), launch])
-    scope = _Node("conv2d pybind_imperative_func", 3, None, [dygraph])
-    api = _Node(f"{real.MARK}api|0", 2, None, [scope])
-    root = _Node("root", 0, T.UserDefined, [_Node(f"{real.MARK}begin", 1), api])
+    def api_call(idx, start, kernel, launched, typ=None):
+        inner = [_Node(f"{kernel} infer_meta", start + 3)]
+        if launched:
+            inner.append(_Node(f"{kernel} kernel launch", start + 4, T.DygraphKernelLaunch))
+        dygraph = _Node(f"{kernel} dygraph", start + 2, typ, inner)
+        scope = _Node(f"{kernel} pybind_imperative_func", start + 1, None, [dygraph])
+        return _Node(f"{real.MARK}api|{idx}", start, None, [scope])
+
+    root = _Node("root", 0, T.UserDefined, [
+        _Node(f"{real.MARK}begin", 1), api_call(0, 10, "conv2d", True),
+        api_call(1, 20, "add_n", False, T.Operator),
+        api_call(2, 30, "relu", False, T.PythonUserDefined)])
 
     class Result:
         def get_data(self):
             return {0: root}
 
     launches = real.collect_launches(Result())
-    assert [(la.kernel, la.ctx.api) for la in launches] == [("conv2d", 0)]
+    assert [(la.kernel, la.ctx.api, la.unrecorded) for la in launches] == [
+        ("conv2d", 0, False), ("add_n", 1, True)]
