@@ -1,10 +1,13 @@
 """Write the report files of one scan from its JSON dict (report.json alone can regenerate
-every format): validate, render all requested formats in memory, refuse to overwrite
-unless forced, then write the whole set in one step (opdb.fsio.write_files: temp siblings,
-moved into place with SIGINT/SIGTERM held back)."""
+every format): validate, refuse to overwrite unless forced, then render each requested
+format in memory and write the whole set in one step (opdb.fsio.write_files: temp
+siblings, each synced while the next renders, moved into place with SIGINT/SIGTERM held
+back)."""
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
+from typing import Callable
 
 from analyzer.report.csv_report import render_csv, render_islands_csv
 from analyzer.report.html import render_html
@@ -75,10 +78,12 @@ def write_reports(report_json: dict, outdir, formats=DEFAULT_FORMATS, force: boo
     formats = check_formats(formats)
     report = validate(report_json)
     out = fsio.check_out_dir(outdir, "-o/--output")
-    rendered: list[tuple[Path, bytes]] = []
+    # each format rendered when its turn to be written comes (fsio.write_files), so the
+    # GraphML's flush (the largest file, ready before any format) overlaps the rendering
+    rendered: list[tuple[Path, bytes | Callable[[], bytes]]] = []
     for f in formats:
         for name, render in (FORMATS[f], *COMPANIONS.get(f, ())):
-            rendered.append((out / name, render(report)))
+            rendered.append((out / name, partial(render, report)))
     if graphml is not None:
         name = (report.get("graph") or {}).get("graphml") or DEFAULT_GRAPHML_NAME
         if Path(name).name != name:
@@ -88,8 +93,10 @@ def write_reports(report_json: dict, outdir, formats=DEFAULT_FORMATS, force: boo
     return write_outputs(out, rendered, force)
 
 
-def write_outputs(out: Path, rendered: list[tuple[Path, bytes]], force: bool) -> list[Path]:
-    """Write already-rendered files into `out` as one set (opdb.fsio.write_files: refuse
-    existing files without `force`, temp siblings moved into place, signals held back)."""
+def write_outputs(out: Path, rendered: list[tuple[Path, bytes | Callable[[], bytes]]],
+                  force: bool) -> list[Path]:
+    """Write files (bytes, or functions rendering them) into `out` as one set
+    (opdb.fsio.write_files: refuse existing files without `force`, temp siblings moved
+    into place, signals held back)."""
     return fsio.write_files(out, {p.name: data for p, data in rendered}, force=force,
                             option="-o/--output directory")

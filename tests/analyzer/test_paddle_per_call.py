@@ -168,3 +168,46 @@ def test_a_grad_node_gets_one_marker_from_its_calls_hooks():
     launches = real.collect_launches(result)
     tied = sorted(la.ctx.grad_of for la in launches if la.kernel == "batch_norm_grad")
     assert tied == [bn.idx for bn in norms]
+
+
+class _Node:
+    """A profiler tree node as `collect_launches` reads it (HostPythonNode's attributes);
+    `typ=None`: reading its type fails the test."""
+
+    def __init__(self, name, start, typ=None, children=()):
+        self.name, self.start_ns, self.end_ns = name, start, start + 100
+        self._typ, self.children_node = typ, list(children)
+
+    @property
+    def type(self):
+        assert self._typ is not None, f"type of {self.name!r} read"
+        return self._typ
+
+
+def test_walk_reads_no_type_of_the_binding_and_api_scopes():
+    """Paddle's `X pybind_imperative_func` scopes and `X dygraph` API scopes (one each per
+    API call) are walked through without reading their type; the launch under one is
+    still found and tied to its call. An API scope with no launch in it has its type read
+    (an `Operator` names an unrecorded kernel, anything else does not)."""
+    from paddle.profiler import TracerEventType as T
+
+    def api_call(idx, start, kernel, launched, typ=None):
+        inner = [_Node(f"{kernel} infer_meta", start + 3)]
+        if launched:
+            inner.append(_Node(f"{kernel} kernel launch", start + 4, T.DygraphKernelLaunch))
+        dygraph = _Node(f"{kernel} dygraph", start + 2, typ, inner)
+        scope = _Node(f"{kernel} pybind_imperative_func", start + 1, None, [dygraph])
+        return _Node(f"{real.MARK}api|{idx}", start, None, [scope])
+
+    root = _Node("root", 0, T.UserDefined, [
+        _Node(f"{real.MARK}begin", 1), api_call(0, 10, "conv2d", True),
+        api_call(1, 20, "add_n", False, T.Operator),
+        api_call(2, 30, "relu", False, T.PythonUserDefined)])
+
+    class Result:
+        def get_data(self):
+            return {0: root}
+
+    launches = real.collect_launches(Result())
+    assert [(la.kernel, la.ctx.api, la.unrecorded) for la in launches] == [
+        ("conv2d", 0, False), ("add_n", 1, True)]

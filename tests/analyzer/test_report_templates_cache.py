@@ -66,3 +66,31 @@ def test_an_unusable_cache_directory_only_costs_the_compile(tmp_path, monkeypatc
     monkeypatch.setenv("OPSCAN_CACHE", str(tmp_path / "cache"))
     _fresh_process(monkeypatch)
     assert render_markdown(report) == expected
+
+
+def test_templates_read_dict_keys_without_a_failed_attribute_lookup(monkeypatch, report):
+    """`{{ v.op }}` on a dict reads the key directly (common._environment_class): no
+    AttributeError is raised on the way, as Jinja's getattr-first order raises one per key
+    read (~4,000 a scan). Names dict has still give its method; a missing key is undefined."""
+    import sys
+
+    _fresh_process(monkeypatch)
+    env = common.template_env(autoescape=False)
+    template = env.from_string("{{ v.op }} {{ v.category }} {{ d.items() | list | length }}")
+    raised: list[str] = []
+
+    def trace(frame, event, arg):
+        if event == "exception" and issubclass(arg[0], AttributeError):
+            raised.append(frame.f_code.co_name)
+        return trace
+
+    sys.settrace(trace)
+    try:
+        text = template.render(v={"op": "conv2d", "category": "supported"}, d={"items": 1, "x": 2})
+    finally:
+        sys.settrace(None)
+    assert text == "conv2d supported 2"
+    assert raised == []
+    with pytest.raises(jinja2.UndefinedError):
+        env.from_string("{{ v.missing }}").render(v={"op": "x"})
+    assert render_markdown(report) == render_markdown(report)  # the report templates render

@@ -192,3 +192,48 @@ def test_sync_all_bounds_its_threads(tmp_path, monkeypatch):
     fsio.write_files(tmp_path, {f"f{i}": b"x" for i in range(10)})
     assert state["done"] == 10 and state["most"] <= 3
     assert len(list(tmp_path.iterdir())) == 10
+
+
+def test_write_files_syncs_ready_bytes_while_the_rest_renders(tmp_path, monkeypatch):
+    """Bytes given as such are written and their fsync started before any function renders
+    its file (the report's GraphML flushes while md/html/xlsx render): the renderer below
+    waits for that fsync to begin, which a write-everything-then-sync order never does."""
+    import threading
+
+    began = threading.Event()
+    real = os.fsync
+
+    def fsync(fd):
+        began.set()
+        real(fd)
+
+    def render():
+        assert began.wait(10), "no fsync began before the next file was rendered"
+        return b"late"
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    paths = fsio.write_files(tmp_path, {"late": render, "ready": b"ready"})
+    assert [p.name for p in paths] == ["late", "ready"]  # the given order, not the write order
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == {"late": b"late", "ready": b"ready"}
+
+
+def test_write_files_failed_render_writes_nothing(tmp_path, monkeypatch):
+    """A renderer that raises: the old files stay, no temp is left, and the error is the
+    renderer's even when a started fsync failed too."""
+    (tmp_path / "a").write_bytes(b"old")
+    real = os.fsync
+    synced = []
+
+    def fsync(fd):
+        synced.append(fd)
+        real(fd)
+        raise OSError(5, "Input/output error")
+
+    def broken():
+        raise ValueError("cannot render")
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with pytest.raises(ValueError, match="cannot render"):
+        fsio.write_files(tmp_path, {"a": b"new", "b": broken}, force=True)
+    assert len(synced) == 1  # the ready file's fsync returned before the error surfaced
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == {"a": b"old"}

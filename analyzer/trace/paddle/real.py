@@ -486,6 +486,13 @@ API_SCOPE = " dygraph"  # the `Operator` event every dygraph API function opens
 # scopes a dygraph API opens inside its operator that never hold a kernel launch (shape
 # inference, grad-node creation): skipped by name, before the node's type is read
 _LEAF_SCOPES = (" infer_meta", " node_creation")
+# scopes Paddle's Python bindings open around each API function (`conv2d
+# pybind_imperative_func`, `UserDefined` events, ~470 a MobileNetV3 step): nothing in them
+# but their children counts, so their type (a pybind enum, ~1 us a read) is not read
+_PASS_SCOPES = (" pybind_imperative_func", " pybind_patch_func")
+# a dygraph API scope (`conv2d dygraph`, an `Operator` event, ~480 a step): its type is
+# read only when no launch was found in it (the unrecorded-kernel rule needs `Operator`)
+_API_SCOPE_TYPE_UNREAD = -1
 _PENDING = -2  # a grad node's forward call, until the node's first marker is seen
 
 
@@ -589,10 +596,14 @@ def collect_launches(result: Any, setup: bool = False) -> list[Launch]:
                 ctx = _Ctx(step[0], val, ctx.api, ctx.grad_of, ctx.layer, ctx.in_grad_node)
         elif name.endswith(_LEAF_SCOPES):
             return
+        elif name.endswith(_PASS_SCOPES):
+            typ = None
+        elif name.endswith(API_SCOPE):
+            typ = _API_SCOPE_TYPE_UNREAD
         else:
             typ = node.type.value
         grad_node = False
-        if typ is None:
+        if typ is None or typ == _API_SCOPE_TYPE_UNREAD:
             pass
         elif typ == BACKWARD:
             if ctx.phase != "backward":
@@ -622,6 +633,8 @@ def collect_launches(result: Any, setup: bool = False) -> list[Launch]:
             children = sorted(children, key=_time_order)
         for child in children:
             walk(child, ctx)
+        if typ == _API_SCOPE_TYPE_UNREAD and len(launches) == before and inside[0]:
+            typ = node.type.value
         if len(launches) == before and inside[0] and typ == OPERATOR and (
                 name.endswith(API_SCOPE) or grad_node):
             kernel = unrecorded_kernel(name)
