@@ -218,7 +218,7 @@ def test_step_message_round_trip_keeps_shared_records():
                     {"slots": [[1, True, rec]], "chunks": [(True, np.zeros(3, np.float32), 1, [0], [0], [])],
                      "arrays": True}):
         msg = stats_worker.encode_step(d, payload)
-        assert msg[:1] == (b"p" if payload["arrays"] else b"m")
+        assert msg[:1] == (b"p" if payload["arrays"] else b"t")
         out = stats_worker.decode_step(msg)
         assert out[7]["slots"][0][2] is out[4]["k"]["output"][0]
         assert type(out[7]["chunks"][0][1]) is type(payload["chunks"][0][1])
@@ -439,3 +439,87 @@ def test_answers_are_polled_without_a_selector_per_step(tmp_path, monkeypatch):
     w.close(quiet=True)
     rec.remove()
     assert _worker_pids() == []
+
+
+def _synthetic_messages(steps, shape2=(2,)):
+    """Messages of a two-tensor step as the torch recorder sends them (compact records, the
+    numbers staged in the shared slot), one per entry of `steps` (each tensor's two values);
+    -> [(message, slot bytes)]."""
+    import numpy as np
+
+    out = []
+    for i, values in enumerate(steps):
+        t1 = ("torch.float32", [2], True)
+        t2 = ("torch.float32", list(shape2), False)
+        slots = [[2, True, t1], [2, True, t2]]
+        d = StepDump(step=i, rank=0, framework="pytorch", level="L0",
+                     data={"Module.a.Linear.forward.0": {"input_args": [t1], "input_kwargs": {}, "output": [t2]},
+                           "Module.a.Linear.backward.0": {"input": [t2], "output": [t1]}},
+                     construct={"Module.a.Linear.forward.0": None}, stack={})
+        payload = {"slot": i % 3, "host": [None] * 8, "slots": slots,
+                   "chunks": [(True, 0, 4, [0, 2], [0, 4], slots)], "large": [], "arrays": False}
+        out.append((stats_worker.encode_step(d, payload), np.array(values, np.float32).tobytes()))
+    return out
+
+
+def _serve_all(root, msgs, templates=True, monkeypatch=None):
+    import numpy as np
+
+    size = 4096
+    view = np.zeros(3 * size, np.uint8)
+    writer = StepWriter(root, threads=False)
+    server = stats_worker.StepServer(view, size, writer)
+    if not templates:
+        server._t = None
+        monkeypatch.setattr(stats_worker._Template, "build", lambda self, *a: None)
+    for msg, slot_bytes in msgs:
+        s = stats_worker._split(msg)[0]
+        import marshal
+        slot = marshal.loads(s)[2]
+        view[slot * size:slot * size + len(slot_bytes)] = np.frombuffer(slot_bytes, np.uint8)
+        server.serve(msg)
+    writer.close()
+    if not templates:
+        monkeypatch.undo()
+    return server.templated
+
+
+def test_repeated_structure_written_from_a_template(tmp_path, monkeypatch):
+    """From the third step of a repeated structure, dump.json is the template filled with
+    the step's statistics: the same bytes as the full path's, step by step; a step with
+    NaN/Inf takes the full path (its counts), the next one the template again."""
+    steps = [(1, 2, 3, 4), (0.5, -2, 7, 1e-3), (1 / 3, 2 / 3, -5, 9), (float("nan"), 1, 2, 3),
+             (8, 9, 10, 11.5)]
+    msgs = _synthetic_messages(steps)
+    full = _serve_all(tmp_path / "full", msgs, templates=False, monkeypatch=monkeypatch)
+    templated = _serve_all(tmp_path / "t", msgs)
+    assert full == 0 and templated == 2  # steps 2 and 4 (0: first seen, 1: template made, 3: NaN)
+    a, b = _files(tmp_path / "full"), _files(tmp_path / "t")
+    assert a.keys() == b.keys() and len(a) == 15
+    for name in a:
+        assert a[name] == b[name], name
+    assert b'"NanCount":1' in b["step3/rank0/dump.json"]
+    assert b'"Max":11.5' in b["step4/rank0/dump.json"]
+
+
+def test_no_template_when_a_record_is_written_without_its_statistics_text(tmp_path, monkeypatch):
+    """A record the encoder writes from its values rather than its fragment (here a shape
+    that is not all ints) would keep the template's numbers: no template is made, and every
+    step has its own numbers."""
+    steps = [(1, 2, 3, 4), (5, 6, 7, 8), (9, 10, 11, 12), (13, 14, 15, 16)]
+    msgs = _synthetic_messages(steps, shape2=(2, "n"))
+    assert _serve_all(tmp_path / "t", msgs) == 0
+    _serve_all(tmp_path / "full", msgs, templates=False, monkeypatch=monkeypatch)
+    a, b = _files(tmp_path / "full"), _files(tmp_path / "t")
+    assert a == b
+    assert b'"Max":16.0' in b["step3/rank0/dump.json"]
+
+
+def test_worker_dump_of_many_steps_same_bytes(tmp_path, monkeypatch):
+    """Five steps (three from the worker's template) of the transformer example: the same
+    bytes as the in-process writer."""
+    inproc, worker = _dump_both(tmp_path, monkeypatch, EXAMPLES / "torch_transformer.py", "torch",
+                                steps=5)
+    assert len(inproc) == 15 and inproc.keys() == worker.keys()
+    for name in inproc:
+        assert inproc[name] == worker[name], name
