@@ -238,7 +238,8 @@ def encode_step(dump: layout.StepDump, payload: dict) -> bytes:
     first byte says which."""
     if not payload.get("arrays"):  # (marshal would write an array as bytes)
         try:
-            head = marshal.dumps((dump.step, dump.rank, payload.get("slot"), payload.get("host", [])), 4)
+            head = marshal.dumps((dump.step, dump.rank, payload.get("slot"), payload.get("host", []),
+                                  payload.get("cpu")), 4)
             body = marshal.dumps((dump.framework, dump.level, dump.data, dump.construct, dump.stack,
                                   payload.get("slots", []), payload.get("chunks", []),
                                   payload.get("large", [])), 4)
@@ -261,7 +262,7 @@ def decode_step(msg: bytes) -> tuple:
     if msg[:1] == b"p":
         return pickle.loads(memoryview(msg)[1:])
     head, body = _split(msg)
-    step, rank, slot, host = marshal.loads(head)
+    step, rank, slot, host, _cpu = marshal.loads(head)
     framework, level, data, construct, stack, slots, chunks, large = marshal.loads(body)
     return (step, rank, framework, level, data, construct, stack,
             {"slot": slot, "host": host, "slots": slots, "chunks": chunks, "large": large, "arrays": False})
@@ -275,7 +276,8 @@ class WorkerWriter:
     """The training process's end of the worker (module docstring). `new_batch(to_floats)`
     is the recorder's StepStats factory while this writer is open."""
 
-    def __init__(self, root: Path, start_timeout: float = 60.0):
+    def __init__(self, root: Path, start_timeout: float = 60.0, avoid_core: bool = True):
+        """avoid_core: the worker leaves the core a step is sent from (`StepServer._away_from`)."""
         import mmap
         import subprocess
 
@@ -305,7 +307,7 @@ class WorkerWriter:
                 [pkg] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
             self._proc = subprocess.Popen(
                 [sys.executable, "-m", "analyzer.align.stats_worker", str(self.root), str(to_w),
-                 str(from_w), str(mfd), str(SLOTS), str(SLOT_BYTES)],
+                 str(from_w), str(mfd), str(SLOTS), str(SLOT_BYTES), "1" if avoid_core else "0"],
                 pass_fds=(to_w, from_w, mfd), env=env, stdin=subprocess.DEVNULL, close_fds=True)
         except BaseException:
             os.close(mfd)
@@ -355,6 +357,8 @@ class WorkerWriter:
         self._raise()
         batch = dump.stats
         payload = batch.payload()
+        if _getcpu is not None:  # (the worker leaves this core: StepServer._away_from)
+            payload["cpu"] = _getcpu()
         msg = encode_step(dump, payload)
         batch.release()
         try:
@@ -515,6 +519,31 @@ def open_writer(root: Path, recorder=None, notes: list | None = None, worker: bo
 _TENSOR_TYPE = {"pytorch": "torch.Tensor", "paddle": "paddle.Tensor"}  # a record's "type"
 
 
+def _cpu_reader():
+    """sched_getcpu(3) through ctypes (the core this thread runs on; ~1 us), or None where
+    there is none (not glibc, not Linux)."""
+    try:
+        import ctypes
+
+        f = ctypes.CDLL(None).sched_getcpu
+        f.restype, f.argtypes = ctypes.c_int, ()
+        return f if f() >= 0 else None
+    except (OSError, AttributeError):
+        return None
+
+
+_getcpu = _cpu_reader()
+
+
+def _cpus_to_avoid_on():
+    """The CPUs this process may run on when it can leave one of them (two or more, and a
+    way to read the current one); else None."""
+    if _getcpu is None or not hasattr(os, "sched_getaffinity"):
+        return None
+    cpus = os.sched_getaffinity(0)
+    return cpus if len(cpus) > 1 else None
+
+
 class _Miss(Exception):
     """The template path cannot write this step (NaN/Inf, float64 statistics): the full one does."""
 
@@ -539,8 +568,12 @@ class StepServer:
     again. A step whose statistics meet NaN/Inf, or are not all float32 (no 9-digit
     texts), takes the full path, as does any step whose structure differs."""
 
-    def __init__(self, view, slot_bytes: int, writer: layout.StepWriter):
+    def __init__(self, view, slot_bytes: int, writer: layout.StepWriter, avoid: bool = False):
         self.view, self.slot_bytes, self.writer = view, slot_bytes, writer
+        # avoid: leave the training thread's core (`_away_from`); the CPUs this process may use
+        self._cpus = _cpus_to_avoid_on() if avoid else None
+        self._moved = False
+        self.moves = 0  # steps that found this process on the training thread's core
         self.step = None  # the step being served (its number for an error message)
         self._body = None  # the last step's structure bytes
         self._t = None  # its decoded structure and template (_Template), once made
@@ -553,8 +586,10 @@ class StepServer:
             self._body = self._t = None
             return
         head, body = _split(msg)
-        step, rank, slot, host = marshal.loads(head)
+        step, rank, slot, host, cpu = marshal.loads(head)
         self.step = step
+        if cpu is not None and self._cpus is not None:
+            self._away_from(cpu)
         body = bytes(body)  # (a copy, then one memcmp: comparing a memoryview goes item by item)
         same = body == self._body
         if same and self._t is not None and self._t.text is not None:
@@ -571,6 +606,31 @@ class StepServer:
             self._body, self._t = body, None
         self._full((step, rank, framework, level, data, construct, stack, payload),
                    self._t if make else None)
+
+    def _away_from(self, cpu: int) -> None:
+        """Off the training thread's core (`cpu`, where it sent this step from). The step's
+        message wakes this process through a pipe, a "sync" wake-up, and Linux places a
+        task woken so on the waker's core when the waker looks about to sleep, which a
+        training loop never is: the two then share one core while another may sit idle,
+        and the step waits for this process's work. Found there, this process leaves that
+        core for the step (`sched_setaffinity` without it: the kernel moves it at once)
+        and takes every core back after (`settle`): the next wake-up finds it elsewhere."""
+        if _getcpu() == cpu:
+            try:
+                os.sched_setaffinity(0, self._cpus - {cpu})
+            except OSError:  # (a CPU set changed under us: stay)
+                return
+            self._moved = True
+            self.moves += 1
+
+    def settle(self) -> None:
+        """Every allowed core again after a step moved off the training thread's."""
+        if self._moved:
+            self._moved = False
+            try:
+                os.sched_setaffinity(0, self._cpus)
+            except OSError:  # (a CPU taken away meanwhile: the kernel's mask stays)
+                pass
 
     def _region(self, slot: int):
         return self.view[slot * self.slot_bytes:(slot + 1) * self.slot_bytes]
@@ -675,7 +735,7 @@ def _serve(argv: list[str]) -> int:
     from opdb.errors import one_line
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the training process decides when to stop
-    root, to_w, from_w, mfd, slots, slot_bytes = argv
+    root, to_w, from_w, mfd, slots, slot_bytes, avoid = argv
     np = _numpy()
     mm = mmap.mmap(int(mfd), int(slots) * int(slot_bytes))
     view = np.frombuffer(mm, np.uint8)
@@ -683,7 +743,7 @@ def _serve(argv: list[str]) -> int:
     rx = Connection(int(to_w), writable=False)
     tx = Connection(int(from_w), readable=False)
     writer = layout.StepWriter(Path(root), threads=False)
-    server = StepServer(view, slot_bytes, writer)
+    server = StepServer(view, slot_bytes, writer, avoid=avoid == "1")
     tx.send(("ready",))
     while True:
         try:
@@ -703,6 +763,7 @@ def _serve(argv: list[str]) -> int:
         except Exception as e:  # one line to the training process; the next steps still run
             step = server.step
             tx.send(("error", step, one_line(f"{e.__class__.__name__}: {e}")))
+        server.settle()
     try:
         try:
             writer.close()

@@ -523,3 +523,40 @@ def test_worker_dump_of_many_steps_same_bytes(tmp_path, monkeypatch):
     assert len(inproc) == 15 and inproc.keys() == worker.keys()
     for name in inproc:
         assert inproc[name] == worker[name], name
+
+
+def test_worker_leaves_the_core_the_step_was_sent_from(tmp_path, monkeypatch):
+    """A step whose message says it was sent from the core the worker finds itself on: the
+    worker leaves that core for the step (its affinity without it) and takes every core back
+    after; a step sent from another core moves nothing. The training side puts its core in
+    the message's head."""
+    import marshal
+
+    calls = []
+    monkeypatch.setattr(stats_worker.os, "sched_getaffinity", lambda pid: {0, 1, 2})
+    monkeypatch.setattr(stats_worker.os, "sched_setaffinity", lambda pid, cpus: calls.append(set(cpus)))
+    monkeypatch.setattr(stats_worker, "_getcpu", lambda: 1)
+    import numpy as np
+
+    server = stats_worker.StepServer(np.zeros(3 * 4096, np.uint8), 4096, StepWriter(tmp_path, threads=False),
+                                     avoid=True)
+    for i, (msg, slot_bytes) in enumerate(_synthetic_messages([(1, 2, 3, 4), (5, 6, 7, 8)])):
+        head, body = stats_worker._split(msg)
+        h = list(marshal.loads(head))
+        assert len(h) == 5 and h[4] is None  # (encode_step's own: no core given)
+        h[4] = 1 if i == 0 else 2
+        head = marshal.dumps(tuple(h), 4)
+        server.serve(b"t" + len(head).to_bytes(4, "little") + head + bytes(body))
+        server.settle()
+        if i == 0:
+            assert calls == [{0, 2}, {0, 1, 2}]
+    assert calls == [{0, 2}, {0, 1, 2}] and server.moves == 1
+    # the training side: the core it sends from, in the head
+    model, rec = _torch_recorder()
+    sent = []
+    with stats_worker.open_writer(tmp_path / "w", rec, worker=True) as w:
+        real = w._tx.send_bytes
+        w._tx.send_bytes = lambda m: (sent.append(bytes(m)), real(m))[1]
+        w.submit(_step(model, rec, 0))
+    rec.remove()
+    assert marshal.loads(stats_worker._split(sent[0])[0])[4] == 1
