@@ -614,8 +614,12 @@ class StepServer:
         training loop never is: the two then share one core while another may sit idle,
         and the step waits for this process's work. Found there, this process leaves that
         core for the step (`sched_setaffinity` without it: the kernel moves it at once)
-        and takes every core back after (`settle`): the next wake-up finds it elsewhere."""
-        if _getcpu() == cpu:
+        and takes every core back after (`settle`): the next wake-up finds it elsewhere.
+        Only while the machine has a spare core on average (1-minute load below the number
+        of cores this process may use): on an oversubscribed machine the other cores are
+        others' too, and moving bought nothing in four A/B runs at load 10-15
+        (docs/align.md)."""
+        if _getcpu() == cpu and os.getloadavg()[0] < len(self._cpus):
             try:
                 os.sched_setaffinity(0, self._cpus - {cpu})
             except OSError:  # (a CPU set changed under us: stay)

@@ -528,7 +528,8 @@ def test_worker_dump_of_many_steps_same_bytes(tmp_path, monkeypatch):
 def test_worker_leaves_the_core_the_step_was_sent_from(tmp_path, monkeypatch):
     """A step whose message says it was sent from the core the worker finds itself on: the
     worker leaves that core for the step (its affinity without it) and takes every core back
-    after; a step sent from another core moves nothing. The training side puts its core in
+    after, while the machine has a spare core (load below the cores); a step sent from
+    another core, or with no spare core, moves nothing. The training side puts its core in
     the message's head."""
     import marshal
 
@@ -536,15 +537,19 @@ def test_worker_leaves_the_core_the_step_was_sent_from(tmp_path, monkeypatch):
     monkeypatch.setattr(stats_worker.os, "sched_getaffinity", lambda pid: {0, 1, 2})
     monkeypatch.setattr(stats_worker.os, "sched_setaffinity", lambda pid, cpus: calls.append(set(cpus)))
     monkeypatch.setattr(stats_worker, "_getcpu", lambda: 1)
+    load = [0.5]
+    monkeypatch.setattr(stats_worker.os, "getloadavg", lambda: (load[0], 0.0, 0.0))
     import numpy as np
 
     server = stats_worker.StepServer(np.zeros(3 * 4096, np.uint8), 4096, StepWriter(tmp_path, threads=False),
                                      avoid=True)
-    for i, (msg, slot_bytes) in enumerate(_synthetic_messages([(1, 2, 3, 4), (5, 6, 7, 8)])):
+    for i, (msg, slot_bytes) in enumerate(_synthetic_messages([(1, 2, 3, 4), (5, 6, 7, 8), (9, 8, 7, 6)])):
         head, body = stats_worker._split(msg)
         h = list(marshal.loads(head))
         assert len(h) == 5 and h[4] is None  # (encode_step's own: no core given)
-        h[4] = 1 if i == 0 else 2
+        h[4] = 2 if i == 1 else 1
+        if i == 2:  # the same core, but no spare core on the machine (load 3 on 3 cores): stays
+            load[0] = 3.0
         head = marshal.dumps(tuple(h), 4)
         server.serve(b"t" + len(head).to_bytes(4, "little") + head + bytes(body))
         server.settle()
