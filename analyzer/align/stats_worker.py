@@ -15,7 +15,9 @@ writes the step's three files with layout's code: the same bytes as the in-proce
 number, its slot and host values) and the step's structure (records, calls, staging
 offsets), which a training loop repeats byte for byte: from the third step of a repeated
 structure the worker decodes only the head and fills a template of dump.json made from the
-second (`StepServer`), the same bytes for about half the worker's instructions. The one
+second (`StepServer`), the same bytes for about half the worker's instructions. The
+pipe's wake-up tends to put the worker on the training thread's own core; it moves off it
+for the step while the machine has a spare core (`StepServer._away_from`). The one
 difference: a staged tensor holding NaN/Inf or values whose squares could overflow is
 reduced by `stats.numpy_fallback` (what Paddle's recorder does in-process); torch's
 in-process path takes torch's reductions there, whose Sum and Norm can differ in the last
