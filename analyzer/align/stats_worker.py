@@ -245,7 +245,7 @@ def encode_step(dump: layout.StepDump, payload: dict) -> bytes:
             body = marshal.dumps((dump.framework, dump.level, dump.data, dump.construct, dump.stack,
                                   payload.get("slots", []), payload.get("chunks", []),
                                   payload.get("large", [])), 4)
-            return b"t" + len(head).to_bytes(4, "little") + head + body
+            return b"".join((b"t", len(head).to_bytes(4, "little"), head, body))
         except ValueError:
             pass
     obj = (dump.step, dump.rank, dump.framework, dump.level, dump.data, dump.construct, dump.stack, payload)
