@@ -619,7 +619,7 @@ class StepServer:
         and takes every core back after (`settle`): the next wake-up finds it elsewhere.
         Only while the machine has a spare core on average (1-minute load below the number
         of cores this process may use): on an oversubscribed machine the other cores are
-        others' too, and moving bought nothing in four A/B runs at load 10-15
+        others' too, and moving bought nothing in five A/B runs at load 9-15
         (docs/align.md)."""
         if _getcpu() == cpu and os.getloadavg()[0] < len(self._cpus):
             try:
