@@ -21,6 +21,10 @@ from its template), each step from a staging slot of its own, into a new folder 
   system calls are not in it).
 - --full: every step through the full path (no templates: what the worker did before).
 
+Copied into a tree of the previous code (no StepServer: `git archive 9717673`) it replays
+through that code's worker loop (`_PreviousServer`), for an A/B in one sitting; there
+"reductions" is `finish_stats` (the records filled included) and "encode" `StepDump.encode`.
+
     python benchmarks/align_worker_cost.py [--models fw:path,...] [--steps N] [--rounds N]
         [--instructions] [--full]
 """
