@@ -190,14 +190,18 @@ class StepDump:
         construct.json and stack.json take those bytes again when this step's object
         equals that one (comparing costs a tenth of encoding)."""
         reuse = reuse or {}
-        files = {"dump.json": dumps_dump_json({"task": "statistics", "level": self.level,
-                                               "framework": self.framework,
-                                               "dump_data_dir": None}, self.data, self.texts)}
+        files = {"dump.json": self.dump_json(self.texts)}
         for name, obj in (("construct.json", self.construct), ("stack.json", self.stack)):
             old = reuse.get(name)
             files[name] = old[1] if old is not None and old[0] is not obj and old[0] == obj \
                 else dumps_lines(obj)
         return files
+
+    def dump_json(self, texts: dict | None) -> bytes:
+        """dump.json's bytes, the tensor records' statistics written from `texts`
+        (`_DataEncoder`)."""
+        return dumps_dump_json({"task": "statistics", "level": self.level, "framework": self.framework,
+                                "dump_data_dir": None}, self.data, texts)
 
     def write(self, root: Path, files: dict[str, bytes] | None = None,
               same_as: dict[str, Path] | None = None) -> Path:
@@ -274,10 +278,12 @@ class StepWriter:
         self._futures: list = []
         self._last: dict = {}  # construct/stack.json -> (bytes, path, object) of the step submitted last
 
-    def submit(self, dump: StepDump) -> Path:
-        """Queue `dump`; returns the folder it will be in (step{N}/rank{R})."""
+    def submit(self, dump: StepDump, files: dict[str, bytes] | None = None) -> Path:
+        """Queue `dump`; returns the folder it will be in (step{N}/rank{R}). files: its three
+        files' bytes when the caller has them already (`dump.encode` is not called)."""
         self._check()
-        files = dump.encode({n: (obj, b) for n, (b, p, obj) in self._last.items()})
+        if files is None:
+            files = self.encode(dump)
         d = self.root / f"step{dump.step}" / f"rank{dump.rank}"
         same_as = {n: p for n, (b, p, obj) in self._last.items() if files.get(n) is b or files.get(n) == b}
         if self._pool is None:
@@ -287,6 +293,11 @@ class StepWriter:
         self._last = {"construct.json": (files["construct.json"], d / "construct.json", dump.construct),
                       "stack.json": (files["stack.json"], d / "stack.json", dump.stack)}
         return d
+
+    def encode(self, dump: StepDump) -> dict[str, bytes]:
+        """`dump`'s three files, construct.json and stack.json reusing the last step's bytes
+        when equal."""
+        return dump.encode({n: (obj, b) for n, (b, p, obj) in self._last.items()})
 
     def _check(self) -> None:
         done = [f for f in self._futures if f.done()]

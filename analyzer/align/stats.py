@@ -184,13 +184,7 @@ class StepStats:
         self._host, self._host_slots = [], []
         self._staged.reduce_into(host)
         if slots:  # one flat list: means in one pass, digits in one format, 4 stores per record
-            host[2::4] = [s / slot[0] for s, slot in zip(host[2::4], slots)]
-            single = [slot[1] for slot in slots]
-            texts = None
-            if all(single):
-                host, texts = _all_single_digits(host)
-            elif any(single):
-                host = _single_digits(host, single)
+            host, texts = step_values(host, slots)
             it = iter(host)
             if texts is not None:
                 # each slot's four statistics as dump.json writes them, from one format of the
@@ -231,6 +225,20 @@ class StepStats:
                     stats["NanCount"], stats["InfCount"] = int(nums[off + 4]), int(nums[off + 5])
                 for rec in recs:
                     rec.update(stats)
+
+
+def step_values(host: list, slots: list) -> tuple[list, list | None]:
+    """A step's host statistics as the records get them: `host` holds (Max, Min, Sum, Norm)
+    of each slot ([numel, single, ...]) in one flat list; the sums become means, and the
+    slots computed in float32 go through their 9-digit texts. -> (the values, and the
+    texts they were parsed from when every slot is float32; else None)."""
+    host[2::4] = [s / slot[0] for s, slot in zip(host[2::4], slots)]
+    single = [slot[1] for slot in slots]
+    if all(single):
+        return _all_single_digits(host)
+    if any(single):
+        return _single_digits(host, single), None
+    return host, None
 
 
 _PENDING = (None, None, None, None)

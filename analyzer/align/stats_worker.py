@@ -11,10 +11,17 @@ at them and the staging offsets, and hands that to the worker in one message
 fresh interpreter importing numpy and opscan's align modules, never torch or paddle)
 reduces the staged numbers, fills the records with `StepStats.flush_host`, encodes and
 writes the step's three files with layout's code: the same bytes as the in-process dump
-(tests/analyzer/align/test_stats_worker.py). The one difference: a staged tensor holding
-NaN/Inf or values whose squares could overflow is reduced by `stats.numpy_fallback`
-(what Paddle's recorder does in-process); torch's in-process path takes torch's
-reductions there, whose Sum and Norm can differ in the last digits when they are finite.
+(tests/analyzer/align/test_stats_worker.py). The message is split in a head (the step's
+number, its slot and host values) and the step's structure (records, calls, staging
+offsets), which a training loop repeats byte for byte: from the third step of a repeated
+structure the worker decodes only the head and fills a template of dump.json made from the
+second (`StepServer`), the same bytes for about half the worker's instructions. The
+pipe's wake-up tends to put the worker on the training thread's own core; it moves off it
+for the step while the machine has a spare core (`StepServer._away_from`). The one
+difference: a staged tensor holding NaN/Inf or values whose squares could overflow is
+reduced by `stats.numpy_fallback` (what Paddle's recorder does in-process); torch's
+in-process path takes torch's reductions there, whose Sum and Norm can differ in the last
+digits when they are finite.
 
 `WorkerWriter` is the training process's side: `submit(dump)` like `layout.StepWriter`,
 at most two steps in flight (a third waits for the worker: back-pressure), the worker's
@@ -38,7 +45,8 @@ from ctypes import memmove as _memmove
 
 from analyzer.align import layout
 from analyzer.align.stats import (_PENDING, _STAGE, CHUNKED_MIN, STAGED_MAX, StagedReductions,
-                                  StepStats, expand_records, host_reductions, numpy_fallback)
+                                  StepStats, _fragments, expand_records, host_reductions,
+                                  numpy_fallback, step_values)
 
 SLOTS = 3  # staging slots: steps in flight (MAX_INFLIGHT) + the step being recorded
 MAX_INFLIGHT = 2
@@ -171,30 +179,57 @@ class DeferredStepStats(StepStats):
                 "arrays": any(not isinstance(c[1], int) for c in chunks)}
 
 
-def finish_stats(payload: dict, region) -> dict:
-    """The worker's half of `StepStats.flush`: reduce the staged and copied arrays of one
-    step (from `region`, its shared slot), fill the records; -> the texts for the encoder."""
+def reduce_host(chunks: list, large: list, region, host: list, on_nan=None) -> None:
+    """Reduce one step's staged and copied arrays (`chunks` and `large` of its payload, their
+    numbers in `region`, its shared slot) into `host`, its flat (Max, Min, Sum, Norm) list.
+    A segment holding NaN/Inf or values whose squares could overflow takes
+    `stats.numpy_fallback`; where it counts NaN/Inf, `on_nan(counts)` may raise (the
+    template path, whose records are still tuples) before any record gets the counts."""
     np = _numpy()
-    host = payload["host"]
-    st = StepStats(None, numpy_fallback)
-    staged = StagedReductions(numpy_fallback)
-    for single, src, used, starts, positions, slots in payload["chunks"]:
+
+    def checked(a):
+        vals = numpy_fallback(a)
+        if vals[4] or vals[5]:
+            on_nan(vals[4:])
+        return vals
+    fallback = numpy_fallback if on_nan is None else checked
+    staged = StagedReductions(fallback)
+    for single, src, used, starts, positions, slots in chunks:
         dt = np.float32 if single else np.float64
         buf = region[src:src + used * (4 if single else 8)].view(dt) if isinstance(src, int) else src
         staged._reduce([buf, used, starts, positions, slots], single, host)
-    for off, n, single, pos, slot in payload["large"]:
+    for off, n, single, pos, slot in large:
         a = region[off:off + n * (4 if single else 8)].view(np.float32 if single else np.float64)
         vals = host_reductions(a)
         if vals[3] is None:  # NaN/Inf or overflow: the careful path (Paddle's in-process one)
-            mx, mn, total, norm, nan, inf = numpy_fallback(a)
+            mx, mn, total, norm, nan, inf = fallback(a)
             vals = (mx, mn, total, norm)
             if nan or inf:
                 for rec in slot[2:]:
                     rec["NanCount"], rec["InfCount"] = nan, inf
         host[pos:pos + 4] = vals
+
+
+def finish_stats(payload: dict, region) -> dict:
+    """The worker's half of `StepStats.flush`: reduce the staged and copied arrays of one
+    step (from `region`, its shared slot), fill the records; -> the texts for the encoder."""
+    host = payload["host"]
+    reduce_host(payload["chunks"], payload["large"], region, host)
+    st = StepStats(None, numpy_fallback)
     st._host, st._host_slots = host, payload["slots"]
     st.flush_host()
     return st.texts
+
+
+# A step's message (`encode_step`): b"t", the length of its head (4 bytes, little-endian),
+# the head (marshal: step, rank, slot, the host values) and its structure (marshal:
+# framework, level, dump.data, construct, stack, and the statistics' slots, chunks and
+# large arrays), which a training loop repeats byte for byte from one step to the next (the
+# same calls, records and staging offsets; the numbers are in the shared slot and the
+# head). The worker compares the structure's bytes with the last step's (`StepServer`).
+# b"p": everything pickled (a staging buffer outside the shared slot, a value marshal
+# cannot write).
+_HEAD = 5
 
 
 def encode_step(dump: layout.StepDump, payload: dict) -> bytes:
@@ -203,17 +238,36 @@ def encode_step(dump: layout.StepDump, payload: dict) -> bytes:
     pickle when something marshal cannot write is in it (a staging buffer outside the
     shared slot, which marshal would turn into bytes; a record value it cannot write). The
     first byte says which."""
-    obj = (dump.step, dump.rank, dump.framework, dump.level, dump.data, dump.construct, dump.stack, payload)
     if not payload.get("arrays"):  # (marshal would write an array as bytes)
         try:
-            return b"m" + marshal.dumps(obj, 4)
+            head = marshal.dumps((dump.step, dump.rank, payload.get("slot"), payload.get("host", []),
+                                  payload.get("cpu")), 4)
+            body = marshal.dumps((dump.framework, dump.level, dump.data, dump.construct, dump.stack,
+                                  payload.get("slots", []), payload.get("chunks", []),
+                                  payload.get("large", [])), 4)
+            return b"".join((b"t", len(head).to_bytes(4, "little"), head, body))
         except ValueError:
             pass
+    obj = (dump.step, dump.rank, dump.framework, dump.level, dump.data, dump.construct, dump.stack, payload)
     return b"p" + pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
 
 
+def _split(msg) -> tuple:
+    """A b"t" message -> (its head's memoryview, its structure's)."""
+    mv = memoryview(msg)
+    n = int.from_bytes(mv[1:_HEAD], "little")
+    return mv[_HEAD:_HEAD + n], mv[_HEAD + n:]
+
+
 def decode_step(msg: bytes) -> tuple:
-    return marshal.loads(memoryview(msg)[1:]) if msg[:1] == b"m" else pickle.loads(memoryview(msg)[1:])
+    """-> (step, rank, framework, level, data, construct, stack, payload)."""
+    if msg[:1] == b"p":
+        return pickle.loads(memoryview(msg)[1:])
+    head, body = _split(msg)
+    step, rank, slot, host, _cpu = marshal.loads(head)
+    framework, level, data, construct, stack, slots, chunks, large = marshal.loads(body)
+    return (step, rank, framework, level, data, construct, stack,
+            {"slot": slot, "host": host, "slots": slots, "chunks": chunks, "large": large, "arrays": False})
 
 
 class WorkerError(Exception):
@@ -224,7 +278,8 @@ class WorkerWriter:
     """The training process's end of the worker (module docstring). `new_batch(to_floats)`
     is the recorder's StepStats factory while this writer is open."""
 
-    def __init__(self, root: Path, start_timeout: float = 60.0):
+    def __init__(self, root: Path, start_timeout: float = 60.0, avoid_core: bool = True):
+        """avoid_core: the worker leaves the core a step is sent from (`StepServer._away_from`)."""
         import mmap
         import subprocess
 
@@ -254,7 +309,7 @@ class WorkerWriter:
                 [pkg] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
             self._proc = subprocess.Popen(
                 [sys.executable, "-m", "analyzer.align.stats_worker", str(self.root), str(to_w),
-                 str(from_w), str(mfd), str(SLOTS), str(SLOT_BYTES)],
+                 str(from_w), str(mfd), str(SLOTS), str(SLOT_BYTES), "1" if avoid_core else "0"],
                 pass_fds=(to_w, from_w, mfd), env=env, stdin=subprocess.DEVNULL, close_fds=True)
         except BaseException:
             os.close(mfd)
@@ -304,6 +359,8 @@ class WorkerWriter:
         self._raise()
         batch = dump.stats
         payload = batch.payload()
+        if _getcpu is not None:  # (the worker leaves this core: StepServer._away_from)
+            payload["cpu"] = _getcpu()
         msg = encode_step(dump, payload)
         batch.release()
         try:
@@ -464,6 +521,218 @@ def open_writer(root: Path, recorder=None, notes: list | None = None, worker: bo
 _TENSOR_TYPE = {"pytorch": "torch.Tensor", "paddle": "paddle.Tensor"}  # a record's "type"
 
 
+def _cpu_reader():
+    """sched_getcpu(3) through ctypes (the core this thread runs on; ~1 us), or None where
+    there is none (not glibc, not Linux)."""
+    try:
+        import ctypes
+
+        f = ctypes.CDLL(None).sched_getcpu
+        f.restype, f.argtypes = ctypes.c_int, ()
+        return f if f() >= 0 else None
+    except (OSError, AttributeError):
+        return None
+
+
+_getcpu = _cpu_reader()
+
+
+def _cpus_to_avoid_on():
+    """The CPUs this process may run on when it can leave one of them (two or more, and a
+    way to read the current one); else None."""
+    if _getcpu is None or not hasattr(os, "sched_getaffinity"):
+        return None
+    cpus = os.sched_getaffinity(0)
+    return cpus if len(cpus) > 1 else None
+
+
+class _Miss(Exception):
+    """The template path cannot write this step (NaN/Inf, float64 statistics): the full one does."""
+
+
+def _raise_miss(_counts) -> None:
+    raise _Miss
+
+
+class StepServer:
+    """The worker's work on each step's message: its records expanded, its statistics
+    finished from its shared slot (`view`: the whole staging file), its files encoded and
+    written by `writer`.
+
+    A training loop sends the same structure every step (`encode_step`): the same calls,
+    records, shapes and staging offsets; only the numbers change. When a step's structure
+    bytes equal the last step's, dump.json is the last step's text with each tensor
+    record's statistics in their place: a template, made from the second step of a
+    structure (its dump.json written with a marker in place of each record's statistics,
+    checked to give that step's bytes back, and to hold a marker wherever dump.data holds
+    a record with statistics), filled by one format; construct.json and stack.json are
+    the last step's bytes. No records are decoded or expanded and nothing is encoded
+    again. A step whose statistics meet NaN/Inf, or are not all float32 (no 9-digit
+    texts), takes the full path, as does any step whose structure differs."""
+
+    def __init__(self, view, slot_bytes: int, writer: layout.StepWriter, avoid: bool = False):
+        self.view, self.slot_bytes, self.writer = view, slot_bytes, writer
+        # avoid: leave the training thread's core (`_away_from`); the CPUs this process may use
+        self._cpus = _cpus_to_avoid_on() if avoid else None
+        self._moved = False
+        self.moves = 0  # steps that found this process on the training thread's core
+        self.step = None  # the step being served (its number for an error message)
+        self._body = None  # the last step's structure bytes
+        self._t = None  # its decoded structure and template (_Template), once made
+        self.templated = 0  # steps written from a template (tests, benchmarks)
+
+    def serve(self, msg: bytes) -> None:
+        self.step = None
+        if msg[:1] == b"p":
+            self._full(decode_step(msg))
+            self._body = self._t = None
+            return
+        head, body = _split(msg)
+        step, rank, slot, host, cpu = marshal.loads(head)
+        self.step = step
+        if cpu is not None and self._cpus is not None:
+            self._away_from(cpu)
+        body = bytes(body)  # (a copy, then one memcmp: comparing a memoryview goes item by item)
+        same = body == self._body
+        if same and self._t is not None and self._t.text is not None:
+            if self._templated(step, rank, slot, host):
+                return
+            host = marshal.loads(head)[3]  # (the template path may have filled part of it)
+        structure = marshal.loads(body)
+        framework, level, data, construct, stack, slots, chunks, large = structure
+        payload = {"slot": slot, "host": host, "slots": slots, "chunks": chunks, "large": large}
+        make = same and self._t is None
+        if make:  # the second step of a structure: keep what the template path needs
+            self._t = _Template(framework, level, construct, stack, slots, chunks, large)
+        elif not same:
+            self._body, self._t = body, None
+        self._full((step, rank, framework, level, data, construct, stack, payload),
+                   self._t if make else None)
+
+    def _away_from(self, cpu: int) -> None:
+        """Off the training thread's core (`cpu`, where it sent this step from). The step's
+        message wakes this process through a pipe, a "sync" wake-up, and Linux places a
+        task woken so on the waker's core when the waker looks about to sleep, which a
+        training loop never is: the two then share one core while another may sit idle,
+        and the step waits for this process's work. Found there, this process leaves that
+        core for the step (`sched_setaffinity` without it: the kernel moves it at once)
+        and takes every core back after (`settle`): the next wake-up finds it elsewhere.
+        Only while the machine has a spare core on average (1-minute load below the number
+        of cores this process may use): on an oversubscribed machine the other cores are
+        others' too, and moving bought nothing in five A/B runs at load 9-15
+        (docs/align.md)."""
+        if _getcpu() == cpu and os.getloadavg()[0] < len(self._cpus):
+            try:
+                os.sched_setaffinity(0, self._cpus - {cpu})
+            except OSError:  # (a CPU set changed under us: stay)
+                return
+            self._moved = True
+            self.moves += 1
+
+    def settle(self) -> None:
+        """Every allowed core again after a step moved off the training thread's."""
+        if self._moved:
+            self._moved = False
+            try:
+                os.sched_setaffinity(0, self._cpus)
+            except OSError:  # (a CPU taken away meanwhile: the kernel's mask stays)
+                pass
+
+    def _region(self, slot: int):
+        return self.view[slot * self.slot_bytes:(slot + 1) * self.slot_bytes]
+
+    def _full(self, step_msg: tuple, make=None) -> None:
+        step, rank, framework, level, data, construct, stack, payload = step_msg
+        self.step = step
+        # (the hooks leave tuples: hooks_torch.queue_stats, hooks_paddle.queue_stats)
+        expand_records(data, payload["slots"], _TENSOR_TYPE.get(framework, "torch.Tensor"))
+        texts = finish_stats(payload, self._region(payload["slot"]))
+        dump = layout.StepDump(step=step, rank=rank, framework=framework, level=level,
+                               data=data, construct=construct, stack=stack, texts=texts)
+        files = self.writer.encode(dump)
+        if make is not None:
+            make.build(dump, payload["slots"], files)
+        self.writer.submit(dump, files)
+
+    def _templated(self, step: int, rank: int, slot: int, host: list) -> bool:
+        t = self._t
+        try:
+            reduce_host(t.chunks, t.large, self._region(slot), host, on_nan=_raise_miss)
+        except _Miss:
+            return False
+        values, texts = step_values(host, t.slots)
+        if texts is None:
+            return False
+        frags = _fragments(texts, values)
+        if None in frags:
+            return False
+        data = (t.text % tuple([frags[k] for k in t.order])).encode("utf-8")
+        dump = layout.StepDump(step=step, rank=rank, framework=t.framework, level=t.level,
+                               construct=t.construct, stack=t.stack)
+        self.writer.submit(dump, {"dump.json": data, **t.files})
+        self.templated += 1
+        return True
+
+
+class _Template:
+    """What `StepServer` keeps of a repeated structure: its decoded slots, chunks and large
+    arrays (read, never changed), construct and stack and their bytes, and dump.json's
+    template: `text % (one statistics fragment per marker)`, `order` naming each marker's
+    slot. text None: the structure cannot be templated (a record written without its
+    fragment, NaN/Inf in the step that made it, ...)."""
+
+    def __init__(self, framework, level, construct, stack, slots, chunks, large):
+        self.framework, self.level, self.construct, self.stack = framework, level, construct, stack
+        self.slots, self.chunks, self.large = slots, chunks, large
+        self.text = None
+        self.order: list = []
+        self.files: dict = {}
+
+    def build(self, dump: layout.StepDump, slots: list, files: dict) -> None:
+        """The template of this step's dump.json (`dump`'s records expanded and filled,
+        `files` its encoded bytes), if it gives those bytes back."""
+        texts = dump.texts
+        marked, frags, ids = {}, [], set()
+        for k, slot in enumerate(slots):
+            e = texts.get(id(slot[2])) if len(slot) > 2 else None
+            if e is None:
+                return  # (NaN/Inf, float64, ...: no fragment to put in)
+            frags.append(e[4])
+            for rec in slot[2:]:
+                q = texts.get(id(rec))
+                if q is None:
+                    return
+                marked[id(rec)] = q[:4] + (f"\x00{k}\x00",)
+                ids.add(id(rec))
+        parts = dump.dump_json(marked).decode("utf-8").split("\x00")
+        order = [int(k) for k in parts[1::2]]
+        if len(order) != _count_records(dump.data, ids):
+            return  # a record with statistics written without its marker: its numbers would stay
+        text = "%s".join(p.replace("%", "%%") for p in parts[0::2])
+        if (text % tuple([frags[k] for k in order])).encode("utf-8") != files["dump.json"]:
+            return
+        self.text, self.order = text, order
+        self.files = {"construct.json": files["construct.json"], "stack.json": files["stack.json"]}
+
+
+def _count_records(data: dict, ids: set) -> int:
+    """How many places in `data` (dicts and lists at any depth) hold a record whose id is
+    in `ids`."""
+    n = 0
+    todo = [data]
+    while todo:
+        obj = todo.pop()
+        for v in (obj.values() if type(obj) is dict else obj):
+            if type(v) is dict:
+                if id(v) in ids:
+                    n += 1
+                else:
+                    todo.append(v)
+            elif type(v) is list:
+                todo.append(v)
+    return n
+
+
 def _serve(argv: list[str]) -> int:
     import mmap
     import signal
@@ -472,7 +741,7 @@ def _serve(argv: list[str]) -> int:
     from opdb.errors import one_line
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the training process decides when to stop
-    root, to_w, from_w, mfd, slots, slot_bytes = argv
+    root, to_w, from_w, mfd, slots, slot_bytes, avoid = argv
     np = _numpy()
     mm = mmap.mmap(int(mfd), int(slots) * int(slot_bytes))
     view = np.frombuffer(mm, np.uint8)
@@ -480,6 +749,7 @@ def _serve(argv: list[str]) -> int:
     rx = Connection(int(to_w), writable=False)
     tx = Connection(int(from_w), readable=False)
     writer = layout.StepWriter(Path(root), threads=False)
+    server = StepServer(view, slot_bytes, writer, avoid=avoid == "1")
     tx.send(("ready",))
     while True:
         try:
@@ -490,18 +760,16 @@ def _serve(argv: list[str]) -> int:
             break
         step = None
         try:
-            step, rank, framework, level, data, construct, stack, payload = decode_step(msg)
-            # (the hooks leave tuples: hooks_torch.queue_stats, hooks_paddle.queue_stats)
-            expand_records(data, payload["slots"], _TENSOR_TYPE.get(framework, "torch.Tensor"))
-            s = payload["slot"]
-            texts = finish_stats(payload, view[s * slot_bytes:(s + 1) * slot_bytes])
-            writer.submit(layout.StepDump(step=step, rank=rank, framework=framework, level=level,
-                                          data=data, construct=construct, stack=stack, texts=texts))
+            server.serve(msg)
+            step = server.step
             tx.send(("ok", step))
         except OSError as e:  # raised again as this OSError by the training process
+            step = server.step
             tx.send(("error", step, one_line(f"{e.__class__.__name__}: {e}"), e.errno, e.strerror, e.filename))
         except Exception as e:  # one line to the training process; the next steps still run
+            step = server.step
             tx.send(("error", step, one_line(f"{e.__class__.__name__}: {e}")))
+        server.settle()
     try:
         try:
             writer.close()

@@ -218,7 +218,7 @@ def test_step_message_round_trip_keeps_shared_records():
                     {"slots": [[1, True, rec]], "chunks": [(True, np.zeros(3, np.float32), 1, [0], [0], [])],
                      "arrays": True}):
         msg = stats_worker.encode_step(d, payload)
-        assert msg[:1] == (b"p" if payload["arrays"] else b"m")
+        assert msg[:1] == (b"p" if payload["arrays"] else b"t")
         out = stats_worker.decode_step(msg)
         assert out[7]["slots"][0][2] is out[4]["k"]["output"][0]
         assert type(out[7]["chunks"][0][1]) is type(payload["chunks"][0][1])
@@ -439,3 +439,129 @@ def test_answers_are_polled_without_a_selector_per_step(tmp_path, monkeypatch):
     w.close(quiet=True)
     rec.remove()
     assert _worker_pids() == []
+
+
+def _synthetic_messages(steps, shape2=(2,)):
+    """Messages of a two-tensor step as the torch recorder sends them (compact records, the
+    numbers staged in the shared slot), one per entry of `steps` (each tensor's two values);
+    -> [(message, slot bytes)]."""
+    import numpy as np
+
+    out = []
+    for i, values in enumerate(steps):
+        t1 = ("torch.float32", [2], True)
+        t2 = ("torch.float32", list(shape2), False)
+        slots = [[2, True, t1], [2, True, t2]]
+        d = StepDump(step=i, rank=0, framework="pytorch", level="L0",
+                     data={"Module.a.Linear.forward.0": {"input_args": [t1], "input_kwargs": {}, "output": [t2]},
+                           "Module.a.Linear.backward.0": {"input": [t2], "output": [t1]}},
+                     construct={"Module.a.Linear.forward.0": None}, stack={})
+        payload = {"slot": i % 3, "host": [None] * 8, "slots": slots,
+                   "chunks": [(True, 0, 4, [0, 2], [0, 4], slots)], "large": [], "arrays": False}
+        out.append((stats_worker.encode_step(d, payload), np.array(values, np.float32).tobytes()))
+    return out
+
+
+def _serve_all(root, msgs, templates=True, monkeypatch=None):
+    import numpy as np
+
+    size = 4096
+    view = np.zeros(3 * size, np.uint8)
+    writer = StepWriter(root, threads=False)
+    server = stats_worker.StepServer(view, size, writer)
+    if not templates:
+        server._t = None
+        monkeypatch.setattr(stats_worker._Template, "build", lambda self, *a: None)
+    for msg, slot_bytes in msgs:
+        s = stats_worker._split(msg)[0]
+        import marshal
+        slot = marshal.loads(s)[2]
+        view[slot * size:slot * size + len(slot_bytes)] = np.frombuffer(slot_bytes, np.uint8)
+        server.serve(msg)
+    writer.close()
+    if not templates:
+        monkeypatch.undo()
+    return server.templated
+
+
+def test_repeated_structure_written_from_a_template(tmp_path, monkeypatch):
+    """From the third step of a repeated structure, dump.json is the template filled with
+    the step's statistics: the same bytes as the full path's, step by step; a step with
+    NaN/Inf takes the full path (its counts), the next one the template again."""
+    steps = [(1, 2, 3, 4), (0.5, -2, 7, 1e-3), (1 / 3, 2 / 3, -5, 9), (float("nan"), 1, 2, 3),
+             (8, 9, 10, 11.5)]
+    msgs = _synthetic_messages(steps)
+    full = _serve_all(tmp_path / "full", msgs, templates=False, monkeypatch=monkeypatch)
+    templated = _serve_all(tmp_path / "t", msgs)
+    assert full == 0 and templated == 2  # steps 2 and 4 (0: first seen, 1: template made, 3: NaN)
+    a, b = _files(tmp_path / "full"), _files(tmp_path / "t")
+    assert a.keys() == b.keys() and len(a) == 15
+    for name in a:
+        assert a[name] == b[name], name
+    assert b'"NanCount":1' in b["step3/rank0/dump.json"]
+    assert b'"Max":11.5' in b["step4/rank0/dump.json"]
+
+
+def test_no_template_when_a_record_is_written_without_its_statistics_text(tmp_path, monkeypatch):
+    """A record the encoder writes from its values rather than its fragment (here a shape
+    that is not all ints) would keep the template's numbers: no template is made, and every
+    step has its own numbers."""
+    steps = [(1, 2, 3, 4), (5, 6, 7, 8), (9, 10, 11, 12), (13, 14, 15, 16)]
+    msgs = _synthetic_messages(steps, shape2=(2, "n"))
+    assert _serve_all(tmp_path / "t", msgs) == 0
+    _serve_all(tmp_path / "full", msgs, templates=False, monkeypatch=monkeypatch)
+    a, b = _files(tmp_path / "full"), _files(tmp_path / "t")
+    assert a == b
+    assert b'"Max":16.0' in b["step3/rank0/dump.json"]
+
+
+def test_worker_dump_of_many_steps_same_bytes(tmp_path, monkeypatch):
+    """Five steps (three from the worker's template) of the transformer example: the same
+    bytes as the in-process writer."""
+    inproc, worker = _dump_both(tmp_path, monkeypatch, EXAMPLES / "torch_transformer.py", "torch",
+                                steps=5)
+    assert len(inproc) == 15 and inproc.keys() == worker.keys()
+    for name in inproc:
+        assert inproc[name] == worker[name], name
+
+
+def test_worker_leaves_the_core_the_step_was_sent_from(tmp_path, monkeypatch):
+    """A step whose message says it was sent from the core the worker finds itself on: the
+    worker leaves that core for the step (its affinity without it) and takes every core back
+    after, while the machine has a spare core (load below the cores); a step sent from
+    another core, or with no spare core, moves nothing. The training side puts its core in
+    the message's head."""
+    import marshal
+
+    calls = []
+    monkeypatch.setattr(stats_worker.os, "sched_getaffinity", lambda pid: {0, 1, 2})
+    monkeypatch.setattr(stats_worker.os, "sched_setaffinity", lambda pid, cpus: calls.append(set(cpus)))
+    monkeypatch.setattr(stats_worker, "_getcpu", lambda: 1)
+    load = [0.5]
+    monkeypatch.setattr(stats_worker.os, "getloadavg", lambda: (load[0], 0.0, 0.0))
+    import numpy as np
+
+    server = stats_worker.StepServer(np.zeros(3 * 4096, np.uint8), 4096, StepWriter(tmp_path, threads=False),
+                                     avoid=True)
+    for i, (msg, slot_bytes) in enumerate(_synthetic_messages([(1, 2, 3, 4), (5, 6, 7, 8), (9, 8, 7, 6)])):
+        head, body = stats_worker._split(msg)
+        h = list(marshal.loads(head))
+        assert len(h) == 5 and h[4] is None  # (encode_step's own: no core given)
+        h[4] = 2 if i == 1 else 1
+        if i == 2:  # the same core, but no spare core on the machine (load 3 on 3 cores): stays
+            load[0] = 3.0
+        head = marshal.dumps(tuple(h), 4)
+        server.serve(b"t" + len(head).to_bytes(4, "little") + head + bytes(body))
+        server.settle()
+        if i == 0:
+            assert calls == [{0, 2}, {0, 1, 2}]
+    assert calls == [{0, 2}, {0, 1, 2}] and server.moves == 1
+    # the training side: the core it sends from, in the head
+    model, rec = _torch_recorder()
+    sent = []
+    with stats_worker.open_writer(tmp_path / "w", rec, worker=True) as w:
+        real = w._tx.send_bytes
+        w._tx.send_bytes = lambda m: (sent.append(bytes(m)), real(m))[1]
+        w.submit(_step(model, rec, 0))
+    rec.remove()
+    assert marshal.loads(stats_worker._split(sent[0])[0])[4] == 1
