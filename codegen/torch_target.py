@@ -215,6 +215,26 @@ class TorchDialect(Dialect):
             # overload for c10::List<c10::optional<at::Tensor>>, so the list is built as
             # op-plugin IndexPutKernelNpuOpApi.cpp does: an unset entry is an empty tensor
             # of `ref`'s options, and an entry on another device is moved to `ref`'s
+            dts = set(getattr(p.aclnn, "dtypes", ()) or ())
+            if "bool" in dts and "uint8" not in dts:
+                # torch reads a uint8 index as a mask, as a bool one (deprecated, with a
+                # warning); the API takes bool masks, not uint8 (its dtypes in opdb):
+                # op-plugin expands both kinds of mask (AdvancedIndex.cpp npu_expand_tensors)
+                return CallArg(p.aclnn.name, p.aclnn.ctype, var,
+                               [f"std::vector<at::Tensor> {var}_vec;",
+                                f"for (const c10::optional<at::Tensor>& opgen_t : {name}) {{",
+                                "    if (!opgen_t.has_value() || !opgen_t->defined()) {",
+                                f"        {var}_vec.push_back(at::empty({{0}}, {ref}.options()));"
+                                "  // unset: an empty tensor",
+                                "        continue;",
+                                "    }",
+                                f"    at::Tensor opgen_e = opgen_t->device() != {ref}.device() ? "
+                                f"opgen_t->to({ref}.device()) : *opgen_t;",
+                                "    // a uint8 mask as bool: the API takes bool masks, not uint8",
+                                f"    {var}_vec.push_back(opgen_e.scalar_type() == at::kByte ? "
+                                "opgen_e.to(at::kBool) : opgen_e);",
+                                "}",
+                                f"at::TensorList {var}({var}_vec);"], p.todo, p.decision)
             return CallArg(p.aclnn.name, p.aclnn.ctype, var,
                            [f"std::vector<at::Tensor> {var}_vec;",
                             f"for (const c10::optional<at::Tensor>& opgen_t : {name}) {{",

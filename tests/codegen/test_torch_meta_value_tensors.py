@@ -52,3 +52,22 @@ def test_repeat_interleave_sizes_by_host_repeats_and_passes_the_size(db):
     assert "EXEC_NPU_CMD(aclnnRepeatInterleaveWithDim, self, repeats, acl_dim, acl_output_size, out);" in body
     assert "EXEC_NPU_CMD(aclnnRepeatInterleave, self, repeats, acl_output_size, out);" in body
     assert not any("outputSize" in t for t in r.todos)
+
+
+def test_a_uint8_index_goes_as_a_bool_mask_where_the_api_takes_bool_only(db):
+    """The sixth audit's IndexPutImpl row: torch reads a uint8 index in `Tensor?[]` as a
+    mask, as a bool one (deprecated, with a warning); op-plugin 517f2e7d expands both
+    kinds into long indices (AdvancedIndex.cpp `npu_expand_tensors`), and the API's index
+    list takes bool, int32 and int64 (opdb; hicann/ops-nn e5c3fa93
+    index/index_put_v2/op_api/aclnn_index_put_impl.cpp:72), so a uint8 mask was refused.
+    Read from the API's dtypes in opdb, for every member that builds the list."""
+    for api, op, stem, sigs in (
+            ("aclnnIndexPutImpl", "aten::index_put", "IndexPut",
+             ("at::Tensor index_put(", "at::Tensor& index_put_out(", "at::Tensor& index_put_(")),
+            ("aclnnIndex", "aten::index.Tensor", "Index", ("at::Tensor index(",))):
+        r = prepare(db, api, "torch", op=op)
+        text = r.files[ADAPTER.format(stem)]
+        for sig in sigs:
+            body = _fn(text, sig)
+            assert ("acl_indices_vec.push_back(opgen_e.scalar_type() == at::kByte ? "
+                    "opgen_e.to(at::kBool) : opgen_e);") in body, (api, sig)
