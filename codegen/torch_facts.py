@@ -388,7 +388,6 @@ def meta_value_tensors(op: str) -> frozenset[str]:
 def _meta_probe_base(ov) -> list | None:
     """`_probe_args` with each `meta_value_tensors` argument replaced by the first
     `_value_samples` tensor the meta call runs with; None when there is none."""
-    torch = _torch()
     base = _probe_args(ov, lists=True)
     if base is None:
         return None
@@ -407,7 +406,6 @@ def _meta_probe_base(ov) -> list | None:
                 continue
             base = trial
             break
-    del torch
     return base
 
 
