@@ -349,7 +349,9 @@ def meta_value_tensors(op: str) -> frozenset[str]:
     `dim` is their sum; torch's meta for `repeat_interleave.Tensor` raises "cannot
     repeat_interleave a meta tensor without output_size"). Probed: with every tensor on
     Meta (`_probe_args`) the call raises, and with that one argument a CPU tensor
-    (`_value_samples`) it returns Meta tensors. The adapter's meta call then gets a host
+    (`_value_samples`) it returns Meta tensors while the same sample on Meta still raises
+    (so the values, not a dtype or shape, were missing: `gather`'s int64 `index` runs on
+    Meta). The adapter's meta call then gets a host
     copy of it (`.cpu()`, a sync, as op-plugin's `repeat_interleave_npu_output_size_opapi`
     reads `repeats.sum().item()`). Empty when unknown or when the all-Meta call runs."""
     ov = _aten_overload(op)
@@ -378,6 +380,9 @@ def meta_value_tensors(op: str) -> frozenset[str]:
             continue
         for sample in _value_samples():
             args = list(base)
+            args[i] = sample.to("meta")
+            if runs_on_meta(args):
+                break  # its dtype or shape was wrong, not its place: no values needed
             args[i] = sample
             if runs_on_meta(args):
                 out.add(name)

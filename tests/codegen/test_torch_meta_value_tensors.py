@@ -71,3 +71,12 @@ def test_a_uint8_index_goes_as_a_bool_mask_where_the_api_takes_bool_only(db):
             body = _fn(text, sig)
             assert ("acl_indices_vec.push_back(opgen_e.scalar_type() == at::kByte ? "
                     "opgen_e.to(at::kBool) : opgen_e);") in body, (api, sig)
+
+
+def test_an_index_that_needs_a_dtype_not_values_stays_on_meta():
+    """gather/scatter/take/embedding refuse a float index on Meta but run with an int64
+    one on Meta: their meta functions need the index's dtype, not its values, so the
+    meta call keeps them as Meta twins (no host copy, no sync)."""
+    for op in ("aten::gather", "aten::scatter_add", "aten::take", "aten::embedding",
+               "aten::scatter.value"):
+        assert torch_facts.meta_value_tensors(op) == frozenset(), op
