@@ -333,6 +333,142 @@ def host_per_element_tensors(op: str) -> frozenset[str]:
     return frozenset(out)
 
 
+def _value_samples():
+    """Host samples for `meta_value_tensors`, in order: an int64 1-d tensor of one 1
+    (a count or a repeat: `repeats`), an int64 (2, 3) tensor of ones, a float (2, 3)
+    tensor of ones."""
+    torch = _torch()
+    return (torch.ones(1, dtype=torch.int64), torch.ones(2, 3, dtype=torch.int64),
+            torch.ones(2, 3))
+
+
+@functools.lru_cache(maxsize=None)
+def meta_value_tensors(op: str) -> frozenset[str]:
+    """The plain `Tensor` arguments whose values `op`'s meta function needs to size
+    its output (`repeat_interleave.self_Tensor`'s `repeats`: the output's length along
+    `dim` is their sum; torch's meta for `repeat_interleave.Tensor` raises "cannot
+    repeat_interleave a meta tensor without output_size"). Probed: with every tensor on
+    Meta (`_probe_args`) the call raises, and with that one argument a CPU tensor
+    (`_value_samples`) it returns Meta tensors while the same sample on Meta still raises
+    (so the values, not a dtype or shape, were missing: `gather`'s int64 `index` runs on
+    Meta). The adapter's meta call then gets a host
+    copy of it (`.cpu()`, a sync, as op-plugin's `repeat_interleave_npu_output_size_opapi`
+    reads `repeats.sum().item()`). Empty when unknown or when the all-Meta call runs."""
+    ov = _aten_overload(op)
+    torch = _torch()
+    if ov is None or torch is None:
+        return frozenset()
+    base = _probe_args(ov, lists=True)
+    if base is None:
+        return frozenset()
+    names = [a.name for a in ov._schema.arguments][:len(base)]
+    types = {a.name: str(a.type) for a in ov._schema.arguments}
+
+    def runs_on_meta(args) -> bool:
+        try:
+            res = ov(*args)
+        except Exception:
+            return False
+        flat = list(res) if isinstance(res, (tuple, list)) else [res]
+        return bool(flat) and all(isinstance(x, torch.Tensor) and x.device.type == "meta"
+                                  for x in flat)
+    if runs_on_meta(base):
+        return frozenset()
+    out = set()
+    for i, name in enumerate(names):
+        if types[name] != "Tensor":
+            continue
+        for sample in _value_samples():
+            args = list(base)
+            args[i] = sample.to("meta")
+            if runs_on_meta(args):
+                break  # its dtype or shape was wrong, not its place: no values needed
+            args[i] = sample
+            if runs_on_meta(args):
+                out.add(name)
+                break
+    return frozenset(out)
+
+
+def _meta_probe_base(ov) -> list | None:
+    """`_probe_args` with each `meta_value_tensors` argument replaced by the first
+    `_value_samples` tensor the meta call runs with; None when there is none."""
+    base = _probe_args(ov, lists=True)
+    if base is None:
+        return None
+    names = [a.name for a in ov._schema.arguments][:len(base)]
+    values = meta_value_tensors(f"aten::{ov._schema.name.split('::')[-1]}"
+                                + (f".{ov._overloadname}" if ov._overloadname != "default" else ""))
+    for i, name in enumerate(names):
+        if name not in values:
+            continue
+        for sample in _value_samples():
+            trial = list(base)
+            trial[i] = sample
+            try:
+                ov(*trial)
+            except Exception:
+                continue
+            base = trial
+            break
+    return base
+
+
+@functools.lru_cache(maxsize=None)
+def unset_int_sizes_output(op: str, arg: str) -> tuple | None:
+    """How an optional int `arg` of `op` relates to its one output, when `arg` *is*
+    that output's size along one dim (`repeat_interleave.self_Tensor`'s `output_size`:
+    the length along `dim`, or of the flattened result without `dim`; aclnn's
+    `outputSize`, where op-plugin passes the computed size and aclnnRepeatInterleave-
+    WithDim returns without writing for 0). ("dim_of", dim_arg, d0): the output's size
+    along the wrapped `dim_arg` when that is given, along d0 otherwise; ("dim", d): along
+    d always; None: not such an argument, or unknown. Probed on Meta tensors
+    (`_meta_probe_base`: (2, 3) inputs, so the output's sizes differ), each defaulted
+    `int? dim`/`axis` unset and given 0, 1, -1: `arg` given as the unset call's size
+    along exactly one dim d leaves the output unchanged (along the others, and one more
+    than that size, torch refuses it or the output changes: "allocated size does not
+    match required size")."""
+    ov = _aten_overload(op)
+    torch = _torch()
+    if ov is None or torch is None:
+        return None
+    types = {a.name: str(a.type) for a in ov._schema.arguments}
+    if types.get(arg) not in ("Optional[int]", "Optional[SymInt]"):
+        return None
+    base = _meta_probe_base(ov)
+    if base is None:
+        return None
+    dims = [a.name for a in ov._schema.arguments
+            if a.name in _DIM_NAMES and str(a.type) == "Optional[int]" and a.name != arg]
+    dim_arg = dims[0] if len(dims) == 1 else None
+    settings = [None] + ([0, 1, -1] if dim_arg else [])
+
+    def shape(kw):
+        try:
+            res = ov(*base, **kw)
+        except Exception:
+            return None
+        if not isinstance(res, torch.Tensor) or res.device.type != "meta":
+            return None
+        return tuple(res.shape)
+    found = {}
+    for v in settings:
+        kw = {} if v is None else {dim_arg: v}
+        s = shape(kw)
+        if s is None or len(set(s)) != len(s):
+            return None  # distinct sizes tell the dims apart
+        cands = [d for d in range(len(s)) if shape({**kw, arg: s[d]}) == s]
+        if len(cands) != 1 or shape({**kw, arg: s[cands[0]] + 1}) == s:
+            return None
+        found[v] = (cands[0], len(s))
+    d0 = found[None][0]
+    if dim_arg is None:
+        return ("dim", d0)
+    if all(found[v][0] == v % found[v][1] for v in settings if v is not None):
+        return ("dim_of", dim_arg, d0)
+    return None
+
+
 @functools.lru_cache(maxsize=None)
 def _explicit_runs_on_meta(op: str) -> bool:
     """Whether `op`'s CompositeExplicitAutograd kernel computes its result on Meta

@@ -96,7 +96,8 @@ class TorchDialect(Dialect):
     def __init__(self, names: set[str] | frozenset = frozenset(),
                  outs: tuple[str, ...] = (), skip_empty: dict[str, list[str]] | None = None,
                  ret: str = "", api_name: str = "", all_dims: set[str] | frozenset = frozenset(),
-                 unset_floats: dict[str, float] | None = None):
+                 unset_floats: dict[str, float] | None = None,
+                 unset_sizes: dict[str, tuple] | None = None):
         self.names = set(names)
         # optional int lists whose unset value means every dim (torch_facts.
         # unset_list_reduces_all, probed on Meta tensors)
@@ -104,6 +105,10 @@ class TorchDialect(Dialect):
         # optional floats -> the constant that means "unset" to the op (torch_facts.
         # unset_float_means, probed on the CPU: logit's `eps` -1.0)
         self.unset_floats = dict(unset_floats or {})
+        # optional ints that are the one output's size along a dim -> where
+        # (torch_facts.unset_int_sizes_output, probed on Meta: repeat_interleave's
+        # `output_size`); unset, the allocated output's size there is passed
+        self.unset_sizes = dict(unset_sizes or {})
         self.api_name = api_name  # the aclnn API called (scopes reviewed rules)
         self.outs = tuple(outs)  # the function's output tensors, allocated before the call
         # tensor lists whose op ignores legacy empty 1-d tensors -> the dim args to rewrap
@@ -210,6 +215,26 @@ class TorchDialect(Dialect):
             # overload for c10::List<c10::optional<at::Tensor>>, so the list is built as
             # op-plugin IndexPutKernelNpuOpApi.cpp does: an unset entry is an empty tensor
             # of `ref`'s options, and an entry on another device is moved to `ref`'s
+            dts = set(getattr(p.aclnn, "dtypes", ()) or ())
+            if "bool" in dts and "uint8" not in dts:
+                # torch reads a uint8 index as a mask, as a bool one (deprecated, with a
+                # warning); the API takes bool masks, not uint8 (its dtypes in opdb):
+                # op-plugin expands both kinds of mask (AdvancedIndex.cpp npu_expand_tensors)
+                return CallArg(p.aclnn.name, p.aclnn.ctype, var,
+                               [f"std::vector<at::Tensor> {var}_vec;",
+                                f"for (const c10::optional<at::Tensor>& opgen_t : {name}) {{",
+                                "    if (!opgen_t.has_value() || !opgen_t->defined()) {",
+                                f"        {var}_vec.push_back(at::empty({{0}}, {ref}.options()));"
+                                "  // unset: an empty tensor",
+                                "        continue;",
+                                "    }",
+                                f"    at::Tensor opgen_e = opgen_t->device() != {ref}.device() ? "
+                                f"opgen_t->to({ref}.device()) : *opgen_t;",
+                                "    // a uint8 mask as bool: the API takes bool masks, not uint8",
+                                f"    {var}_vec.push_back(opgen_e.scalar_type() == at::kByte ? "
+                                "opgen_e.to(at::kBool) : opgen_e);",
+                                "}",
+                                f"at::TensorList {var}({var}_vec);"], p.todo, p.decision)
             return CallArg(p.aclnn.name, p.aclnn.ctype, var,
                            [f"std::vector<at::Tensor> {var}_vec;",
                             f"for (const c10::optional<at::Tensor>& opgen_t : {name}) {{",
@@ -304,6 +329,15 @@ class TorchDialect(Dialect):
                     arg = self.plain(p, f"{name}.value_or({value})", "")
                     arg.prelude.insert(0, f"// unset `{name}` -> {value}: torch's result for an "
                                           f"unset `{name}` (probed on the CPU)")
+                    return arg.with_todo(_without_note(p.todo, _OPTIONAL_NOTE))
+                if k == fk == "int" and name in self.unset_sizes and len(self.outs) == 1:
+                    o, how = self.outs[0], self.unset_sizes[name]
+                    d = (str(how[1]) if how[0] == "dim" else
+                         f"{how[1]}.has_value() ? at::maybe_wrap_dim(*{how[1]}, {o}.dim()) : "
+                         f"{how[2]}")
+                    arg = self.plain(p, f"({name}.has_value() ? *{name} : {o}.size({d}))", "")
+                    arg.prelude.insert(0, f"// unset `{name}` -> the size `{o}` was allocated "
+                                          f"with along that dim (torch's own meaning, probed)")
                     return arg.with_todo(_without_note(p.todo, _OPTIONAL_NOTE))
                 dflt = {"int": "0", "float": "0.0", "bool": "false"}[k]
                 arg = self.plain(p, f"{name}.value_or({dflt})", "")
@@ -661,6 +695,9 @@ def meta_call(functional: TorchSchema, meta_device: bool = False) -> str:
     # reviewed: lstm.data's `batch_sizes`) stays as given too
     from opdb.arg_rules import load as load_rules
     host = host | load_rules().meta_host_tensors_for(_op_name(functional))
+    # a device tensor whose values torch's meta function needs to size the output
+    # (probed: `repeat_interleave.self_Tensor`'s `repeats`) goes to it as a host copy
+    values = torch_facts.meta_value_tensors(_op_name(functional)) - host
     # a `Tensor?` torch's meta function cannot take unset (probed): a Meta placeholder
     # shaped from the required inputs stands in for it there; the API still gets it unset
     placeholders = dict(torch_facts.meta_unset_optional_placeholders(_op_name(functional)))
@@ -676,6 +713,8 @@ def meta_call(functional: TorchSchema, meta_device: bool = False) -> str:
             return (f"(({a.name}.has_value() && {a.name}->defined()) ? opgen_meta({a.name}) : "
                     f"c10::optional<at::Tensor>(at::empty({{{sizes}}}, "
                     f"{dims[0][0]}.options().device(at::kMeta))))")
+        if a.name in values and a.kind == "tensor" and not a.optional:
+            return f"{a.name}.cpu()"
         return a.name if a.name in host else _meta_arg(a, False)
     args = ", ".join(arg(a) for a in functional.args)
     if functional.name.startswith("npu::"):
@@ -924,7 +963,8 @@ def _copy_numbers_to_device(branches: list[Branch], inputs: list[str], numbers: 
 
 
 def _optional_input_branches(api: AclnnApi, versions: list[AclnnApi], amap: ArgMap,
-                             fwp: list[FwParam], ref_expr: str, outs: tuple[str, ...]
+                             fwp: list[FwParam], ref_expr: str, outs: tuple[str, ...],
+                             unset_sizes: dict[str, tuple] | None = None
                              ) -> tuple[list[Branch], set[str]]:
     """Optional framework values `api` does not take (npu_fusion_attention's `sink`,
     `actual_seq_qlen`/`actual_seq_kvlen`) that a newer version or a sibling API of the
@@ -955,8 +995,8 @@ def _optional_input_branches(api: AclnnApi, versions: list[AclnnApi], amap: ArgM
             picked[took] = (v, vmap)
     branches, consumed = [], set()
     for took, (v, vmap) in sorted(picked.items(), key=lambda kv: (-len(kv[0]), sorted(kv[0]))):
-        args = call_args(vmap, TorchDialect({f.name for f in fwp}, outs, api_name=vmap.api.name),
-                         ref_expr)
+        args = call_args(vmap, TorchDialect({f.name for f in fwp}, outs, api_name=vmap.api.name,
+                                            unset_sizes=unset_sizes), ref_expr)
         for a, mp in zip(args, vmap.params):
             if mp.aclnn.name not in base and mp.decision == "default":
                 a.todo = ""  # a feature the base call does not use either
@@ -1558,6 +1598,25 @@ def _probed_unset_floats(schema: TorchSchema, functional: TorchSchema | None
     return out
 
 
+def _probed_unset_sizes(schema: TorchSchema, functional: TorchSchema | None
+                        ) -> dict[str, tuple]:
+    """{optional int arg of `schema`: which dim of the one output it sizes}
+    (torch_facts.unset_int_sizes_output, probed on Meta tensors; repeat_interleave's
+    `output_size`: the length along `dim`, where op-plugin passes the computed size and
+    an adapter's `value_or(0)` makes aclnnRepeatInterleaveWithDim return unwritten)."""
+    from codegen import torch_facts
+    fs = functional or schema
+    full = f"{fs.name}.{fs.overload}" if fs.overload else fs.name
+    names = {a.name for a in schema.args}
+    out = {}
+    for a in schema.args:
+        if a.kind == "int" and a.optional:
+            how = torch_facts.unset_int_sizes_output(full, a.name)
+            if how is not None and (how[0] == "dim" or how[1] in names):
+                out[a.name] = how
+    return out
+
+
 def _legacy_empty_lists(schema: TorchSchema, functional: TorchSchema | None
                         ) -> dict[str, list[str]]:
     """{tensor list arg: its op's int dim args} when the functional op ignores legacy
@@ -1982,7 +2041,8 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     skip_empty = _legacy_empty_lists(schema, functional)
     dialect = TorchDialect({f.name for f in fwp}, outs, skip_empty, return_stmt(schema),
                            api_name=chosen.name, all_dims=_all_dim_lists(schema, functional),
-                           unset_floats=_probed_unset_floats(schema, functional))
+                           unset_floats=_probed_unset_floats(schema, functional),
+                           unset_sizes=_probed_unset_sizes(schema, functional))
     args = call_args(amap, dialect, ref_expr)
     if role == "functional":
         _api_shaped_outputs(chosen.name, args, fwp)
@@ -2030,7 +2090,8 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         scalar_branched = len(branches) > 1  # a scalar variant takes an input as a number
         opt_branches, consumed = _optional_input_branches(
             chosen, [v for v in variants.get("versions", []) if v.name != chosen.name]
-            + list(variants.get("siblings", [])), amap, fwp, ref_expr, outs)
+            + list(variants.get("siblings", [])), amap, fwp, ref_expr, outs,
+            unset_sizes=dialect.unset_sizes)
         branches = opt_branches + branches
         if scalar_branched:
             covered = {b.cond.split(".dim()")[0] for b in branches if b.cond}

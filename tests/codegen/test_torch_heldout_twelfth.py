@@ -76,7 +76,8 @@ def test_optional_tensor_list_is_built_for_the_api(db):
     body = _fn(r.files[ADAPTER.format("Index")], "at::Tensor index(")
     assert "for (const c10::optional<at::Tensor>& opgen_t : indices) {" in body
     assert "acl_indices_vec.push_back(at::empty({0}, self.options()));" in body
-    assert "acl_indices_vec.push_back(opgen_t->to(self.device()));" in body
+    assert ("at::Tensor opgen_e = opgen_t->device() != self.device() ? "
+            "opgen_t->to(self.device()) : *opgen_t;") in body
     assert "EXEC_NPU_CMD(aclnnIndex, self, acl_indices, out);" in body
 
 
