@@ -54,6 +54,10 @@ def test_strides_feed_steps_and_negative_ones_take_the_reversed_route():
     assert "EXEC_NPU_CMD(aclnnFlip, dev_ctx, acl_steps_fwd, acl_steps_flip, acl_steps_res);" in body
     assert "phi::DenseTensor acl_steps_res(*out);" in body
     assert steps.prelude[-2:] == ["  return;", "}"]
+    # float64 (which aclnnSliceV2 lacks) goes as the same bytes in int64: a slice and a flip
+    # move values; no float32 copy rounds them
+    assert "      acl_steps_m.dtype = phi::DataType::INT64;" in steps.prelude
+    assert "FLOAT32" not in body
     assert not any("`strides`" in t and "not passed" in t for t in _todos(k))
 
 
