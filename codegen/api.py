@@ -173,6 +173,11 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
         adapter = render("paddle/kernel.cc.j2", kernels=ks, needs_compute_as=needs_compute_as,
                          needs_zeros_as=any(k.get("zeros_as") or (k.get("branch") or {})
                                             .get("zeros_as") for k in ks),
+                         needs_bits_as=any("opgen_bits_as(" in line
+                                           for k in ks
+                                           for a in k["args"] + ((k.get("branch") or {})
+                                                                 .get("args") or [])
+                                           for line in a.prelude),
                          needs_host_scalar=any(k.get("host_scalar") for k in ks),
                          needs_count_nonzero=any(k.get("count_nonzero") for k in ks),
                          includes=sorted({h for k in ks

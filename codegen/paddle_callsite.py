@@ -185,13 +185,33 @@ def tied_mixed_dtypes(api: AclnnApi, op, amap) -> tuple[dict[str, list[str]], li
     return out, where
 
 
+# same-width integer dtypes that carry a floating dtype's bytes (value_moving_kernels)
+BITS_AS = {"float64": "int64"}
+
+
+def value_moving_kernels() -> frozenset[str]:
+    """phi kernels whose outputs are input elements, moved and never computed: those Paddle
+    also implements as a view (`<Name>StridedKernel`, opdb/sources/paddle/phi_view_kernels.jsonl,
+    from the wheel's headers). Gradients are left out: a view's gradient scatters into zeros
+    and adds where the forward took an element twice (index_select_grad)."""
+    import json
+    from pathlib import Path
+
+    import opdb.sources.paddle as src
+    path = Path(src.__file__).resolve().parent / "phi_view_kernels.jsonl"
+    return frozenset(k for line in path.read_text().splitlines()
+                     for k in json.loads(line)["kernels"] if not k.endswith("_grad"))
+
+
 def compute_as(api: AclnnApi, amap, args: list[CallArg], dtypes: list[str],
                tied: dict[str, list[str]] | None = None,
-               skip: set[str] = frozenset()) -> list[CallArg]:
+               skip: set[str] = frozenset(), moves: bool = False) -> list[CallArg]:
     """Each floating tensor of a dtype in `dtypes` (those the API lacks), or in
     `tied[param]` (`tied_mixed_dtypes`), goes as a `compute_as.compute` copy; outputs are
     computed into one and cast back after the call (templates/paddle/compute_as.j2 holds
-    the helpers)."""
+    the helpers). A kernel that only moves values (`moves`: value_moving_kernels) passes a
+    lacking float64 as an int64 view of the same bytes where the API takes int64 for that
+    tensor (templates/paddle/bits_as.j2): exact, where the float32 copy rounds."""
     from opdb.arg_rules import load
 
     ca = load().compute_as
@@ -209,6 +229,17 @@ def compute_as(api: AclnnApi, amap, args: list[CallArg], dtypes: list[str],
             out.append(a)  # an index / mask tensor, or a list: left as it is
             continue
         lacking = "{" + ", ".join(f"phi::DataType::{PHI_ENUM[d]}" for d in own) + "}"
+        bits = {BITS_AS.get(d) for d in own}
+        if moves and len(bits) == 1 and None not in bits and bits <= floats:
+            to_bits = next(iter(bits))
+            v = _var(a, "_" + to_bits)
+            pre = list(a.prelude) + [
+                f"phi::DenseTensor {v} = opgen_bits_as({a.expr}, {lacking}, "
+                f"phi::DataType::{PHI_DATATYPE[to_bits]});  // the same bytes: the kernel "
+                f"moves values, never computes them"]
+            out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, pre, a.todo, a.decision,
+                               list(a.after)))
+            continue
         v = _var(a, "_" + ca.compute)
         writes = p.aclnn.role != "input"
         keeps = p.aclnn.role in ("input", "inout") or bool(re.search(r"Ref$", a.aclnn_name))

@@ -730,7 +730,8 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
                                          flatten_view, fresh_inout_zeros,
                                          list_split, reciprocal_by_name,
                                          master_weights, reduce_all_dims, tied_mixed_dtypes,
-                                         transpose_views, zero_dim_views)
+                                         transpose_views, value_moving_kernels,
+                                         zero_dim_views)
     args, sized_after = data_dependent_outputs(api, amap, args)
     args = flatten_view(fwp, amap, args)
     args = decreased_axis_views(amap, args)
@@ -751,7 +752,8 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     tied, tied_where = tied_mixed_dtypes(api, op, amap)
     args = reciprocal_by_name(api, amap, args)
     args, zeroed = fresh_inout_zeros(api, amap, args, fresh_outputs(op.name), _overwrites())
-    args = compute_as(api, amap, args, computed, tied, zeroed)
+    args = compute_as(api, amap, args, computed, tied, zeroed,
+                      moves=op.name in value_moving_kernels())
     before, after = _kernel_rules(api, fwp, amap)
     before = _position_refusals(api, op, amap) + before
     fn_alias, fn_type = fn_pointer_type(amap)
