@@ -6,16 +6,21 @@
 # process once crashed (SIGSEGV) late in the run. The cause found was the torch tracer
 # restarting the kineto profiler every step (fixed); opscan itself traces one model per
 # process, and so do the tests of each tracing file here. The groups cover every file once.
+#
+# `bash scripts/test.sh --list-groups` prints the groups, one a line, and exits (no setup);
+# tests/test_ci_groups.py checks that they cover every test file exactly once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-PY=${PYTHON:-python3}
-if [ "$#" -gt 0 ]; then GROUPS_=("$*"); else
-  GROUPS_=("tests/test_lazy_imports.py tests/test_skipguard.py tests/opdb"
+if [ "${1:-}" != "--list-groups" ] && [ "$#" -gt 0 ]; then GROUPS_=("$*"); else
+  GROUPS_=("tests/test_lazy_imports.py tests/test_skipguard.py tests/test_ci_groups.py tests/opdb"
            "tests/codegen"
-           "tests/analyzer/align")
+           "tests/analyzer/align"
+           "tests/test_bad_input_matrix.py")
   for f in tests/analyzer/test_*.py; do GROUPS_+=("$f"); done
 fi
+if [ "${1:-}" = "--list-groups" ]; then printf '%s\n' "${GROUPS_[@]}"; exit 0; fi
+bash scripts/setup.sh
+PY=${PYTHON:-python3}
 passed=0; failed=0; skipped=0; status=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

@@ -4,6 +4,7 @@ against torch_npu 2.13.0; --target torch_npu==2.14.0 says so in one output line 
 every report format."""
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -16,11 +17,29 @@ from tests.opdb.test_sync_equals_build import make_wheel
 MODEL = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "models" / "tiny_mlp.py"
 
 
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def synced_home(tmp_path_factory):
+    """An OPSCAN_HOME with torch_npu 2.14.0 synced into its overlay, synced once for the
+    module (a scan only reads the overlay; overlay_with_2140 checks it is unchanged)."""
+    tmp = tmp_path_factory.mktemp("pairing")
+    home = tmp / "home"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("OPSCAN_HOME", str(home))
+        sync.run_sync("torch-npu", {"wheel": make_wheel(tmp, "2.14.0", "2.14.0")})
+    overlay = home / "overlay.sqlite"
+    return home, _sha256(overlay)
+
+
 @pytest.fixture()
-def overlay_with_2140(tmp_path, monkeypatch):
-    monkeypatch.setenv("OPSCAN_HOME", str(tmp_path / "home"))
-    sync.run_sync("torch-npu", {"wheel": make_wheel(tmp_path, "2.14.0", "2.14.0")})
-    return tmp_path
+def overlay_with_2140(synced_home, tmp_path, monkeypatch):
+    home, digest = synced_home
+    monkeypatch.setenv("OPSCAN_HOME", str(home))
+    yield tmp_path
+    assert _sha256(home / "overlay.sqlite") == digest, "a scan wrote to the overlay"
 
 
 def test_default_target_is_the_installed_torchs_release_even_with_newer_in_overlay(

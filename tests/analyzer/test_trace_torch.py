@@ -28,8 +28,22 @@ def _trace(path, adapted, **kw):
     return trace_torch(path, adapted=adapted, **kw)
 
 
-def test_lstm_sdpa_matmul_are_npu_level_ops(adapted):
-    tr = _trace(ROOT / "examples" / "torch_lstm_attention.py", adapted)
+@pytest.fixture(scope="module")
+def real_trace(adapted):
+    """real_trace(path): the default (real-mode, one step) trace of a model, made once per
+    module: the example tests read the same traces (test_trace_is_deterministic still
+    compares two separate traces)."""
+    cache: dict = {}
+
+    def get(path):
+        if path not in cache:
+            cache[path] = _trace(path, adapted)
+        return cache[path]
+    return get
+
+
+def test_lstm_sdpa_matmul_are_npu_level_ops(real_trace):
+    tr = real_trace(ROOT / "examples" / "torch_lstm_attention.py")
     ops = Counter((c.op, c.phase) for c in tr.calls)
     for op in ("aten::scaled_dot_product_attention", "aten::lstm.input", "aten::matmul",
                "aten::one_hot", "aten::adaptive_avg_pool2d"):
@@ -83,9 +97,9 @@ def test_a_cpu_trace_would_report_false_gaps(adapted):
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
-def test_example_real_and_meta_give_the_same_ops(name, adapted):
+def test_example_real_and_meta_give_the_same_ops(name, adapted, real_trace):
     path = ROOT / "examples" / name
-    real = _trace(path, adapted, mode="real")
+    real = real_trace(path)
     meta = _trace(path, adapted, mode="meta")
     assert not real.partial and not meta.partial
     assert {c.phase for c in real.calls} >= {"forward", "backward", "optimizer"}
@@ -97,8 +111,8 @@ def test_example_real_and_meta_give_the_same_ops(name, adapted):
     assert {c.op for c in real.calls} <= adapted
 
 
-def test_resnet50_calls_carry_modules_sources_and_linked_ids(adapted):
-    tr = _trace(ROOT / "examples" / "torch_resnet50.py", adapted)
+def test_resnet50_calls_carry_modules_sources_and_linked_ids(real_trace):
+    tr = real_trace(ROOT / "examples" / "torch_resnet50.py")
     conv = [c for c in tr.calls if c.op == "aten::convolution"]
     assert len(conv) == 53  # 49 convs in blocks + stem + ... (1 + 16*3 + 4 downsample)
     assert conv[0].module == "conv1" and conv[0].source == "torch_resnet50.py:57"
@@ -260,7 +274,10 @@ def test_broken_model_raises_model_error(adapted):
         _trace(FIX / "tiny_mlp.py", adapted, mode="fast")
 
 
-def test_trace_is_deterministic(adapted):
-    a = _trace(ROOT / "examples" / "torch_transformer.py", adapted)
+def test_trace_is_deterministic(adapted, real_trace):
+    # a: the module's trace of the model (made by an earlier test when run in order);
+    # b: a second, separate trace in the same process
+    a = real_trace(ROOT / "examples" / "torch_transformer.py")
     b = _trace(ROOT / "examples" / "torch_transformer.py", adapted)
+    assert a is not b
     assert a.calls == b.calls and a.notes == b.notes and a.cpu_only_ops == b.cpu_only_ops
