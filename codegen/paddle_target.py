@@ -541,8 +541,11 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
 def _identity_kernel(k: dict, gi, framework_dtypes: tuple[str, ...] | None,
                      soc: str | None) -> dict:
     """The grad kernel `k` as the gradient identity `gi` (its body replaces the one call):
-    registered for the dtypes every step API has on the chip (no float64 computed in
-    float32 here, no complex: Paddle's complex gradients conjugate)."""
+    registered for the dtypes every step API has on the chip (no complex: Paddle's
+    complex gradients conjugate), in PaddleCustomDevice's npu order, and float64 when
+    the phi kernel has it elsewhere and no step takes it: a composition casts it itself
+    (`float64_as_float32`), an identity runs its float32 instantiation on float32
+    copies (`paddle_callsite.compute_as_reentry`, as upstream's matmul_grad)."""
     from codegen.paddle_grad_identity import body_lines
     op = k["op"]
     fw_dtypes = framework_dtypes or framework_dtypes_of(op)
@@ -551,9 +554,20 @@ def _identity_kernel(k: dict, gi, framework_dtypes: tuple[str, ...] | None,
         ds = paddle_dtypes(step, fw_dtypes, soc)[0]
         names = list(ds) if names is None else [d for d in names if d in ds]
     names = [d for d in (names or []) if not d.startswith("complex")]
-    if getattr(gi, "float64_as_float32", False) and "float32" in names \
-            and "float64" not in names and "float64" in fw_dtypes:
-        names.append("float64")  # the body casts float64 to float32 and back
+    reentry: list[str] = []
+    if "float32" in names and "float64" not in names and "float64" in (fw_dtypes or ()):
+        if getattr(gi, "float64_as_float32", False):
+            names.append("float64")  # the body casts float64 to float32 and back
+        elif not hasattr(gi, "body_lines"):  # an identity: float64 runs it in float32
+            from codegen.paddle_callsite import compute_as_reentry
+            reentry = compute_as_reentry(k["function"], [(p["name"], p["type"])
+                                                         for p in k["params"]],
+                                         "float64") or []
+            if reentry:
+                from opdb.paddle_backends import npu_dtype_order
+                order = list(npu_dtype_order()) + [d for d in PHI_DTYPES
+                                                   if d not in npu_dtype_order()]
+                names = [d for d in order if d in set(names) | {"float64"}]
     read = set(gi.read)
     what = (f"the composition of {gi.forward_api}" if hasattr(gi, "body_lines")
             else f"the gradient identity of {gi.forward_api}")
@@ -561,10 +575,11 @@ def _identity_kernel(k: dict, gi, framework_dtypes: tuple[str, ...] | None,
                "todo": f"TODO(opgen): framework param `{p.name}` ({p.ctype}) is not read: "
                        f"{what} does not need it (check)"} for p in op.params if p.name not in read]
     return {**k, "allocs": [], "guards": [], "args": [], "asserts": [], "after": [],
-            "branch": None, "compute_as": [], "host_scalar": False, "count_nonzero": False,
+            "branch": None, "compute_as": ["float64"] if reentry else [],
+            "host_scalar": False, "count_nonzero": False,
             "unused": unused, "includes": [],
             "dtypes": [PHI_DTYPES[d] for d in names], "dtype_names": names, "dtype_key": "",
-            "composite": [f"// {gi.note(k['api'].name, op.name)}"]
+            "composite": [f"// {gi.note(k['api'].name, op.name)}"] + reentry
             + (gi.body_lines() if hasattr(gi, "body_lines") else body_lines(gi))}
 
 
