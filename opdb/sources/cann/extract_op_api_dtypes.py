@@ -368,7 +368,7 @@ def restrictions(text: str, params: set[str]) -> list[dict]:
 
 
 def extract(mirror_root: Path) -> list[dict]:
-    from api_docs import op_api_sources  # the sibling module: these run as scripts
+    from api_docs import GWS_DEFINITION, op_api_sources  # the sibling module: these run as scripts
 
     recs = [json.loads(line) for line in (HERE / "aclnn_apis.jsonl").read_text().splitlines()]
     rows = []
@@ -377,7 +377,7 @@ def extract(mirror_root: Path) -> list[dict]:
         for path, text in files:
             if "OP_CHECK_DTYPE_NOT_SUPPORT" not in text:
                 continue
-            for m in re.finditer(r"^aclnnStatus\s+(aclnn\w+)GetWorkspaceSize\s*\(", text, re.M):
+            for m in GWS_DEFINITION.finditer(text):
                 defs.setdefault(m.group(1), []).append((path, text))
         for r in recs:
             if r["source"]["repo"] != repo or r["api"] not in defs:
