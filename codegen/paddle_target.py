@@ -564,10 +564,10 @@ def _identity_kernel(k: dict, gi, framework_dtypes: tuple[str, ...] | None,
                                                          for p in k["params"]],
                                          "float64") or []
             if reentry:
-                from opdb.paddle_backends import npu_dtype_order
-                order = list(npu_dtype_order()) + [d for d in PHI_DTYPES
-                                                   if d not in npu_dtype_order()]
-                names = [d for d in order if d in set(names) | {"float64"}]
+                names.append("float64")
+    from opdb.paddle_backends import npu_dtype_order  # float64 in its place, not last
+    order = list(npu_dtype_order()) + [d for d in PHI_DTYPES if d not in npu_dtype_order()]
+    names = [d for d in order if d in names]
     read = set(gi.read)
     what = (f"the composition of {gi.forward_api}" if hasattr(gi, "body_lines")
             else f"the gradient identity of {gi.forward_api}")

@@ -44,3 +44,10 @@ def test_reentry_lines_for_optional_inputs_and_none_for_lists():
         "float64") is None
     assert compute_as_reentry("FooGradKernel", [("x", "const phi::DenseTensor&")],
                               "int64") is None
+
+
+def test_a_composition_lists_its_float64_in_npu_order_not_last():
+    # the dropout composition (forward_compositions.yaml, float64_as_float32) appended
+    # double after bfloat16; PaddleCustomDevice's npu registrations put double before it
+    assert registered_in_tree("dropout", "aclnnDropoutDoMask") == [
+        "float", "phi::dtype::float16", "double", "phi::dtype::bfloat16"]
