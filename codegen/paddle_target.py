@@ -311,9 +311,10 @@ def paddle_dtypes(api: AclnnApi, framework_dtypes: tuple[str, ...] | None = None
     chip (opdb.soc_dtypes: the docs' per-product restrictions) of the tensor input that
     carries the kernel's dtype (`key`, an aclnn tensor or tensor-list parameter name: see
     `kernel_key_input`; else the first tensor input with dtypes) that phi can register,
-    restricted (when
-    known) to the dtypes the phi kernel has on any backend, in the order
-    PaddleCustomDevice's npu kernels list them. float32 when the docs list none."""
+    restricted (when known) to the dtypes the phi kernel has on any backend, in the order
+    PaddleCustomDevice's npu kernels list them. When the docs list no dtypes at all, those
+    the API's op_api C++ checks (opdb.soc_dtypes.undocumented_dtypes); float32 when it
+    has none either."""
     from opdb.paddle_backends import npu_dtype_order
     from opdb.soc_dtypes import soc_dtypes
 
@@ -322,15 +323,27 @@ def paddle_dtypes(api: AclnnApi, framework_dtypes: tuple[str, ...] | None = None
              and aclnn_kind(p.ctype) in ("tensor", "tensor_list")]
     first = keyed[0] if keyed else (tensors[0] if tensors else None)
     acl = {normalize_dtype(d) for d in first.dtypes} if first else set()
+    read = first.name if first else None
+    code_note: list[str] = []
+    if first is None:  # no doc dtypes at all (an experimental API): its C++ check's
+        from opdb.soc_dtypes import undocumented_dtypes
+        plain = [p for p in api.params if aclnn_kind(p.ctype) == "tensor"]
+        for p in sorted(plain, key=lambda p: p.name != key):
+            code = undocumented_dtypes(api.name, p.name)
+            if code:
+                acl, read = set(code[0]), p.name
+                code_note = [f"`{p.name}`'s op_api check (the docs list no dtypes): {code[1]}"]
+                break
     cut: list[str] = []
     if acl:
-        on_soc, cut = soc_dtypes(api.name, soc, sorted(acl), first.name)
+        on_soc, cut = soc_dtypes(api.name, soc, sorted(acl), read)
         if on_soc:
             acl = set(on_soc)
         else:  # the docs leave nothing on this chip: register the union, and say so
             cut = [f"{w} (leaves no dtype on this chip: the union is registered)" for w in cut]
-    elif first is None or not first.dtypes:
+    else:
         acl = {"float32"}
+    cut = code_note + cut
     order = list(npu_dtype_order()) + [d for d in PHI_DTYPES if d not in npu_dtype_order()]
     keep = [d for d in order if d in acl and d in PHI_DTYPES]
     if framework_dtypes:
@@ -339,7 +352,7 @@ def paddle_dtypes(api: AclnnApi, framework_dtypes: tuple[str, ...] | None = None
         if not keep:  # the API's tensors do not carry the kernel's T (a uint8 mask, an
             # int64 seed tensor): an empty list would not compile; the phi kernel's own
             keep = [d for d in order if d in fw and d in PHI_DTYPES]
-            which = f"`{first.name}`" if first else "the docs' default (float32)"
+            which = f"`{read}`" if read else "the docs' default (float32)"
             cut.append(f"{which} ({', '.join(api_keep) or 'no phi dtype'}: none of the phi "
                        "kernel's dtypes; its dtypes on the other backends are registered)")
     return keep, cut
