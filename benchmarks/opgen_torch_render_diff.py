@@ -1,7 +1,9 @@
 """Which torch adapters a change moves: render the whole torch sweep (each aclnn API with
 `benchmarks/opgen_sweep.py`'s op choice) and every `TWELVE` / `HELD_OUT_TORCH` row of
 `benchmarks/opgen_twelve.py`, and dump per render the op, the TODO count and a hash of
-every file; `--compare A B` lists what differs between two dumps.
+every file; `--compare A B` lists what differs between two dumps. `--target paddle` does
+the same for the paddle sweep and the `TWELVE` / `HELD_OUT_PADDLE` paddle rows (rendered
+in-tree, as `opgen_paddle_dtype_gap.py` does).
 
     python benchmarks/opgen_torch_render_diff.py --dump before.json   # in the old tree
     python benchmarks/opgen_torch_render_diff.py --dump after.json    # in the new tree
@@ -25,7 +27,7 @@ def _hashes(files: dict) -> dict:
     return {k: hashlib.sha256(v.encode()).hexdigest()[:16] for k, v in sorted(files.items())}
 
 
-def dump(out: Path) -> None:
+def dump(out: Path, target: str = "torch") -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import opgen_twelve
     from opgen_sweep import choose_op
@@ -38,15 +40,21 @@ def dump(out: Path) -> None:
     t0 = time.monotonic()
     for api in [a for a in db.aclnn_apis() if not a.internal]:
         try:
-            op, _ = choose_op(db, api, "torch")
-            r = render_adapter(api, op, "torch", "both", **render_context(db, api, op, "torch"))
+            op, _ = choose_op(db, api, target)
+            r = render_adapter(api, op, target, "both", **render_context(db, api, op, target))
             res["sweep"][api.name] = [op.name, len(r.todos), _hashes(r.files)]
         except Exception as exc:  # a failure is a figure here
             res["sweep"][api.name] = ["FAIL", f"{type(exc).__name__}: {exc}"[:200]]
-    rows = [(a, o) for a, o, _ in opgen_twelve.TWELVE if o] + list(opgen_twelve.HELD_OUT_TORCH)
+    if target == "torch":
+        rows = [(a, o) for a, o, _ in opgen_twelve.TWELVE if o] + list(opgen_twelve.HELD_OUT_TORCH)
+        extra: dict = {}
+    else:
+        rows = list(dict.fromkeys([(a, o) for a, _, o in opgen_twelve.TWELVE]
+                                  + list(opgen_twelve.HELD_OUT_PADDLE)))
+        extra = {"layout": "in-tree"}
     for api, op in rows:
         try:
-            r = prepare(db, api, "torch", op=op)
+            r = prepare(db, api, target, op=op, **extra)
             res["rows"][f"{api} {op}"] = [op, len(r.todos), _hashes(r.files)]
         except Exception as exc:
             res["rows"][f"{api} {op}"] = ["FAIL", f"{type(exc).__name__}: {exc}"[:200]]
@@ -75,9 +83,11 @@ def main(argv=None) -> int:
     g = ap.add_mutually_exclusive_group(required=True)
     g.add_argument("--dump", type=Path, help="write this tree's renders here (JSON)")
     g.add_argument("--compare", type=Path, nargs=2, metavar=("BEFORE", "AFTER"))
+    ap.add_argument("--target", choices=("torch", "paddle"), default="torch",
+                    help="which adapters --dump renders (default torch)")
     args = ap.parse_args(argv)
     if args.dump:
-        dump(args.dump)
+        dump(args.dump, args.target)
     else:
         compare(*args.compare)
     return 0

@@ -354,6 +354,55 @@ def fresh_inout_zeros(api: AclnnApi, amap, args: list[CallArg], fresh: frozenset
         done.add(p.aclnn.name)
     return out, done
 
+def compute_as_reentry(function: str, params, dtype: str) -> list[str] | None:
+    """A kernel body of several aclnn calls (a gradient identity) for a `dtype` none of
+    its steps takes on the chip (arg_rules.yaml `compute_as`: float64): the kernel calls
+    itself for the compute dtype on copies of its tensors and casts its outputs back, as
+    upstream matmul_kernel.cc's MatmulGradKernel casts float64 dx/dy/dout to float32
+    around its aclnnMatmul steps. `params`: the kernel's (name, C++ type) in order. None
+    when a tensor parameter is not a plain or optional DenseTensor (a list, SelectedRows:
+    no copy is made here, so `dtype` is not registered)."""
+    from opdb.arg_rules import load
+
+    from codegen.kinds import paddle_kind
+    ca = load().compute_as
+    if ca is None or dtype not in ca.dtypes:
+        return None
+    enum, to = f"phi::DataType::{PHI_ENUM[dtype]}", f"phi::DataType::{PHI_ENUM[ca.compute]}"
+    cpp = {"float32": "float", "float16": "phi::dtype::float16",
+           "bfloat16": "phi::dtype::bfloat16"}[ca.compute]
+    pre, call, post = [], [], []
+    for name, ctype in params:
+        kind, optional, is_out = paddle_kind(ctype)
+        c = ctype.replace(" ", "")
+        if kind not in ("tensor", "tensor_list"):
+            call.append(name)
+            continue
+        if kind == "tensor_list" or "DenseTensor" not in c:
+            return None
+        v = f"{name}_{ca.compute}"
+        if is_out:
+            pre += [f"phi::DenseTensor {v};",
+                    f"if ({name}) {v}.set_meta(phi::DenseTensorMeta({to}, {name}->dims()));"]
+            call.append(f"{name} ? &{v} : nullptr")
+            post += [f"if ({name}) {{", f"  opgen_alloc<T>(dev_ctx, {name});",
+                     f"  opgen_cast_back(dev_ctx, {v}, {name});", "}"]
+        elif optional:
+            pre.append(f"paddle::optional<phi::DenseTensor> {v};")
+            pre.append(f"if ({name}) {v} = opgen_compute_as(dev_ctx, *{name}, {{{enum}}}, "
+                       f"{to}, /*copy=*/true);")
+            call.append(v)
+        else:
+            pre.append(f"phi::DenseTensor {v} = opgen_compute_as(dev_ctx, {name}, {{{enum}}}, "
+                       f"{to}, /*copy=*/true);")
+            call.append(v)
+    head = (f"if (std::is_same<T, {'double' if dtype == 'float64' else dtype}>::value) {{  "
+            f"// no step takes {dtype} on the chip: computed in {ca.compute}, cast back "
+            "(compute_as)")
+    return ([head] + ["  " + x for x in pre]
+            + [f"  {function}<{cpp}, Context>(dev_ctx, {', '.join(call)});"]
+            + ["  " + x for x in post] + ["  return;", "}"])
+
 
 def master_weights(fwp, amap, args: list[CallArg]) -> list[CallArg]:
     """Master weights (arg_rules.yaml `master_weights`): when the kernel's flag is set, the

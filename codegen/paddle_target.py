@@ -319,25 +319,41 @@ def paddle_dtypes(api: AclnnApi, framework_dtypes: tuple[str, ...] | None = None
                   soc: str | None = None, key: str | None = None) -> tuple[list[str], list[str]]:
     """(dtypes to register, doc lines that cut them on `soc`): the aclnn dtypes on the
     chip (opdb.soc_dtypes: the docs' per-product restrictions) of the tensor input that
-    carries the kernel's dtype (`key`, an aclnn parameter name: see `kernel_key_input`;
-    else the first tensor input with dtypes) that phi can register, restricted (when
-    known) to the dtypes the phi kernel has on any backend, in the order
-    PaddleCustomDevice's npu kernels list them. float32 when the docs list none."""
+    carries the kernel's dtype (`key`, an aclnn tensor or tensor-list parameter name: see
+    `kernel_key_input`; else the first tensor input with dtypes) that phi can register,
+    restricted (when known) to the dtypes the phi kernel has on any backend, in the order
+    PaddleCustomDevice's npu kernels list them. When the docs list no dtypes at all, those
+    the API's op_api C++ checks (opdb.soc_dtypes.undocumented_dtypes); float32 when it
+    has none either."""
     from opdb.paddle_backends import npu_dtype_order
     from opdb.soc_dtypes import soc_dtypes
 
     tensors = [p for p in api.params if aclnn_kind(p.ctype) == "tensor" and p.dtypes]
-    first = next((p for p in tensors if p.name == key), tensors[0] if tensors else None)
+    keyed = [p for p in api.params if p.name == key and p.dtypes
+             and aclnn_kind(p.ctype) in ("tensor", "tensor_list")]
+    first = keyed[0] if keyed else (tensors[0] if tensors else None)
     acl = {normalize_dtype(d) for d in first.dtypes} if first else set()
+    read = first.name if first else None
+    code_note: list[str] = []
+    if first is None:  # no doc dtypes at all (an experimental API): its C++ check's
+        from opdb.soc_dtypes import undocumented_dtypes
+        plain = [p for p in api.params if aclnn_kind(p.ctype) == "tensor"]
+        for p in sorted(plain, key=lambda p: p.name != key):
+            code = undocumented_dtypes(api.name, p.name)
+            if code:
+                acl, read = set(code[0]), p.name
+                code_note = [f"`{p.name}`'s op_api check (the docs list no dtypes): {code[1]}"]
+                break
     cut: list[str] = []
     if acl:
-        on_soc, cut = soc_dtypes(api.name, soc, sorted(acl), first.name)
+        on_soc, cut = soc_dtypes(api.name, soc, sorted(acl), read)
         if on_soc:
             acl = set(on_soc)
         else:  # the docs leave nothing on this chip: register the union, and say so
             cut = [f"{w} (leaves no dtype on this chip: the union is registered)" for w in cut]
-    elif first is None or not first.dtypes:
+    else:
         acl = {"float32"}
+    cut = code_note + cut
     order = list(npu_dtype_order()) + [d for d in PHI_DTYPES if d not in npu_dtype_order()]
     keep = [d for d in order if d in acl and d in PHI_DTYPES]
     if framework_dtypes:
@@ -346,7 +362,7 @@ def paddle_dtypes(api: AclnnApi, framework_dtypes: tuple[str, ...] | None = None
         if not keep:  # the API's tensors do not carry the kernel's T (a uint8 mask, an
             # int64 seed tensor): an empty list would not compile; the phi kernel's own
             keep = [d for d in order if d in fw and d in PHI_DTYPES]
-            which = f"`{first.name}`" if first else "the docs' default (float32)"
+            which = f"`{read}`" if read else "the docs' default (float32)"
             cut.append(f"{which} ({', '.join(api_keep) or 'no phi dtype'}: none of the phi "
                        "kernel's dtypes; its dtypes on the other backends are registered)")
     return keep, cut
@@ -375,7 +391,51 @@ def kernel_key_input(kernel: str, inputs: tuple[str, ...]) -> str | None:
         elif tensors:
             found.add(None if tensors[-1].optional else tensors[-1].name)
     key = found.pop() if len(found) == 1 else None
-    return key if key in inputs else None
+    if key is None or key in inputs:
+        return key
+    # the kernel spells the input otherwise (check_finite_and_unscale's YAML `x` is the
+    # kernel's `xs`): its tensor inputs are the YAML's tensor args in order, when the
+    # counts agree (as `incoming_gradients` reads them)
+    return _yaml_to_kernel(kernel, key, inputs, outputs=False)
+
+
+def _yaml_to_kernel(kernel: str, name: str, names: tuple[str, ...], outputs: bool) -> str | None:
+    """The kernel's name (of `names`, in order) for the YAML tensor arg (or output) `name`
+    of every YAML op listing `kernel`: the same position among the tensor args (outputs)
+    when the counts agree; None when they do not, or the ops disagree."""
+    from codegen.testspec import _catalog
+    cat = _catalog()
+    found = set()
+    for o in (cat.op(n) for n in cat.ops_for_kernel(kernel)):
+        if o is None:
+            continue
+        yaml_names = [a.name for a in (o.outputs if outputs else o.args)
+                      if outputs or a.is_tensor]
+        found.add(names[yaml_names.index(name)]
+                  if name in yaml_names and len(yaml_names) == len(names) else None)
+    return found.pop() if len(found) == 1 else None
+
+
+def inplace_outputs(kernel: str, key: str, inputs: tuple[str, ...],
+                    outputs: tuple[str, ...]) -> tuple[str, ...]:
+    """The kernel outputs (of `outputs`) Paddle's YAML writes in place of the input `key`
+    (of `inputs`): `inplace : (x -> out)` of check_finite_and_unscale_ is `xs` -> `outs`
+    on the kernel, whose aclnn API updates `outs` in place (scaledGrads) and reads no `xs`."""
+    from codegen.testspec import _catalog
+    cat = _catalog()
+    found: dict[str, None] = {}
+    for o in (cat.op(n) for n in cat.ops_for_kernel(kernel)):
+        if o is None:
+            continue
+        yaml_in = {k: v for k, v in o.inplace}
+        for yname in (a.name for a in o.args if a.is_tensor):
+            if yname in yaml_in and (key == yname or _yaml_to_kernel(
+                    kernel, yname, inputs, outputs=False) == key):
+                out = yaml_in[yname] if yaml_in[yname] in outputs else _yaml_to_kernel(
+                    kernel, yaml_in[yname], outputs, outputs=True)
+                if out:
+                    found.setdefault(out, None)
+    return tuple(found)
 
 
 def fresh_outputs(kernel: str) -> frozenset[str]:
@@ -521,8 +581,11 @@ def build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
 def _identity_kernel(k: dict, gi, framework_dtypes: tuple[str, ...] | None,
                      soc: str | None) -> dict:
     """The grad kernel `k` as the gradient identity `gi` (its body replaces the one call):
-    registered for the dtypes every step API has on the chip (no float64 computed in
-    float32 here, no complex: Paddle's complex gradients conjugate)."""
+    registered for the dtypes every step API has on the chip (no complex: Paddle's
+    complex gradients conjugate), in PaddleCustomDevice's npu order, and float64 when
+    the phi kernel has it elsewhere and no step takes it: a composition casts it itself
+    (`float64_as_float32`), an identity runs its float32 instantiation on float32
+    copies (`paddle_callsite.compute_as_reentry`, as upstream's matmul_grad)."""
     from codegen.paddle_grad_identity import body_lines
     op = k["op"]
     fw_dtypes = framework_dtypes or framework_dtypes_of(op)
@@ -531,9 +594,20 @@ def _identity_kernel(k: dict, gi, framework_dtypes: tuple[str, ...] | None,
         ds = paddle_dtypes(step, fw_dtypes, soc)[0]
         names = list(ds) if names is None else [d for d in names if d in ds]
     names = [d for d in (names or []) if not d.startswith("complex")]
-    if getattr(gi, "float64_as_float32", False) and "float32" in names \
-            and "float64" not in names and "float64" in fw_dtypes:
-        names.append("float64")  # the body casts float64 to float32 and back
+    reentry: list[str] = []
+    if "float32" in names and "float64" not in names and "float64" in (fw_dtypes or ()):
+        if getattr(gi, "float64_as_float32", False):
+            names.append("float64")  # the body casts float64 to float32 and back
+        elif not hasattr(gi, "body_lines"):  # an identity: float64 runs it in float32
+            from codegen.paddle_callsite import compute_as_reentry
+            reentry = compute_as_reentry(k["function"], [(p["name"], p["type"])
+                                                         for p in k["params"]],
+                                         "float64") or []
+            if reentry:
+                names.append("float64")
+    from opdb.paddle_backends import npu_dtype_order  # float64 in its place, not last
+    order = list(npu_dtype_order()) + [d for d in PHI_DTYPES if d not in npu_dtype_order()]
+    names = [d for d in order if d in names]
     read = set(gi.read)
     what = (f"the composition of {gi.forward_api}" if hasattr(gi, "body_lines")
             else f"the gradient identity of {gi.forward_api}")
@@ -541,11 +615,11 @@ def _identity_kernel(k: dict, gi, framework_dtypes: tuple[str, ...] | None,
                "todo": f"TODO(opgen): framework param `{p.name}` ({p.ctype}) is not read: "
                        f"{what} does not need it (check)"} for p in op.params if p.name not in read]
     return {**k, "allocs": [], "guards": [], "args": [], "asserts": [], "after": [],
-            "branch": None, "compute_as": [], "host_scalar": False, "count_nonzero": False,
-            "zeros_as": False, "split": None,
+            "branch": None, "compute_as": ["float64"] if reentry else [],
+            "host_scalar": False, "count_nonzero": False, "zeros_as": False, "split": None,
             "unused": unused, "includes": [],
             "dtypes": [PHI_DTYPES[d] for d in names], "dtype_names": names, "dtype_key": "",
-            "composite": [f"// {gi.note(k['api'].name, op.name)}"]
+            "composite": [f"// {gi.note(k['api'].name, op.name)}"] + reentry
             + (gi.body_lines() if hasattr(gi, "body_lines") else body_lines(gi))}
 
 
@@ -688,12 +762,34 @@ def _key_param(op: FrameworkOp, fwp: list[FwParam], amap) -> str | None:
     """The aclnn tensor parameter given the phi input Paddle keys the kernel's dtype on
     (`kernel_key_input`): the registration follows its dtypes (aclnnSWhere's `other` <-
     `y` for `where`, not the bool `condition`)."""
-    key = kernel_key_input(op.name, tuple(f.name for f in fwp if not f.is_output
-                                          and f.kind in ("tensor", "tensor_list")))
+    inputs = tuple(f.name for f in fwp if not f.is_output and f.kind in ("tensor", "tensor_list"))
+    key = kernel_key_input(op.name, inputs)
     if key is None:
         return None
-    return next((p.aclnn.name for p in amap.params if p.fw is not None and p.fw.name == key
-                 and aclnn_kind(p.aclnn.ctype) == "tensor" and p.aclnn.dtypes), None)
+    kinds = ("tensor", "tensor_list")  # a Tensor[] key (check_finite_and_unscale's `x`)
+    fed = [p for p in amap.params if p.fw is not None and aclnn_kind(p.aclnn.ctype) in kinds
+           and p.aclnn.dtypes]
+    found = next((p.aclnn.name for p in fed if p.fw.name == key), None)
+    if found is None:  # the API updates the output Paddle writes in place of the key
+        outs = tuple(f.name for f in fwp if f.is_output and f.kind in kinds)
+        written = inplace_outputs(op.name, key, inputs, outs)
+        found = next((p.aclnn.name for p in fed if p.fw.name in written), None)
+    return found
+
+
+def uncast_lists(api: AclnnApi, amap) -> list[str]:
+    """The API's tensor-list parameters fed by the kernel whose members carry the kernel's
+    dtype (their docs list the `compute_as` dtype): `compute_as` leaves a list as it is,
+    so a dtype the API lacks would reach it uncast (aclnnSum's `tensors` of a float64
+    add_n, with only `out` computed in float32: upstream add_n_kernel.cc registers double
+    and passes it to aclnnSum, whose aclnn_sum.cpp rejects DT_DOUBLE)."""
+    from opdb.arg_rules import load
+    ca = load().compute_as
+    if ca is None:
+        return []
+    return [p.aclnn.name for p in amap.params
+            if p.fw is not None and aclnn_kind(p.aclnn.ctype) == "tensor_list"
+            and ca.compute in {normalize_dtype(d) for d in p.aclnn.dtypes}]
 
 
 def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
@@ -749,6 +845,12 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     # (named in the README)
     dtype_key = key if key and paddle_dtypes(api, fw_dtypes, soc)[0] != dtypes else ""
     computed = compute_as_dtypes(api, paddle_dtypes(api, None, soc, key)[0], fw_dtypes, soc)
+    lists = uncast_lists(api, amap)
+    if computed and lists:  # its members would reach the API in a dtype it lacks
+        soc_cut.append(f"`{lists[0]}`, a tensor list ({', '.join(computed)}: the API lacks "
+                       f"it and `compute_as` casts tensors, not lists, so it is not "
+                       f"registered)")
+        computed = []
     tied, tied_where = tied_mixed_dtypes(api, op, amap)
     args = reciprocal_by_name(api, amap, args)
     args, zeroed = fresh_inout_zeros(api, amap, args, fresh_outputs(op.name), _overwrites())

@@ -19,6 +19,7 @@ from opdb.soc import product_socs, resolve_soc
 
 PATH = Path(__file__).resolve().parent / "sources" / "cann" / "aclnn_soc_dtypes.jsonl"
 CODE_PATH = PATH.with_name("aclnn_op_api_dtypes.jsonl")
+UNDOC_PATH = PATH.with_name("aclnn_op_api_undocumented_dtypes.jsonl")
 
 
 @dataclass(frozen=True)
@@ -79,3 +80,22 @@ def soc_dtypes(api: str, soc: str | None, dtypes, param: str | None = None
         if keep != before:
             why.append(r.where)
     return keep, why
+
+
+@functools.lru_cache(maxsize=1)
+def _undocumented() -> dict[tuple[str, str], tuple[tuple[str, ...], str]]:
+    out = {}
+    for line in (UNDOC_PATH.read_text().splitlines() if UNDOC_PATH.is_file() else ()):
+        r = json.loads(line)
+        src = r["source"]
+        out[(r["api"], r["param"])] = (tuple(normalize_dtype(d) for d in r["allow"]),
+                                       f"{src['repo']} {src['path']}:{src['line']}")
+    return out
+
+
+def undocumented_dtypes(api: str, param: str) -> tuple[tuple[str, ...], str] | None:
+    """(dtypes, C++ line) of a parameter the docs give no dtypes for (an experimental API
+    without a doc table), from the one list its op_api `.cpp` checks on every chip
+    (`aclnn_op_api_undocumented_dtypes.jsonl`, `extract_op_api_dtypes.py`); None when
+    the C++ has none either."""
+    return _undocumented().get((api, param))

@@ -364,7 +364,9 @@ def test_matmul_grad_is_two_matmuls_on_transposed_views_summed_over_broadcast_di
     assert dict(gi.alt)["dy"] == parse_expr("Matmul(transposed(dout), x, 0)")
     cc, r = _cc(db, "aclnnMatmul", "matmul_grad")
     assert not r.todos
-    calls = [ln.strip() for ln in cc.splitlines() if "EXEC_NPU_CMD" in ln]
+    # (the float64 re-entry's compute_as helpers call aclnnCast: test_paddle_identity_float64)
+    calls = [ln.strip() for ln in cc.splitlines() if "EXEC_NPU_CMD" in ln
+             and "aclnnCast" not in ln]
     assert calls == [
         "EXEC_NPU_CMD(aclnnMatmul, dev_ctx, y_t, dx_v1, dx_full, dx_c2);",
         "EXEC_NPU_CMD(aclnnMatmul, dev_ctx, dout_p, dx_v3, dx_full, dx_c4);",
@@ -441,7 +443,8 @@ def test_fused_gemm_epilogue_grad_is_two_products_and_the_bias_column_sum(db):
     assert dict(gi.flags) == {"x": "trans_x", "y": "trans_y"}
     assert dict(gi.owners) == {"x_grad": "x", "y_grad": "y", "bias_grad": "bias"}
     cc, r = _cc(db, "aclnnGemm", "fused_gemm_epilogue_grad")
-    calls = [ln.strip() for ln in cc.splitlines() if "EXEC_NPU_CMD" in ln]
+    calls = [ln.strip() for ln in cc.splitlines() if "EXEC_NPU_CMD" in ln
+             and "aclnnCast" not in ln]  # the float64 re-entry's helpers
     assert [c.split(",")[0] for c in calls] == ["EXEC_NPU_CMD(aclnnMatmul"] * 2 + [
         "EXEC_NPU_CMD(aclnnReduceSum"] + ["EXEC_NPU_CMD(aclnnMatmul"] * 2 + [
         "EXEC_NPU_CMD(aclnnReduceSum", "EXEC_NPU_CMD(aclnnInplaceCopy",

@@ -9,6 +9,7 @@ extract_op_api_dtypes.py and extract_input_updates.py read.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Iterator
 
@@ -41,6 +42,13 @@ def iter_api_docs(mirror_root: Path) -> Iterator[tuple[dict, str, str, str]]:
                 docs[key] = None
         if docs[key] is not None:
             yield rec, repo, commit, docs[key]
+
+
+# the definition of an API's first phase in its op_api `.cpp`: `aclnnStatus
+# aclnnXxxGetWorkspaceSize(` at a line start, or `extern "C" aclnnStatus ...` as 43 of the
+# catalog's APIs spell it (ops-math experimental/math/atan_grad/op_api/aclnn_atan_grad.cpp:115)
+GWS_DEFINITION = re.compile(r'^(?:extern\s+"C"\s+)?aclnnStatus\s+(aclnn\w+)GetWorkspaceSize\s*\(',
+                            re.M)
 
 
 def op_api_sources(mirror_root: Path, recs: list[dict]):

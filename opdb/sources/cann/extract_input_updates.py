@@ -167,7 +167,7 @@ def main(argv=None) -> int:
     ap.add_argument("--mirror-root", type=Path, required=True)
     ap.add_argument("-o", type=Path, default=HERE / "aclnn_input_updates.jsonl")
     args = ap.parse_args(argv)
-    from api_docs import op_api_sources, write_rows  # the sibling module: these run as scripts
+    from api_docs import GWS_DEFINITION, op_api_sources, write_rows  # the sibling module: these run as scripts
 
     recs = [json.loads(line) for line in (HERE / "aclnn_apis.jsonl").read_text().splitlines()]
     inplace: set[str] = set()
@@ -182,7 +182,7 @@ def main(argv=None) -> int:
     # aclnn_scatter.cpp, next to another header)
     defs: dict[tuple[str, str], str] = {}
     for (repo, path), text in sorted(files.items()):
-        for m in re.finditer(r"^aclnnStatus\s+(aclnn\w+)GetWorkspaceSize\s*\(", text, re.M):
+        for m in GWS_DEFINITION.finditer(text):
             defs.setdefault((repo, m.group(1)), path)
     rows = []
     for r in recs:

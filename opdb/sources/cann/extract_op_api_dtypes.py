@@ -24,7 +24,14 @@ condition (a dtype, a shape, an attribute) is skipped. Per (API, parameter, chip
 lists that apply are intersected; a row is written only where the result differs between
 chips (an unconditional check is the doc's union, not a per-chip fact), one row per group
 of chips with the same list. A check names a parameter of a helper; it is taken for the
-API's parameter of the same name, for every API the file defines.
+API's parameter of the same name, for every API the file defines. `if (!CheckType(p->
+GetDataType(), LIST)) {` is a check too when it is the whole condition and its block logs
+an error (OP_LOGE...; without one it picks a route, aclnn_index.cpp check_index_aicore).
+
+For the tensor parameters the catalog has no dtypes for (no doc table), the one list the
+`.cpp` checks on every chip, and the list of the parameter an `OP_CHECK_DTYPE_NOT_MATCH(
+dy, x->GetDataType(), ...)` ties each other one to, go to
+`aclnn_op_api_undocumented_dtypes.jsonl` (aclnnAtanGrad: FLOAT16, FLOAT, BF16).
 
     python opdb/sources/cann/extract_op_api_dtypes.py --mirror-root DIR [--check]
 
@@ -51,7 +58,14 @@ SOCVER = {"ASCEND910B": {"ascend910b"}, "ASCEND910_93": {"ascend910_93"},
 REGBASE = {"ascend950"}
 LISTDEF = re.compile(r"(?:static\s+)?(?:const\s+)?std::(?:initializer_list|vector)\s*<\s*(?:op::|ge::)?"
                      r"DataType\s*>\s*&?\s*(\w+)\s*=\s*\{([^{}]*)\}\s*;")
-CHECK = re.compile(r"OP_CHECK_DTYPE_NOT_SUPPORT\s*\(\s*(\w+)\s*,")
+CHECK = re.compile(r"OP_CHECK_DTYPE_NOT_SUPPORT\s*\(\s*(\w+)\s*,"
+                   # `if (!CheckType(x->GetDataType(), LIST)) {`, the whole condition (a
+                   # conjunct of a longer one is a check under another condition: skipped)
+                   r"|\bif\s*\(\s*!\s*(?:[\w:]+::)?CheckType\s*\(\s*(\w+)\s*->\s*GetDataType"
+                   r"\s*\(\s*\)\s*,")
+# `OP_CHECK_DTYPE_NOT_MATCH(dy, x->GetDataType(), ...)`: dy takes x's dtype
+TIE = re.compile(r"OP_CHECK_DTYPE_NOT_MATCH\s*\(\s*(\w+)\s*,\s*(\w+)\s*->\s*GetDataType\s*\(")
+UNDOC_OUT = HERE / "aclnn_op_api_undocumented_dtypes.jsonl"
 DT = re.compile(r"\bDT_([A-Z0-9_]+)")
 SKIP = "skip"  # a check not applied on the chip (its path condition fails there)
 
@@ -265,7 +279,8 @@ class File:
         out = []
         for m in CHECK.finditer(self.text):
             start = m.end()
-            depth, i = 1, m.start() + m.group(0).index("(") + 1
+            depth, i = 1, m.end() - len(m.group(0)) + m.group(0).index("(", m.group(0).find(
+                "CheckType") + 1 if m.group(2) else 0) + 1
             args, last = [], i
             while i < len(self.text) and depth:
                 ch = self.text[i]
@@ -277,6 +292,15 @@ class File:
                     args.append(self.text[last:i])
                     last = i + 1
                 i += 1
+            args.append(self.text[last:i - 1])  # the last: CheckType(x->GetDataType(), LIST)
+            if m.group(2):
+                rest = self.text[i:].lstrip()
+                if not rest.startswith(")"):
+                    continue  # `if (!CheckType(...) && ...)`: under another condition
+                o = self.text.find("{", i)
+                if o < 0 or self.text[i:o].strip() != ")" or "OP_LOGE" not in \
+                        self.text[o:self.pairs.get(o, o)]:
+                    continue  # no error logged: a route choice (aclnn_index.cpp:264), no check
             if len(args) < 2:
                 continue
             path = self.path(m.start())
@@ -289,7 +313,16 @@ class File:
                     break
                 per[soc] = self.list_of(args[1], start, soc) if h else SKIP
             else:
-                out.append((m.group(1), self.line(m.start()), per, self.arch_dependent(path)))
+                out.append((m.group(1) or m.group(2), self.line(m.start()), per,
+                            self.arch_dependent(path)))
+        return out
+
+    def ties(self) -> dict[str, str]:
+        """{param: the param whose dtype it must have}, from checks on every path."""
+        out = {}
+        for m in TIE.finditer(self.text):
+            if self.path(m.start()) == []:
+                out.setdefault(m.group(1), m.group(2))
         return out
 
 
@@ -330,6 +363,25 @@ def _cond(text: str, bools: dict[str, str], soc: str | None = None) -> bool | No
     return bool(v)
 
 
+def undocumented(text: str, params: set[str]) -> list[dict]:
+    """For `params` the catalog has no dtypes for (no doc table: experimental APIs), the
+    one list the `.cpp` checks on every chip, and the list of the param each of the
+    others is tied to (OP_CHECK_DTYPE_NOT_MATCH): {param, allow, line}. aclnn_atan_grad.cpp:
+    `x` FLOAT16/FLOAT/BF16 (CheckType), `dy` and `dx` tied to `x`."""
+    f = File(text)
+    found: dict[str, tuple[tuple[str, ...], int]] = {}
+    for param, line, lists, _dep in f.checks():
+        if param not in params or param in found:
+            continue
+        vals = set(lists.values())
+        if len(vals) == 1 and None not in vals and SKIP not in vals:
+            found[param] = (vals.pop(), line)
+    for a, b in f.ties().items():
+        if a in params and a not in found and b in found:
+            found[a] = found[b]
+    return [{"param": p, "allow": list(v[0]), "line": v[1]} for p, v in sorted(found.items())]
+
+
 def restrictions(text: str, params: set[str]) -> list[dict]:
     """Per-chip restrictions of one `.cpp` for the parameters named: {param, socs, allow, line}."""
     f = File(text)
@@ -368,16 +420,17 @@ def restrictions(text: str, params: set[str]) -> list[dict]:
 
 
 def extract(mirror_root: Path) -> list[dict]:
-    from api_docs import op_api_sources  # the sibling module: these run as scripts
+    from api_docs import GWS_DEFINITION, op_api_sources  # the sibling module: these run as scripts
 
     recs = [json.loads(line) for line in (HERE / "aclnn_apis.jsonl").read_text().splitlines()]
-    rows = []
+    rows: list[dict] = []
+    undoc: list[dict] = []
     for repo, commit, files in op_api_sources(mirror_root, recs):
         defs: dict[str, list[tuple[str, str]]] = {}
         for path, text in files:
-            if "OP_CHECK_DTYPE_NOT_SUPPORT" not in text:
+            if "OP_CHECK_DTYPE_NOT_SUPPORT" not in text and "CheckType" not in text:
                 continue
-            for m in re.finditer(r"^aclnnStatus\s+(aclnn\w+)GetWorkspaceSize\s*\(", text, re.M):
+            for m in GWS_DEFINITION.finditer(text):
                 defs.setdefault(m.group(1), []).append((path, text))
         for r in recs:
             if r["source"]["repo"] != repo or r["api"] not in defs:
@@ -392,7 +445,14 @@ def extract(mirror_root: Path) -> list[dict]:
                              "allow": x["allow"],
                              "source": {"repo": repo, "commit": commit, "path": path,
                                         "line": x["line"]}})
-    return sorted(rows, key=lambda r: (r["api"], r["param"], r["source"]["line"], r["socs"]))
+            silent = {p["name"] for p in r.get("params", []) if p.get("type", "").rstrip(
+                " *").endswith(("aclTensor", "aclTensorList")) and p["name"] not in (r.get("dtypes") or {})}
+            for x in undocumented(text, silent):
+                undoc.append({"api": r["api"], "param": x["param"], "allow": x["allow"],
+                              "source": {"repo": repo, "commit": commit, "path": path,
+                                         "line": x["line"]}})
+    key = lambda r: (r["api"], r["param"], r["source"]["line"], r.get("socs", []))  # noqa: E731
+    return sorted(rows, key=key), sorted(undoc, key=key)
 
 
 def main(argv=None) -> int:
@@ -406,9 +466,12 @@ def main(argv=None) -> int:
         print(f"extract_op_api_dtypes: no directory {args.mirror_root} (--mirror-root takes the "
               "folder holding owner+name/repo bare mirrors)", file=sys.stderr)
         return 2
-    rows = extract(args.mirror_root)
+    rows, undoc = extract(args.mirror_root)
     text = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows)
-    return write_or_check(OUT, text, args.check, "extract_op_api_dtypes", "restrictions")
+    rc = write_or_check(OUT, text, args.check, "extract_op_api_dtypes", "restrictions")
+    text = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in undoc)
+    return rc or write_or_check(UNDOC_OUT, text, args.check, "extract_op_api_dtypes",
+                                "undocumented lists")
 
 
 if __name__ == "__main__":
