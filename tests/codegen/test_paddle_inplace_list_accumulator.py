@@ -116,8 +116,13 @@ def test_check_finite_and_unscale_renders_all_four():
     assert "phi::Copy(dev_ctx, *xs[i], dev_ctx.GetPlace(), false, outs[i]);" in cc
     assert "EXEC_NPU_CMD(aclnnReciprocal, dev_ctx, scale, acl_inv_scale);" in cc
     assert "opgen_zeros_as(dev_ctx, *found_infinite, {phi::DataType::FLOAT32});" in cc
+    # float32/float16/bfloat16 registered (the `xs` list keys the dtype, as upstream's
+    # list less its double): no float64 to cast, so the reciprocal goes as it is
     assert ("EXEC_NPU_CMD(aclnnForeachNonFiniteCheckAndUnscale, dev_ctx, "
-            "opgen_scaled_grads_part, acl_found_inf_zeros, acl_inv_scale_float32);") in cc
+            "opgen_scaled_grads_part, acl_found_inf_zeros, acl_inv_scale);") in cc
+    assert ("custom_kernel::CheckFiniteAndUnscaleKernel,\n                          float,\n"
+            "                          phi::dtype::float16,\n"
+            "                          phi::dtype::bfloat16)") in cc
     assert "opgen_i += 250" in cc
     assert not [t for t in r.todos if "is not passed" in t or "matched by position" in t]
 
