@@ -2134,6 +2134,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         slow_route = _dtype_limit_route(chosen, amap, schema, functional, role, soc)
     if read_back is not None:  # the returned number is read back, not a placeholder
         allocs = [a for a in allocs if a.get("placeholder") != read_back[1]]
+    allocs = _drop_mask(variants.get("drop_mask"), main, branches, fwp, ref, allocs, guards)
     return TorchFunction(
         role=role, op=op, schema=schema, name=fn, return_type=ret_cpp,
         params=[{"type": torch_cpp_type(a, ilistref), "name": a.name} for a in schema.args],
@@ -2161,6 +2162,38 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                + _other_device_route(schema, functional, role)),
         split=_list_split(chosen, branches, schema, role, host), view_shapes=view_shapes,
         per_element=_per_element(amap, schema))
+
+
+def _drop_mask(drop, main: Branch, branches: list[Branch], fwp: list[FwParam], ref: str,
+               allocs: list[dict], guards: list[str]) -> list[dict]:
+    """A dropout bit mask upstream generates itself (arg_rules.yaml `drop_masks`,
+    `codegen.torch_drop_mask`): its statements join `guards`, every branch passes the
+    generated mask, and the returned `numels` placeholder becomes its computation."""
+    if drop is None:
+        return allocs
+    from dataclasses import replace
+
+    from codegen import torch_drop_mask as tdm
+    p = tdm.plan(drop[0], drop[1], {a.aclnn_name for b in branches for a in b.args}, fwp, ref)
+    if p is None:
+        return allocs
+    if main.binding_args is None:  # the standalone binding runs the API with the mask given
+        main.binding_args = list(main.args)
+    for b in branches:
+        for i, a in enumerate(b.args):
+            if a.aclnn_name == p.aclnn_param:
+                old = f"ConvertType({a.expr}))"
+                b.args[i] = replace(a, expr=tdm.LOCAL, prelude=[], todo="",
+                                    decision="generated dropout mask")
+                b.asserts = [s.replace(old, f"ConvertType({tdm.LOCAL}))") for s in b.asserts]
+    guards += [f"// {p.note}"] + list(p.lines)
+    if not p.draws:
+        return allocs
+    numels = next((f.name for f in fwp if f.origin == "return" and f.kind == "int"
+                   and f.name.rstrip("_") == drop[0].numels_name), "")
+    return [{**a, "lines": list(p.numels_lines), "binding_lines": list(p.numels_lines),
+             "todo": "", "note": "`" + numels + "`: the dropout mask's bit count (below)"}
+            if a.get("placeholder") == numels else a for a in allocs]
 
 
 def _mode_gate(mode, api: str, apis: list[str], acl_op_call: str) -> list[str]:
@@ -2927,15 +2960,17 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
                                                              for ln in a.prelude]),
         # a reviewed rule draws a random API's seed/offset from the op's generator
         "uses_philox": any("opgen_philox_inputs(" in line for f in functions
-                           for b in f.branches for a in b.args for line in a.prelude),
+                           for b in f.branches for a in b.args for line in a.prelude)
+        or any("opgen_philox_inputs(" in line for f in functions for line in f.guards),
         # ... counted over the tensor the call writes (calc_final_counter_offset)
         "uses_philox_counted": any("opgen_philox_inputs(" in line and "static_cast<uint64_t>(" not in line
                                    for f in functions for b in f.branches for a in b.args
                                    for line in a.prelude),
         # ... reserving op-plugin's constant for the API (`_philox_reservation`)
         "uses_philox_reserved": any(re.search(r"opgen_philox_inputs\([^()]+, static_cast<uint64_t>\(", line)
-                                    for f in functions for b in f.branches for a in b.args
-                                    for line in a.prelude),
+                                    for f in functions for line in [
+                                        ln for b in f.branches for a in b.args for ln in a.prelude]
+                                    + f.guards),  # + a generated mask's draw (torch_drop_mask)
         # ... counted over the range the API draws from (`from`, `to`: a 4-argument draw)
         "uses_philox_range": any(re.search(r"opgen_philox_inputs\((?:[^,()]+,){3}[^,()]+\)", line)
                                  for f in functions for b in f.branches for a in b.args
