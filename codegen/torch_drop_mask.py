@@ -39,14 +39,19 @@ def _fmt(line: str, var: str, names: dict[str, str]) -> str:
     return line.format(var=var, **names)
 
 
-def plan(entry, mask_api, mask_params: set[str], fwp: list[FwParam], ref: str
-         ) -> DropMaskPlan | None:
+def plan(entry, mask_api, mask_params: set[str], fwp: list[FwParam], ref: str,
+         api_params: set[str] = frozenset()) -> DropMaskPlan | None:
     """The mask `entry` (arg_rules DropMask) renders for a function whose branches take
     the aclnn parameters `mask_params`, with framework values `fwp` and first required
-    tensor `ref`; None when it does not apply (no such parameter, no keep probability,
+    tensor `ref`; None when it does not apply (the chosen API's parameters `api_params`
+    include a seed and an offset, no such parameter, no keep probability,
     no seed/offset/numels on either side, a name the statements read is missing, or
     `mask_api`'s opdb signature is not shape, prob, seed, offset, probDataType, out)."""
     if entry is None or mask_api is None or not ref:
+        return None
+    if {"seed", "offset"} <= {norm_param(p) for p in api_params}:
+        # the API takes the seed and offset itself and draws its own dropout
+        # (aclnnFlashAttentionScoreV4, which upstream calls on Ascend950 without a mask)
         return None
     aclnn = next((p for p in sorted(mask_params) if norm_param(p) == entry.mask), None)
     if aclnn is None:

@@ -2174,7 +2174,8 @@ def _drop_mask(drop, main: Branch, branches: list[Branch], fwp: list[FwParam], r
     from dataclasses import replace
 
     from codegen import torch_drop_mask as tdm
-    p = tdm.plan(drop[0], drop[1], {a.aclnn_name for b in branches for a in b.args}, fwp, ref)
+    p = tdm.plan(drop[0], drop[1], {a.aclnn_name for b in branches for a in b.args}, fwp, ref,
+                 {a.aclnn_name for a in main.args})
     if p is None:
         return allocs
     if main.binding_args is None:  # the standalone binding runs the API with the mask given

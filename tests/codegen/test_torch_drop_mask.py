@@ -98,6 +98,10 @@ def test_plan_needs_the_values_the_entry_names():
     other = aclnn_api("aclnnDropoutGenMask", ("shape", "const aclIntArray*", "input"),
                       ("prob", "double", "input"), ("out", "aclTensor*", "output"))
     assert plan(entry, other, {"dropMaskOptional"}, fwp, "query") is None
+    # an API that takes the seed and offset draws its own dropout (aclnnFlashAttentionScoreV4,
+    # which upstream calls on Ascend950 with no generated mask)
+    assert plan(entry, gen, {"dropMaskOptional"}, fwp, "query",
+                {"dropMaskOptional", "seed", "offset"}) is None
 
 
 def test_a_drop_mask_entry_missing_a_key_is_refused():
