@@ -107,3 +107,26 @@ def test_plan_needs_the_values_the_entry_names():
 def test_a_drop_mask_entry_missing_a_key_is_refused():
     with pytest.raises(OpscanError, match=r"drop_masks\[0\] \(\^aclnnX\$\): needs exactly"):
         parse({"aliases": [], "rules": [], "drop_masks": [{"apis": "^aclnnX$"}]})
+
+
+def test_sink_with_sequence_lengths_calls_varlen_v5(db):
+    """FlashAttentionKernelNpuOpApi.cpp (:1512-1531): `sink` with actual_seq_qlen/kvlen calls
+    aclnnFlashAttentionVarLenScoreV5 with undefined rope tensors and softmaxOutLayout
+    "same_as_input" for softmax_layout "TND" (reviewed rules query_rope, key_rope,
+    softmax_out_layout). Before, no rule gave those values, so V5 was no candidate and
+    ours called VarLenScore, dropping `sink`."""
+    r = prepare(db, "aclnnFlashAttentionScore", "torch", op="npu::npu_fusion_attention")
+    body = _fn(r.files[ADAPTER.format("NpuFusionAttention")], "int64_t> npu_fusion_attention(")
+    cond = "if (actual_seq_qlen.has_value() && actual_seq_kvlen.has_value() && sink.has_value()) {"
+    i = body.index(cond)
+    j = body.index("} else if (actual_seq_qlen.has_value() && actual_seq_kvlen.has_value()) {")
+    v5 = body[i:j]
+    assert "at::Tensor acl_query_rope;" in v5 and "at::Tensor acl_key_rope;" in v5
+    assert ('std::string acl_softmax_out_layout_str = std::string(softmax_layout) == "TND" ? '
+            '"same_as_input" : std::string(softmax_layout);') in v5
+    assert ("EXEC_NPU_CMD(aclnnFlashAttentionVarLenScoreV5, query, acl_query_rope, key, "
+            "acl_key_rope, value, pse, acl_drop_mask, padding_mask, atten_mask, sink, prefix, "
+            "actual_seq_qlen, actual_seq_kvlen, acl_q_start_idx_optional, "
+            "acl_kv_start_idx_optional, scale, keep_prob, pre_tockens, next_tockens, head_num, "
+            "acl_input_layout, inner_precise, sparse_mode, acl_pse_type, acl_softmax_out_layout, "
+            "softmax_max, softmax_sum, softmax_out, attention_score);") in v5
