@@ -924,7 +924,8 @@ def _copy_numbers_to_device(branches: list[Branch], inputs: list[str], numbers: 
 
 
 def _optional_input_branches(api: AclnnApi, versions: list[AclnnApi], amap: ArgMap,
-                             fwp: list[FwParam], ref_expr: str, outs: tuple[str, ...]
+                             fwp: list[FwParam], ref_expr: str, outs: tuple[str, ...],
+                             empty_strings: frozenset[str] = frozenset()
                              ) -> tuple[list[Branch], set[str]]:
     """Optional framework values `api` does not take (npu_fusion_attention's `sink`,
     `actual_seq_qlen`/`actual_seq_kvlen`) that a newer version or a sibling API of the
@@ -935,7 +936,11 @@ def _optional_input_branches(api: AclnnApi, versions: list[AclnnApi], amap: ArgM
     map the same way in the candidate, it may need no value the framework lacks
     (no placeholder), and its other new optional params stay unset, as in the base call.
     Candidates are tried in order (versions first); the first one per set of inputs is
-    kept, and larger sets are tested first. Returns the branches and the framework
+    kept, and larger sets are tested first. A candidate with the same inputs as an earlier
+    one is still taken when a reviewed rule of its reads a string whose default is empty
+    (`empty_strings`: npu_fusion_attention's `softmax_layout=""`): it is called when that
+    string is non-empty (aclnnFlashAttentionVarLenScoreV4's softmaxOutLayout, op-plugin
+    FlashAttentionKernelNpuOpApi.cpp:1541). Returns the branches and the framework
     names they consume."""
     base = {p.aclnn.name: (p.fw.name if p.fw else None) for p in amap.params}
     # (an optional number too: repeat_interleave's `int? dim` selects
@@ -947,6 +952,12 @@ def _optional_input_branches(api: AclnnApi, versions: list[AclnnApi], amap: ArgM
         vmap = map_args(v, fwp, "torch")
         took = frozenset(p.fw.name for p in vmap.params if p.fw is not None
                          and p.fw.name in wanted and p.decision in ("name", "alias"))
+        if took in picked:
+            # the same optional inputs as an earlier candidate: selected by a non-empty
+            # string it reads by rule and the earlier one does not take
+            took |= frozenset(n for p in vmap.params if p.decision == "rule"
+                              and p.aclnn.name not in base
+                              for n, _ in p.needs if n in empty_strings)
         same = all(base.get(p.aclnn.name, p.fw.name if p.fw else None)
                    == (p.fw.name if p.fw else None) for p in vmap.params
                    if p.aclnn.name in base)
@@ -967,7 +978,8 @@ def _optional_input_branches(api: AclnnApi, versions: list[AclnnApi], amap: ArgM
                           and p.fw.name in took)
         branches.append(Branch(
             v, args, static_asserts(v.name, alias, args, "ConvertType"), [],
-            cond=" && ".join(f"{n}.has_value()" for n in names),
+            cond=" && ".join(f"!{n}.empty()" if n in empty_strings else f"{n}.has_value()"
+                             for n in names),
             prelude=[f'TORCH_CHECK(check_aclnn_kernel_available("{v.name}"), '
                      f'"{given} need{"s" if len(names) == 1 else ""} {v.name}, '
                      'which this CANN release does not have");'],
@@ -2030,7 +2042,8 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         scalar_branched = len(branches) > 1  # a scalar variant takes an input as a number
         opt_branches, consumed = _optional_input_branches(
             chosen, [v for v in variants.get("versions", []) if v.name != chosen.name]
-            + list(variants.get("siblings", [])), amap, fwp, ref_expr, outs)
+            + list(variants.get("siblings", [])), amap, fwp, ref_expr, outs,
+            frozenset(a.name for a in schema.args if a.type == "str" and a.default == '""'))
         branches = opt_branches + branches
         if scalar_branched:
             covered = {b.cond.split(".dim()")[0] for b in branches if b.cond}

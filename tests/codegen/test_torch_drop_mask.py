@@ -130,3 +130,28 @@ def test_sink_with_sequence_lengths_calls_varlen_v5(db):
             "acl_kv_start_idx_optional, scale, keep_prob, pre_tockens, next_tockens, head_num, "
             "acl_input_layout, inner_precise, sparse_mode, acl_pse_type, acl_softmax_out_layout, "
             "softmax_max, softmax_sum, softmax_out, attention_score);") in v5
+
+
+def test_softmax_layout_with_sequence_lengths_calls_varlen_v4(db):
+    """FlashAttentionKernelNpuOpApi.cpp (:1539-1557): with the lengths and no `sink`,
+    `softmax_layout` "TND" calls aclnnFlashAttentionVarLenScoreV4 (softmaxOutLayout
+    "same_as_input"), an empty one VarLenScore. V4 takes the same optional inputs as
+    VarLenScore; what selects it is the empty-default string its reviewed rule reads
+    (`_optional_input_branches` `empty_strings`). Before, V4 was never called and
+    `softmax_layout` was left unused (a TODO)."""
+    r = prepare(db, "aclnnFlashAttentionScore", "torch", op="npu::npu_fusion_attention")
+    body = _fn(r.files[ADAPTER.format("NpuFusionAttention")], "int64_t> npu_fusion_attention(")
+    conds = [line.strip() for line in body.splitlines()
+             if line.startswith(("    if (actual", "    } else"))]
+    assert conds == [
+        "if (actual_seq_qlen.has_value() && actual_seq_kvlen.has_value() && sink.has_value()) {",
+        "} else if (actual_seq_qlen.has_value() && actual_seq_kvlen.has_value() && "
+        "!softmax_layout.empty()) {",
+        "} else if (actual_seq_qlen.has_value() && actual_seq_kvlen.has_value()) {",
+        "} else if (sink.has_value()) {",
+        "} else {"]
+    i = body.index("!softmax_layout.empty()) {")
+    v4 = body[i:body.index("} else if", i)]
+    assert "EXEC_NPU_CMD(aclnnFlashAttentionVarLenScoreV4, " in v4
+    assert "acl_softmax_out_layout, softmax_max" in v4
+    assert "framework param `softmax_layout`" not in body
