@@ -33,6 +33,7 @@ class DropMaskPlan:
     lines: tuple[str, ...]  # before the branches: the mask, and the draw when returned
     note: str
     draws: bool  # the function draws seed/offset from the generator (the forward)
+    consumed: frozenset[str] = frozenset()  # framework values the statements account for
 
 
 def _fmt(line: str, var: str, names: dict[str, str]) -> str:
@@ -114,4 +115,12 @@ def plan(entry, mask_api, mask_params: set[str], fwp: list[FwParam], ref: str,
             + (f" with a seed/offset reserved from the default NPU generator "
                f"({entry.reserved} counters), returned with `{numels}`" if draws else
                f" from the forward's `{seed}`/`{offset}`"))
-    return DropMaskPlan(aclnn, given, numels_lines, tuple(lines), note, draws)
+    sched = [n for n in entry.scheduling if n in inputs]
+    if sched:
+        note += (f"; {', '.join(f'`{n}`' for n in sched)} only place it on another stream "
+                 "upstream (same results): generated on the current stream here")
+    used = {entry.keep, seed, offset, numels} | set(sched) | ({given} if given else set())
+    if draws:  # the inputs the returned pair starts from
+        used |= {entry.seed, entry.offset}
+    return DropMaskPlan(aclnn, given, numels_lines, tuple(lines), note, draws,
+                        frozenset(n for n in used if n in inputs))

@@ -2147,7 +2147,9 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         slow_route = _dtype_limit_route(chosen, amap, schema, functional, role, soc)
     if read_back is not None:  # the returned number is read back, not a placeholder
         allocs = [a for a in allocs if a.get("placeholder") != read_back[1]]
-    allocs = _drop_mask(variants.get("drop_mask"), main, branches, fwp, ref, allocs, guards)
+    allocs, mask_used = _drop_mask(variants.get("drop_mask"), main, branches, fwp, ref, allocs,
+                                   guards)
+    consumed |= mask_used
     return TorchFunction(
         role=role, op=op, schema=schema, name=fn, return_type=ret_cpp,
         params=[{"type": torch_cpp_type(a, ilistref), "name": a.name} for a in schema.args],
@@ -2178,19 +2180,20 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
 
 
 def _drop_mask(drop, main: Branch, branches: list[Branch], fwp: list[FwParam], ref: str,
-               allocs: list[dict], guards: list[str]) -> list[dict]:
+               allocs: list[dict], guards: list[str]) -> tuple[list[dict], set[str]]:
     """A dropout bit mask upstream generates itself (arg_rules.yaml `drop_masks`,
     `codegen.torch_drop_mask`): its statements join `guards`, every branch passes the
-    generated mask, and the returned `numels` placeholder becomes its computation."""
+    generated mask, and the returned `numels` placeholder becomes its computation.
+    Returns the allocations and the framework values the mask accounts for."""
     if drop is None:
-        return allocs
+        return allocs, set()
     from dataclasses import replace
 
     from codegen import torch_drop_mask as tdm
     p = tdm.plan(drop[0], drop[1], {a.aclnn_name for b in branches for a in b.args}, fwp, ref,
                  {a.aclnn_name for a in main.args})
     if p is None:
-        return allocs
+        return allocs, set()
     if main.binding_args is None:  # the standalone binding runs the API with the mask given
         main.binding_args = list(main.args)
     for b in branches:
@@ -2202,12 +2205,12 @@ def _drop_mask(drop, main: Branch, branches: list[Branch], fwp: list[FwParam], r
                 b.asserts = [s.replace(old, f"ConvertType({tdm.LOCAL}))") for s in b.asserts]
     guards += [f"// {p.note}"] + list(p.lines)
     if not p.draws:
-        return allocs
+        return allocs, set(p.consumed)
     numels = next((f.name for f in fwp if f.origin == "return" and f.kind == "int"
                    and f.name.rstrip("_") == drop[0].numels_name), "")
     return [{**a, "lines": list(p.numels_lines), "binding_lines": list(p.numels_lines),
              "todo": "", "note": "`" + numels + "`: the dropout mask's bit count (below)"}
-            if a.get("placeholder") == numels else a for a in allocs]
+            if a.get("placeholder") == numels else a for a in allocs], set(p.consumed)
 
 
 def _mode_gate(mode, api: str, apis: list[str], acl_op_call: str) -> list[str]:

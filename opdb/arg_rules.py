@@ -325,6 +325,7 @@ class DropMask:
     reserved: int
     numels: tuple[str, ...]
     evidence: str
+    scheduling: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -592,12 +593,15 @@ def _drop_masks(entries) -> tuple[DropMask, ...]:
     out = []
     for i, o in enumerate(entries or []):
         where = f"drop_masks[{i}] ({o.get('apis') if isinstance(o, dict) else o})"
-        if not isinstance(o, dict) or set(o) != set(keys) or not all(o.values()) \
-                or not isinstance(o["numels"], list) or not isinstance(o["reserved"], int):
-            _fail(where, f"needs exactly {', '.join(f'`{k}`' for k in keys)} "
-                         "(`numels` a list of statements, `reserved` an integer)")
+        if not isinstance(o, dict) or set(o) - {"scheduling"} != set(keys) \
+                or not all(o[k] for k in keys if k in o) \
+                or not isinstance(o["numels"], list) or not isinstance(o["reserved"], int) \
+                or not isinstance(o.get("scheduling", []), list):
+            _fail(where, f"needs exactly {', '.join(f'`{k}`' for k in keys)} and optionally "
+                         "`scheduling` (`numels` and `scheduling` lists, `reserved` an integer)")
         out.append(DropMask(*(str(o[k]) for k in keys[:8]), o["reserved"],
-                            tuple(str(line) for line in o["numels"]), str(o["evidence"])))
+                            tuple(str(line) for line in o["numels"]), str(o["evidence"]),
+                            tuple(str(n) for n in o.get("scheduling", []))))
     return tuple(out)
 
 

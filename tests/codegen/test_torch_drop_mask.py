@@ -155,3 +155,14 @@ def test_softmax_layout_with_sequence_lengths_calls_varlen_v4(db):
     assert "EXEC_NPU_CMD(aclnnFlashAttentionVarLenScoreV4, " in v4
     assert "acl_softmax_out_layout, softmax_max" in v4
     assert "framework param `softmax_layout`" not in body
+
+
+def test_values_the_mask_accounts_for_leave_no_todo(db):
+    """`seed`/`offset` start the returned pair, and `gen_mask_parallel`/`sync` only place
+    the mask on another stream upstream (`scheduling` in the entry): no "not passed" TODO
+    for them, and the comment says the mask is generated on the current stream."""
+    r = prepare(db, "aclnnFlashAttentionScore", "torch", op="npu::npu_fusion_attention")
+    assert r.todos == []
+    text = r.files[ADAPTER.format("NpuFusionAttention")]
+    assert ("`gen_mask_parallel`, `sync` only place it on another stream upstream (same "
+            "results): generated on the current stream here") in text
