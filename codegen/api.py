@@ -368,6 +368,10 @@ def render_context(db, api: AclnnApi, op: FrameworkOp, target: str) -> dict:
         if load_rules().output_lists_for(api.name):
             if (bw := backward_api(db, api)) is not None:
                 variants["backward"] = bw  # named where the lists it reads are dropped
+        drop = load_rules().drop_mask_for(api.name)
+        if drop is not None:
+            # a bit mask upstream generates itself (arg_rules.yaml drop_masks, reviewed)
+            variants["drop_mask"] = (drop, db.aclnn_api(drop.mask_api))
         from opdb.op_plugin_routes import mode_route
         modes = {o.name: (r, db.aclnn_api(r.default_api)) for o in [op, *(fam or {}).values()]
                  if (r := mode_route(o.name)) is not None}

@@ -964,7 +964,8 @@ def _copy_numbers_to_device(branches: list[Branch], inputs: list[str], numbers: 
 
 def _optional_input_branches(api: AclnnApi, versions: list[AclnnApi], amap: ArgMap,
                              fwp: list[FwParam], ref_expr: str, outs: tuple[str, ...],
-                             unset_sizes: dict[str, tuple] | None = None
+                             unset_sizes: dict[str, tuple] | None = None,
+                             empty_strings: frozenset[str] = frozenset()
                              ) -> tuple[list[Branch], set[str]]:
     """Optional framework values `api` does not take (npu_fusion_attention's `sink`,
     `actual_seq_qlen`/`actual_seq_kvlen`) that a newer version or a sibling API of the
@@ -975,7 +976,11 @@ def _optional_input_branches(api: AclnnApi, versions: list[AclnnApi], amap: ArgM
     map the same way in the candidate, it may need no value the framework lacks
     (no placeholder), and its other new optional params stay unset, as in the base call.
     Candidates are tried in order (versions first); the first one per set of inputs is
-    kept, and larger sets are tested first. Returns the branches and the framework
+    kept, and larger sets are tested first. A candidate with the same inputs as an earlier
+    one is still taken when a reviewed rule of its reads a string whose default is empty
+    (`empty_strings`: npu_fusion_attention's `softmax_layout=""`): it is called when that
+    string is non-empty (aclnnFlashAttentionVarLenScoreV4's softmaxOutLayout, op-plugin
+    FlashAttentionKernelNpuOpApi.cpp:1541). Returns the branches and the framework
     names they consume."""
     base = {p.aclnn.name: (p.fw.name if p.fw else None) for p in amap.params}
     # (an optional number too: repeat_interleave's `int? dim` selects
@@ -987,6 +992,12 @@ def _optional_input_branches(api: AclnnApi, versions: list[AclnnApi], amap: ArgM
         vmap = map_args(v, fwp, "torch")
         took = frozenset(p.fw.name for p in vmap.params if p.fw is not None
                          and p.fw.name in wanted and p.decision in ("name", "alias"))
+        if took in picked:
+            # the same optional inputs as an earlier candidate: selected by a non-empty
+            # string it reads by rule and the earlier one does not take
+            took |= frozenset(n for p in vmap.params if p.decision == "rule"
+                              and p.aclnn.name not in base
+                              for n, _ in p.needs if n in empty_strings)
         same = all(base.get(p.aclnn.name, p.fw.name if p.fw else None)
                    == (p.fw.name if p.fw else None) for p in vmap.params
                    if p.aclnn.name in base)
@@ -1007,7 +1018,8 @@ def _optional_input_branches(api: AclnnApi, versions: list[AclnnApi], amap: ArgM
                           and p.fw.name in took)
         branches.append(Branch(
             v, args, static_asserts(v.name, alias, args, "ConvertType"), [],
-            cond=" && ".join(f"{n}.has_value()" for n in names),
+            cond=" && ".join(f"!{n}.empty()" if n in empty_strings else f"{n}.has_value()"
+                             for n in names),
             prelude=[f'TORCH_CHECK(check_aclnn_kernel_available("{v.name}"), '
                      f'"{given} need{"s" if len(names) == 1 else ""} {v.name}, '
                      'which this CANN release does not have");'],
@@ -2091,7 +2103,9 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         opt_branches, consumed = _optional_input_branches(
             chosen, [v for v in variants.get("versions", []) if v.name != chosen.name]
             + list(variants.get("siblings", [])), amap, fwp, ref_expr, outs,
-            unset_sizes=dialect.unset_sizes)
+            unset_sizes=dialect.unset_sizes,
+            empty_strings=frozenset(a.name for a in schema.args
+                                    if a.type == "str" and a.default == '""'))
         branches = opt_branches + branches
         if scalar_branched:
             covered = {b.cond.split(".dim()")[0] for b in branches if b.cond}
@@ -2195,6 +2209,9 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         slow_route = _dtype_limit_route(chosen, amap, schema, functional, role, soc)
     if read_back is not None:  # the returned number is read back, not a placeholder
         allocs = [a for a in allocs if a.get("placeholder") != read_back[1]]
+    allocs, mask_used = _drop_mask(variants.get("drop_mask"), main, branches, fwp, ref, allocs,
+                                   guards)
+    consumed |= mask_used
     return TorchFunction(
         role=role, op=op, schema=schema, name=fn, return_type=ret_cpp,
         params=[{"type": torch_cpp_type(a, ilistref), "name": a.name} for a in schema.args],
@@ -2222,6 +2239,40 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                + _other_device_route(schema, functional, role)),
         split=_list_split(chosen, branches, schema, role, host), view_shapes=view_shapes,
         per_element=_per_element(amap, schema))
+
+
+def _drop_mask(drop, main: Branch, branches: list[Branch], fwp: list[FwParam], ref: str,
+               allocs: list[dict], guards: list[str]) -> tuple[list[dict], set[str]]:
+    """A dropout bit mask upstream generates itself (arg_rules.yaml `drop_masks`,
+    `codegen.torch_drop_mask`): its statements join `guards`, every branch passes the
+    generated mask, and the returned `numels` placeholder becomes its computation.
+    Returns the allocations and the framework values the mask accounts for."""
+    if drop is None:
+        return allocs, set()
+    from dataclasses import replace
+
+    from codegen import torch_drop_mask as tdm
+    p = tdm.plan(drop[0], drop[1], {a.aclnn_name for b in branches for a in b.args}, fwp, ref,
+                 {a.aclnn_name for a in main.args})
+    if p is None:
+        return allocs, set()
+    if main.binding_args is None:  # the standalone binding runs the API with the mask given
+        main.binding_args = list(main.args)
+    for b in branches:
+        for i, a in enumerate(b.args):
+            if a.aclnn_name == p.aclnn_param:
+                old = f"ConvertType({a.expr}))"
+                b.args[i] = replace(a, expr=tdm.LOCAL, prelude=[], todo="",
+                                    decision="generated dropout mask")
+                b.asserts = [s.replace(old, f"ConvertType({tdm.LOCAL}))") for s in b.asserts]
+    guards += [f"// {p.note}"] + list(p.lines)
+    if not p.draws:
+        return allocs, set(p.consumed)
+    numels = next((f.name for f in fwp if f.origin == "return" and f.kind == "int"
+                   and f.name.rstrip("_") == drop[0].numels_name), "")
+    return [{**a, "lines": list(p.numels_lines), "binding_lines": list(p.numels_lines),
+             "todo": "", "note": "`" + numels + "`: the dropout mask's bit count (below)"}
+            if a.get("placeholder") == numels else a for a in allocs], set(p.consumed)
 
 
 def _mode_gate(mode, api: str, apis: list[str], acl_op_call: str) -> list[str]:
@@ -2988,15 +3039,17 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
                                                              for ln in a.prelude]),
         # a reviewed rule draws a random API's seed/offset from the op's generator
         "uses_philox": any("opgen_philox_inputs(" in line for f in functions
-                           for b in f.branches for a in b.args for line in a.prelude),
+                           for b in f.branches for a in b.args for line in a.prelude)
+        or any("opgen_philox_inputs(" in line for f in functions for line in f.guards),
         # ... counted over the tensor the call writes (calc_final_counter_offset)
         "uses_philox_counted": any("opgen_philox_inputs(" in line and "static_cast<uint64_t>(" not in line
                                    for f in functions for b in f.branches for a in b.args
                                    for line in a.prelude),
         # ... reserving op-plugin's constant for the API (`_philox_reservation`)
         "uses_philox_reserved": any(re.search(r"opgen_philox_inputs\([^()]+, static_cast<uint64_t>\(", line)
-                                    for f in functions for b in f.branches for a in b.args
-                                    for line in a.prelude),
+                                    for f in functions for line in [
+                                        ln for b in f.branches for a in b.args for ln in a.prelude]
+                                    + f.guards),  # + a generated mask's draw (torch_drop_mask)
         # ... counted over the range the API draws from (`from`, `to`: a 4-argument draw)
         "uses_philox_range": any(re.search(r"opgen_philox_inputs\((?:[^,()]+,){3}[^,()]+\)", line)
                                  for f in functions for b in f.branches for a in b.args

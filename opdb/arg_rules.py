@@ -307,6 +307,28 @@ class DataDependent:
 
 
 @dataclass(frozen=True)
+class DropMask:
+    """(torch, per API, reviewed) An aclnn bit-mask input `mask` (normalized) that upstream
+    generates when the framework's keep probability `keep` is below 1 and no mask `given`
+    is passed: `numels` bits (statements defining `{var}`) drawn by `mask_api`, seed and
+    offset from the default NPU generator reserving `reserved` counters (an op returning
+    `seed`/`offset`/`numels_name`) or from the op's inputs of those names (the backward)."""
+
+    apis: str
+    mask: str
+    given: str
+    keep: str
+    seed: str
+    offset: str
+    numels_name: str
+    mask_api: str
+    reserved: int
+    numels: tuple[str, ...]
+    evidence: str
+    scheduling: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ArgRules:
     aliases: tuple[AliasGroup, ...]
     rules: tuple[ArgRule, ...]
@@ -328,6 +350,11 @@ class ArgRules:
     api_output_layouts: tuple[ApiOutputLayout, ...] = ()
     api_output_lists: tuple[ApiOutputList, ...] = ()
     meta_host_tensors: tuple[MetaHostTensor, ...] = ()
+    drop_masks: tuple[DropMask, ...] = ()
+
+    def drop_mask_for(self, api: str) -> DropMask | None:
+        import re
+        return next((d for d in self.drop_masks if re.search(d.apis, api)), None)
 
     def meta_host_tensors_for(self, op: str) -> frozenset[str]:
         import re
@@ -411,7 +438,7 @@ _TOP_KEYS = ("aliases", "rules", "test_values", "expansions", "channel_first", "
              "zero_dim_views", "compute_as", "master_weights", "flatten", "rank_variants",
              "data_dependent", "torch_skips", "absent_affine", "bounds", "positions",
              "api_output_shapes", "api_output_layouts", "api_output_lists",
-             "meta_host_tensors")
+             "meta_host_tensors", "drop_masks")
 
 
 def parse(data: dict) -> ArgRules:
@@ -499,7 +526,8 @@ def parse(data: dict) -> ArgRules:
                     _api_output_shapes(data.get("api_output_shapes")),
                     _api_output_layouts(data.get("api_output_layouts")),
                     _api_output_lists(data.get("api_output_lists")),
-                    _meta_host_tensors(data.get("meta_host_tensors")))
+                    _meta_host_tensors(data.get("meta_host_tensors")),
+                    _drop_masks(data.get("drop_masks")))
 
 
 def _positions(p) -> Positions | None:
@@ -556,6 +584,24 @@ def _meta_host_tensors(entries) -> tuple[MetaHostTensor, ...]:
         if not isinstance(o, dict) or set(o) != set(keys) or not all(o.values()):
             _fail(where, "needs exactly `ops`, `param` and `evidence`")
         out.append(MetaHostTensor(*(str(o[k]) for k in keys)))
+    return tuple(out)
+
+
+def _drop_masks(entries) -> tuple[DropMask, ...]:
+    keys = ("apis", "mask", "given", "keep", "seed", "offset", "numels_name", "mask_api",
+            "reserved", "numels", "evidence")
+    out = []
+    for i, o in enumerate(entries or []):
+        where = f"drop_masks[{i}] ({o.get('apis') if isinstance(o, dict) else o})"
+        if not isinstance(o, dict) or set(o) - {"scheduling"} != set(keys) \
+                or not all(o[k] for k in keys if k in o) \
+                or not isinstance(o["numels"], list) or not isinstance(o["reserved"], int) \
+                or not isinstance(o.get("scheduling", []), list):
+            _fail(where, f"needs exactly {', '.join(f'`{k}`' for k in keys)} and optionally "
+                         "`scheduling` (`numels` and `scheduling` lists, `reserved` an integer)")
+        out.append(DropMask(*(str(o[k]) for k in keys[:8]), o["reserved"],
+                            tuple(str(line) for line in o["numels"]), str(o["evidence"]),
+                            tuple(str(n) for n in o.get("scheduling", []))))
     return tuple(out)
 
 

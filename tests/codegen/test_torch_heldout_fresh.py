@@ -194,7 +194,7 @@ def test_sibling_api_family_chosen_by_given_optional_inputs(db):
     i = body.index("if (actual_seq_qlen.has_value() && actual_seq_kvlen.has_value()) {")
     j = body.index("} else if (sink.has_value()) {")
     assert i < j
-    assert "EXEC_NPU_CMD(aclnnFlashAttentionVarLenScore, query, key, value, pse, dropout_mask, " \
+    assert "EXEC_NPU_CMD(aclnnFlashAttentionVarLenScore, query, key, value, pse, acl_drop_mask, " \
            "padding_mask, atten_mask, prefix, actual_seq_qlen, actual_seq_kvlen, scale, " in body[i:j]
     assert 'check_aclnn_kernel_available("aclnnFlashAttentionVarLenScore")' in body[i:j]
     assert "std::toupper(" in body
