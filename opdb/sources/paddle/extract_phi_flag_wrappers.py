@@ -22,12 +22,10 @@ picks between them (docs/opgen.md "Batch J").
 """
 from __future__ import annotations
 
-import argparse
 import json
 import re
 from pathlib import Path
 
-from opdb.fsio import write_or_check
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "phi_flag_wrappers.jsonl"
@@ -115,23 +113,8 @@ def extract(include_dir: Path, version: str) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--include", type=Path, help="the paddle wheel's include dir "
-                    "(default: the installed paddle's)")
-    ap.add_argument("--check", action="store_true",
-                    help="fail unless the committed file is byte-identical")
-    args = ap.parse_args(argv)
-    from opdb.pairing import installed_version
-
-    version = installed_version("paddle")
-    if args.include is None:
-        from opdb.ingest.paddle_catalog import find_include_dir
-        args.include = find_include_dir()
-    if not version:
-        raise SystemExit("extract_phi_flag_wrappers: paddle is not installed (its version "
-                         "goes in every row)")
-    return write_or_check(OUT, extract(args.include, version), args.check,
-                          "extract_phi_flag_wrappers", "flag wrappers")
+    from opdb.sources.paddle.wheel_headers import main as headers_main
+    return headers_main(argv, __doc__.split("\n\n")[0], extract, OUT, "extract_phi_flag_wrappers", "flag wrappers")
 
 
 if __name__ == "__main__":

@@ -21,12 +21,10 @@ a float32 copy (docs/opgen.md "Sixth audit: the pool at head, paddle").
 """
 from __future__ import annotations
 
-import argparse
 import json
 import re
 from pathlib import Path
 
-from opdb.fsio import write_or_check
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "phi_view_kernels.jsonl"
@@ -68,23 +66,8 @@ def extract(include_dir: Path, version: str) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--include", type=Path, help="the paddle wheel's include dir "
-                    "(default: the installed paddle's)")
-    ap.add_argument("--check", action="store_true",
-                    help="fail unless the committed file is byte-identical")
-    args = ap.parse_args(argv)
-    from opdb.pairing import installed_version
-
-    version = installed_version("paddle")
-    if args.include is None:
-        from opdb.ingest.paddle_catalog import find_include_dir
-        args.include = find_include_dir()
-    if not version:
-        raise SystemExit("extract_phi_view_kernels: paddle is not installed (its version "
-                         "goes in every row)")
-    return write_or_check(OUT, extract(args.include, version), args.check,
-                          "extract_phi_view_kernels", "view kernels")
+    from opdb.sources.paddle.wheel_headers import main as headers_main
+    return headers_main(argv, __doc__.split("\n\n")[0], extract, OUT, "extract_phi_view_kernels", "view kernels")
 
 
 if __name__ == "__main__":
