@@ -1,0 +1,346 @@
+"""Extract op-plugin's value-limit CPU routes into `op_plugin_value_routes.jsonl` (facts
+only: the adapter function, the aclnn API, the condition and the CPU call as C++ over the
+framework op's argument names, source path and line; no source text beyond those).
+
+Some opapi adapters send a call to torch's CPU kernel when argument values exceed what
+the aclnn API handles: UpsampleBilinear2dAAKernelNpuOpApi.cpp tests
+`if (!checkBilinearUseFast(self, output_size, align_corners, scales_h_attr, scales_w_attr,
+result)) { return upsample_bilinear2d_aa_slow(...); }` right before
+`EXEC_NPU_CMD(aclnnUpsampleBilinear2dAA, ...)`, and the slow function moves `self` to the
+CPU (`self.cpu().to(at::ScalarType::Float)`), calls `at::_upsample_bilinear2d_aa` and
+copies the result back in `self`'s dtype.
+
+For each top-level function of each opapi `.cpp` that runs `EXEC_NPU_CMD(api, ...)`, every
+`if (!HELPER(ARGS)) { return SLOW(SARGS); }` before it, where HELPER is a `bool` function
+of the same file and SLOW one whose body moves tensors to the CPU (`X.cpu()`), calls one
+`at::NAME(...)` and copies its result into the adapter's output (`R.copy_(...)`), gives a
+row. HELPER is inlined into one expression: its parameters become the caller's arguments
+(a caller's local number `double a = EXPR;` becomes EXPR; the adapter's returned tensor,
+its output, becomes `{out}`), its locals their initialisers, `if (C) { return false; }`
+the conjunct `!(C)`, a final `return E;` the conjunct E, calls of other `bool` functions of
+the file are inlined the same way, and `constexpr` constants of the file and the op_plugin
+headers it includes (`UpsampleConstants.h`) become their values. Typed parameters keep
+their conversion (`static_cast<float>(...)`). Anything else (a loop, a statement of
+another form, an argument that is neither a parameter, a local number nor the output)
+gives no row. Fields: `function`, `api`, `cond` (C++ true where upstream runs the CPU
+route), `cpu_call` (the `at::` call on the CPU copies), `result_dtype` (the dtype the CPU
+result is cast to before the copy, C++), `helper`, `slow`, `source` (repo, commit, path,
+line of the `if`).
+
+    python opdb/sources/torch/extract_value_routes.py --repo DIR [--check]   # DIR: a bare git clone of Ascend/op-plugin
+
+Standard library only.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+from opdb.fsio import write_or_check
+from opdb.git_read import GitError, git_text
+from opdb.sources.torch.extract_call_limits import COMMIT, _functions
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "op_plugin_value_routes.jsonl"
+SIG = re.compile(r"([\w:<>&*\s,]+?)\b(\w+)\s*\(([^()]*)\)\s*(?:const\s*)?$")
+CONST = re.compile(r"constexpr\s+[\w:]+\s+(\w+)\s*=\s*([-+0-9.eE]+)\s*;")
+INCLUDE = re.compile(r'#include\s+"(op_plugin/[^"]+\.h)"')
+EXEC = re.compile(r"\bEXEC_NPU_CMD\(\s*(aclnn\w+)\s*,")
+GATE = re.compile(r"\bif\s*\(\s*!\s*(\w+)\s*\(([^()]*)\)\s*\)\s*\{\s*return\s+(\w+)\s*\(([^()]*)\)\s*;\s*\}")
+LOCAL = re.compile(r"^(?:static\s+)?(?:const\s+)?(double|float|int|int64_t|bool|auto)\s+(\w+)\s*=\s*(.+)$",
+                   re.S)
+NUMERIC = ("double", "float", "int", "int64_t")
+IDENT = re.compile(r"(?<![\w.:>])([A-Za-z_]\w*)\b(?!\s*::)")
+
+
+class _No(Exception):
+    """No row: a form the inliner does not read."""
+
+
+def _split_args(s: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for c in s:
+        depth += {"(": 1, "<": 1, ")": -1, ">": -1}.get(c, 0)
+        if c == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += c
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def _params(sig: str) -> list[tuple[str, str]]:
+    """(type, name) of each parameter."""
+    out = []
+    for p in _split_args(sig):
+        m = re.match(r"(.*?)(\w+)$", p.strip())
+        if not m:
+            raise _No(p)
+        out.append((" ".join(m.group(1).split()), m.group(2)))
+    return out
+
+
+def _strip_comments(text: str) -> str:
+    text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n") or " ", text,
+                  flags=re.S)
+    return re.sub(r"//[^\n]*", "", text)
+
+
+def _funcs(text: str) -> dict[str, dict]:
+    """name -> {ret, params, body, start} of each top-level function (the last of a name
+    wins only if it has the same parameters; overloads of one name are dropped)."""
+    out: dict[str, dict] = {}
+    seen: dict[str, int] = {}
+    for a, b in _functions(text):
+        head = text[:a].rstrip()
+        head = head[max(head.rfind("}"), head.rfind(";"), head.rfind("{")) + 1:].strip()
+        head = re.sub(r"^(?:#[^\n]*\n\s*)+", "", head)
+        m = SIG.search(" ".join(head.split()))
+        if not m:
+            continue
+        name = m.group(2)
+        seen[name] = seen.get(name, 0) + 1
+        try:
+            params = _params(m.group(3))
+        except _No:
+            continue
+        out[name] = {"ret": m.group(1).strip(), "params": params, "body": text[a + 1:b],
+                     "start": a}
+    return {k: v for k, v in out.items() if seen[k] == 1 or k in out}
+
+
+def _sub(expr: str, names: dict[str, str]) -> str:
+    return IDENT.sub(lambda m: names.get(m.group(1), m.group(1)), expr)
+
+
+def _statements(body: str) -> list[str]:
+    """Top-level statements; an `if (...) { ... }` / `if (...) stmt;` is one statement."""
+    out, i, n = [], 0, len(body)
+    while i < n:
+        while i < n and body[i] in " \t\r\n":
+            i += 1
+        if i >= n:
+            break
+        if re.match(r"if\s*\(", body[i:]):
+            j = body.index("(", i)
+            depth = 0
+            while True:
+                depth += {"(": 1, ")": -1}.get(body[j], 0)
+                j += 1
+                if depth == 0:
+                    break
+            k = j
+            while body[k] in " \t\r\n":
+                k += 1
+            if body[k] == "{":
+                depth = 0
+                while True:
+                    depth += {"{": 1, "}": -1}.get(body[k], 0)
+                    k += 1
+                    if depth == 0:
+                        break
+            else:
+                k = body.index(";", k) + 1
+            if re.match(r"\s*else\b", body[k:]):
+                raise _No("else")
+            out.append(body[i:k].strip())
+            i = k
+            continue
+        j = body.find(";", i)
+        if j < 0:
+            raise _No("trailing")
+        if "{" in body[i:j]:
+            raise _No("block")
+        out.append(body[i:j].strip())
+        i = j + 1
+    return out
+
+
+def _inline(fn: dict, args: list[str], funcs: dict, consts: dict[str, str], depth: int = 0) -> str:
+    """The expression HELPER(args) returns, per the module docstring."""
+    if depth > 4 or len(args) != len(fn["params"]):
+        raise _No("arity")
+    names = dict(consts)
+    for (ptype, pname), arg in zip(fn["params"], args):
+        base = ptype.replace("const", "").replace("&", "").strip()
+        names[pname] = f"static_cast<{base}>({arg})" if base in NUMERIC else f"({arg})" \
+            if not re.fullmatch(r"[\w{}]+", arg) else arg
+    conj: list[str] = []
+
+    def expr(e: str) -> str:  # the file's bool calls first: their arguments are plain names
+        return _sub(_calls(" ".join(e.split()), funcs, consts, depth), names)
+
+    for st in _statements(fn["body"]):
+        m = LOCAL.match(st)
+        if m:
+            typ, name, init = m.groups()
+            v = expr(init)
+            names[name] = f"static_cast<{typ}>({v})" if typ in NUMERIC else f"({v})"
+            continue
+        m = re.fullmatch(r"if\s*\((.*)\)\s*\{?\s*return\s+false\s*;\s*\}?", st, re.S)
+        if m:
+            conj.append(f"!({expr(m.group(1))})")
+            continue
+        m = re.fullmatch(r"return\s+(.*)", st, re.S)
+        if m:
+            v = expr(m.group(1))
+            if v != "true":
+                conj.append(v if len(conj) == 0 and not conj else f"({v})")
+            break
+        raise _No(st)
+    else:
+        raise _No("no return")
+    return " && ".join(conj) if conj else "true"
+
+
+def _calls(e: str, funcs: dict, consts: dict[str, str], depth: int) -> str:
+    """Inline the calls of the file's own `bool` functions in `e`."""
+    for name, fn in funcs.items():
+        if fn["ret"].split()[-1] != "bool":
+            continue
+        pat = re.compile(rf"(?<![\w.:>]){name}\s*\(")
+        m = pat.search(e)
+        while m:
+            j, level = m.end() - 1, 0
+            while True:
+                if j >= len(e):
+                    raise _No("parentheses")
+                level += {"(": 1, ")": -1}.get(e[j], 0)
+                j += 1
+                if level == 0:
+                    break
+            v = _inline(fn, _split_args(e[m.end():j - 1]), funcs, consts, depth + 1)
+            e = e[:m.start()] + f"({v})" + e[j:]
+            m = pat.search(e)
+    return e
+
+
+def _negate(e: str) -> str:
+    """`!(e)`, or X when e is `!(X)` with its own parentheses around all of X."""
+    if e.startswith("!(") and e.endswith(")"):
+        depth = 0
+        for i, c in enumerate(e[1:], 1):
+            depth += {"(": 1, ")": -1}.get(c, 0)
+            if depth == 0:
+                if i == len(e) - 1:
+                    return e[2:-1]
+                break
+    return f"!({e})"
+
+
+def _caller_names(fn: dict, before: str) -> dict[str, str]:
+    """The caller's values an argument may name: its parameters as themselves, its local
+    numbers as their initialisers, its returned tensor as `{out}`."""
+    names = {p: p for _, p in fn["params"]}
+    ret = re.findall(r"\breturn\s+(\w+)\s*;", fn["body"])
+    if ret:
+        names[ret[-1]] = "{out}"
+    for st in before.split(";"):
+        m = LOCAL.match(st.strip())
+        if m and m.group(1) in NUMERIC:
+            names[m.group(2)] = f"({_sub(' '.join(m.group(3).split()), names)})"
+    return names
+
+
+def _arg(a: str, names: dict[str, str]) -> str:
+    if a not in names:
+        raise _No(f"argument {a}")
+    return names[a]
+
+
+def _slow(fn: dict, args: list[str]) -> tuple[str, str]:
+    """(the at:: call over the caller's names, the result dtype) of a CPU route function."""
+    if len(args) != len(fn["params"]):
+        raise _No("slow arity")
+    names = {p: a for (_, p), a in zip(fn["params"], args)}
+    body = " ".join(fn["body"].split())
+    for m in re.finditer(r"(?:at::Tensor|auto)\s+(\w+)\s*=\s*(\w+)\.cpu\(\)((?:\.to\([\w:]+\))?)\s*;", body):
+        names[m.group(1)] = f"{names.get(m.group(2), m.group(2))}.cpu(){m.group(3)}"
+    dt = {m.group(1): _sub(m.group(2), names) for m in
+          re.finditer(r"auto\s+(\w+)\s*=\s*(\w+\.scalar_type\(\))\s*;", body)}
+    calls = re.findall(r"\bat::(\w+)\s*\(([^()]*)\)", body)
+    if len(calls) != 1 or ".copy_(" not in body or ".cpu()" not in body:
+        raise _No("slow form")
+    name, cargs = calls[0]
+    out = []
+    for a in _split_args(cargs):
+        if a not in names:
+            raise _No(f"slow argument {a}")
+        out.append(names[a])
+    m = re.search(r"\.copy_\(\s*\w+(?:\.to\((\w+)\))?\s*\)", body)
+    if not m:
+        raise _No("copy form")
+    rdt = dt.get(m.group(1), "") if m.group(1) else ""
+    if m.group(1) and not rdt:
+        raise _No("dtype")
+    return f"at::{name}({', '.join(out)})", rdt
+
+
+def rows_of_file(text: str, path: str, commit: str, headers: dict[str, str]) -> list[dict]:
+    raw = text
+    text = _strip_comments(text)
+    consts: dict[str, str] = {}
+    for inc in INCLUDE.findall(raw):
+        consts.update(CONST.findall(_strip_comments(headers.get(inc, ""))))
+    consts.update(CONST.findall(text))
+    funcs = _funcs(text)
+    rows = []
+    for fname, fn in funcs.items():
+        ex = EXEC.search(fn["body"])
+        if not ex:
+            continue
+        for g in GATE.finditer(fn["body"], 0, ex.start()):
+            helper, hargs, slow, sargs = g.groups()
+            if helper not in funcs or slow not in funcs \
+                    or funcs[helper]["ret"].split()[-1] != "bool":
+                continue
+            try:
+                names = _caller_names(fn, fn["body"][:g.start()])
+                fast = _inline(funcs[helper], [_arg(a, names) for a in _split_args(hargs)],
+                               funcs, consts)
+                call, rdt = _slow(funcs[slow], [_arg(a, names) for a in _split_args(sargs)])
+            except (_No, ValueError, IndexError):
+                continue
+            line = text.count("\n", 0, fn["start"] + 1 + g.start()) + 1
+            rows.append({"function": fname, "limit": "value_cpu_route", "api": ex.group(1),
+                         "cond": _negate(fast), "cpu_call": call, "result_dtype": rdt,
+                         "helper": helper, "slow": slow,
+                         "source": {"repo": "Ascend/op-plugin", "commit": commit,
+                                    "path": path, "line": line}})
+    return rows
+
+
+def extract(repo: Path, commit: str = COMMIT) -> list[dict]:
+    paths = [p for p in git_text(repo, "ls-tree", "-r", "--name-only", commit,
+                                 "op_plugin/").splitlines()]
+    headers = {p: git_text(repo, "show", f"{commit}:{p}") for p in paths
+               if p.startswith("op_plugin/utils/") and p.endswith(".h")}
+    rows = []
+    for path in sorted(p for p in paths if p.startswith("op_plugin/ops/opapi/")
+                       and p.endswith(".cpp")):
+        rows += rows_of_file(git_text(repo, "show", f"{commit}:{path}"), path, commit, headers)
+    return rows
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repo", type=Path, required=True, help="bare git dir of Ascend/op-plugin")
+    ap.add_argument("--check", action="store_true", help="compare with the shipped file")
+    args = ap.parse_args(argv)
+    try:
+        rows = extract(args.repo)
+    except GitError as e:
+        print(f"extract_value_routes: {e} (--repo takes a bare git clone of Ascend/op-plugin "
+              f"holding {COMMIT[:8]})", file=sys.stderr)
+        return 2
+    text = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows)
+    return write_or_check(OUT, text, args.check, "extract_value_routes", "rows")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
