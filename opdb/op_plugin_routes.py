@@ -119,3 +119,44 @@ def mode_route(op: str) -> ModeRoute | None:
     src = h["source"]
     return ModeRoute(h["api"], h["default_api"], h["cond"],
                      f"op-plugin {src['commit'][:8]} {src['path']}:{src['line']}")
+
+
+VALUE_ROUTES = Path(__file__).resolve().parent / "sources" / "torch" / "op_plugin_value_routes.jsonl"
+
+
+@dataclass(frozen=True)
+class ValueRoute:
+    """op-plugin runs `cpu_call` (torch's CPU kernel on CPU copies) instead of `api` where
+    `cond` holds, and copies the result (cast to `result_dtype`) into the output; `{out}`
+    in `cond` is the adapter's output (`opdb/sources/torch/op_plugin_value_routes.jsonl`)."""
+
+    api: str
+    cond: str
+    cpu_call: str
+    result_dtype: str
+    evidence: str
+
+
+@functools.lru_cache(maxsize=1)
+def _value_rows() -> dict[tuple[str, str], list[dict]]:
+    out: dict[tuple[str, str], list[dict]] = {}
+    if VALUE_ROUTES.is_file():
+        for line in VALUE_ROUTES.read_text().splitlines():
+            if line.strip():
+                r = json.loads(line)
+                out.setdefault((r["source"]["path"], r["function"]), []).append(r)
+    return out
+
+
+def value_routes(op: str) -> list[ValueRoute]:
+    """The value-limit CPU routes of op-plugin's adapter function for `op`
+    (`aten::name.overload`): the rows of its record's `cpp_function` in its op_api
+    source, in source order; [] when it has none."""
+    rec = next((r for r in records() if r["op"] == op), None)
+    if rec is None or not rec.get("cpp_function"):
+        return []
+    hits = [row for path in rec.get("source_paths") or ()
+            for row in _value_rows().get((path, rec["cpp_function"]), ())]
+    return [ValueRoute(h["api"], h["cond"], h["cpu_call"], h["result_dtype"],
+                       f"op-plugin {h['source']['commit'][:8]} {h['source']['path']}:"
+                       f"{h['source']['line']} `{h['helper']}`") for h in hits]

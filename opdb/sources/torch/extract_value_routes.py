@@ -198,22 +198,58 @@ def _inline(fn: dict, args: list[str], funcs: dict, consts: dict[str, str], dept
     return " && ".join(conj) if conj else "true"
 
 
+UTILS: dict[str, dict] = {}  # op_plugin/utils/*.cpp functions (extract() fills it)
+TERNARY = re.compile(r"if\s*\((.*)\)\s*\{\s*return\s+([^;]+);\s*\}\s*else\s*\{\s*return\s+([^;]+);\s*\}",
+                     re.S)
+
+
+def _value_fn(fn: dict, args: list[str]) -> str:
+    """A utils function whose body is `return E;` or `if (C) { return A; } else { return
+    B; }`, as an expression of `args`."""
+    if len(args) != len(fn["params"]):
+        raise _No("arity")
+    names = {}
+    for (ptype, pname), arg in zip(fn["params"], args):
+        base = ptype.replace("const", "").replace("&", "").strip()
+        names[pname] = f"static_cast<{base}>({arg})" if base in NUMERIC else f"({arg})"
+    body = " ".join(fn["body"].split())
+    m = TERNARY.fullmatch(body)
+    if m:
+        return "(" + " ? ".join(f"({_sub(x.strip(), names)})" for x in m.groups()[:2]) \
+            + f" : ({_sub(m.group(3).strip(), names)}))"
+    m = re.fullmatch(r"return\s+([^;]+);", body)
+    if m:
+        return f"({_sub(m.group(1).strip(), names)})"
+    raise _No("utils form")
+
+
+def _balanced_end(e: str, j: int) -> int:
+    level = 0
+    while True:
+        if j >= len(e):
+            raise _No("parentheses")
+        level += {"(": 1, ")": -1}.get(e[j], 0)
+        j += 1
+        if level == 0:
+            return j
+
+
 def _calls(e: str, funcs: dict, consts: dict[str, str], depth: int) -> str:
-    """Inline the calls of the file's own `bool` functions in `e`."""
+    """Inline the calls of the file's own `bool` functions in `e`, and of op_plugin's
+    utils functions (`op_plugin::utils::NAME(...)`) of one expression."""
+    pat = re.compile(r"\bop_plugin::utils::(\w+)\s*\(")
+    m = pat.search(e)
+    while m and m.group(1) in UTILS:
+        j = _balanced_end(e, m.end() - 1)
+        e = e[:m.start()] + _value_fn(UTILS[m.group(1)], _split_args(e[m.end():j - 1])) + e[j:]
+        m = pat.search(e)
     for name, fn in funcs.items():
         if fn["ret"].split()[-1] != "bool":
             continue
         pat = re.compile(rf"(?<![\w.:>]){name}\s*\(")
         m = pat.search(e)
         while m:
-            j, level = m.end() - 1, 0
-            while True:
-                if j >= len(e):
-                    raise _No("parentheses")
-                level += {"(": 1, ")": -1}.get(e[j], 0)
-                j += 1
-                if level == 0:
-                    break
+            j = _balanced_end(e, m.end() - 1)
             v = _inline(fn, _split_args(e[m.end():j - 1]), funcs, consts, depth + 1)
             e = e[:m.start()] + f"({v})" + e[j:]
             m = pat.search(e)
@@ -320,6 +356,10 @@ def extract(repo: Path, commit: str = COMMIT) -> list[dict]:
                                  "op_plugin/").splitlines()]
     headers = {p: git_text(repo, "show", f"{commit}:{p}") for p in paths
                if p.startswith("op_plugin/utils/") and p.endswith(".h")}
+    UTILS.clear()
+    for p in sorted(p for p in paths if p.startswith("op_plugin/utils/") and p.endswith(".cpp")):
+        for name, fn in _funcs(_strip_comments(git_text(repo, "show", f"{commit}:{p}"))).items():
+            UTILS.setdefault(name, fn)
     rows = []
     for path in sorted(p for p in paths if p.startswith("op_plugin/ops/opapi/")
                        and p.endswith(".cpp")):
