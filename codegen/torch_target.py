@@ -2212,6 +2212,13 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     allocs, mask_used = _drop_mask(variants.get("drop_mask"), main, branches, fwp, ref, allocs,
                                    guards)
     consumed |= mask_used
+    if read_back is None and schema.name.startswith("aten::"):
+        # op-plugin sends out-of-range values to torch's CPU kernel (opdb value_routes)
+        from codegen.torch_value_route import route_lines
+        from opdb.op_plugin_routes import value_routes
+        ret = return_stmt(schema)
+        guards += route_lines(value_routes(op.name), chosen.name, role, {a.name for a in schema.args},
+                              ret[len("return "):-1] if re.fullmatch(r"return \w+;", ret) else None)
     return TorchFunction(
         role=role, op=op, schema=schema, name=fn, return_type=ret_cpp,
         params=[{"type": torch_cpp_type(a, ilistref), "name": a.name} for a in schema.args],
