@@ -92,8 +92,8 @@ def _strip_comments(text: str) -> str:
 
 
 def _funcs(text: str) -> dict[str, dict]:
-    """name -> {ret, params, body, start} of each top-level function (the last of a name
-    wins only if it has the same parameters; overloads of one name are dropped)."""
+    """name -> {ret, params, body, start} of each top-level function; a name defined more
+    than once (overloads) is dropped."""
     out: dict[str, dict] = {}
     seen: dict[str, int] = {}
     for a, b in _functions(text):
@@ -111,7 +111,7 @@ def _funcs(text: str) -> dict[str, dict]:
             continue
         out[name] = {"ret": m.group(1).strip(), "params": params, "body": text[a + 1:b],
                      "start": a}
-    return {k: v for k, v in out.items() if seen[k] == 1 or k in out}
+    return {k: v for k, v in out.items() if seen[k] == 1}
 
 
 def _sub(expr: str, names: dict[str, str]) -> str:
@@ -190,7 +190,7 @@ def _inline(fn: dict, args: list[str], funcs: dict, consts: dict[str, str], dept
         if m:
             v = expr(m.group(1))
             if v != "true":
-                conj.append(v if len(conj) == 0 and not conj else f"({v})")
+                conj.append(f"({v})" if conj else v)
             break
         raise _No(st)
     else:
