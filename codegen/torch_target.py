@@ -1215,7 +1215,14 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
         for i, o in enumerate(outs):
             m = "meta" if len(outs) == 1 else f"std::get<{i}>(meta)"
             sizes = _meta_sizes(functional, i, m)
-            if sizes != f"{m}.sizes()":
+            own = _api_output_sizes(api_name, o, fwp)
+            if own is not None:
+                # the API's own shape (arg_rules.yaml `api_output_shapes`), as the
+                # functional member allocates it: resized to the meta's, the API refuses it
+                lines.append(f"// {o}: the API's own shape, not the meta's "
+                             f"({_api_output_evidence(api_name, o)})")
+                sizes = own
+            elif sizes != f"{m}.sizes()":
                 lines.append(_ZERO_DIM_NOTE.format(name=o))
             check = (f"npu_preparation::check_tensor({src}, {o}, {o}.scalar_type(), "
                      f"{sizes});")
