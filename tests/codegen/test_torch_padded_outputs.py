@@ -15,8 +15,8 @@ db = shipped_db_fixture()
 
 PADDED = ("std::vector<int64_t>{log_probs.dim() == 3 ? log_probs.size(1) : 1, log_probs.size(0), "
           "[&] { int64_t tail = 1; for (int64_t len : target_lengths) { tail = 2 * len + 1 > tail "
-          "? 2 * len + 1 : tail; } return c10_npu::GetSocVersion() >= "
-          "c10_npu::SocVersion::Ascend950 ? tail : (tail + 7) / 8 * 8; }()}")
+          "? 2 * len + 1 : tail; } return (c10_npu::GetSocVersion() >= "
+          "c10_npu::SocVersion::Ascend950) ? tail : (tail + 7) / 8 * 8; }()}")
 
 
 def _ctc(db):
@@ -54,3 +54,12 @@ def test_ctc_loss_backward_takes_log_alpha_as_received(db):
     assert ("EXEC_NPU_CMD(aclnnCtcLossBackward, grad, log_probs, targets, input_lengths, "
             "target_lengths, neg_log_likelihood, log_alpha, blank, zero_infinity, out);") in text
     assert "log_alpha.narrow" not in text
+
+
+def test_the_standalone_binding_pads_for_the_rendered_chip(db):
+    """The binding has no torch_npu: `{regbase_soc}` is the `--soc` chip's constant."""
+    a2 = prepare(db, "aclnnCtcLoss", "torch", op="aten::_ctc_loss").files["standalone/src/binding.cpp"]
+    assert "return (false) ? tail : (tail + 7) / 8 * 8; }()}" in a2
+    assert "c10_npu" not in a2
+    b = prepare(db, "aclnnCtcLoss", "torch", op="aten::_ctc_loss", soc="ascend950")
+    assert "return (true) ? tail : (tail + 7) / 8 * 8; }()}" in b.files["standalone/src/binding.cpp"]
