@@ -1147,7 +1147,7 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
             meta_ok: bool | None, role: str, updated: set[str] = frozenset(),
             wrapped: list[str] | None = None, unchecked: tuple[str, ...] = (),
             data_dependent: tuple | None = None, api_name: str = "",
-            int32_on_soc: dict[str, str] | None = None) -> list[dict]:
+            int32_on_soc: dict[str, str] | None = None, soc: str | None = None) -> list[dict]:
     """Fresh outputs (functional) or size checks of the given outs (`.out`). `updated`:
     outs the API updates in place (its `*Ref` params): they keep their sizes.
     `wrapped`: inputs a wrapped Python number can arrive in; the output then takes its
@@ -1155,6 +1155,7 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
     `int32_on_soc`: fresh outputs whose API (or paired backward API) takes no int64 on the
     SoC, only int32 (name -> why, with the doc line): an int64 result is allocated as int32 (`_int32_on_soc`)."""
     from codegen import torch_facts
+    from opdb.soc import DEFAULT_SOC
     int32_on_soc = dict(int32_on_soc or {})
     opts = bopts = _options_expr(fwp, torch_facts.host_per_element_tensors(_op_name(functional)))
     wrapped = list(wrapped or ())
@@ -1215,7 +1216,14 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
         for i, o in enumerate(outs):
             m = "meta" if len(outs) == 1 else f"std::get<{i}>(meta)"
             sizes = _meta_sizes(functional, i, m)
-            if sizes != f"{m}.sizes()":
+            own = _api_output_sizes(api_name, o, fwp)
+            if own is not None:
+                # the API's own shape (arg_rules.yaml `api_output_shapes`), as the
+                # functional member allocates it: resized to the meta's, the API refuses it
+                lines.append(f"// {o}: the API's own shape, not the meta's "
+                             f"({_api_output_evidence(api_name, o)})")
+                sizes = own
+            elif sizes != f"{m}.sizes()":
                 lines.append(_ZERO_DIM_NOTE.format(name=o))
             check = (f"npu_preparation::check_tensor({src}, {o}, {o}.scalar_type(), "
                      f"{sizes});")
@@ -1267,7 +1275,8 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                 # the API's own shape (arg_rules.yaml `api_output_shapes`), not the meta's
                 alloc = (f"npu_preparation::apply_tensor_without_format({own}, "
                          f"{opts}.dtype({m}.scalar_type()))")
-                balloc = f"at::empty({own}, {bopts}.dtype({m}.scalar_type()))"
+                bown = _api_output_sizes(api_name, f.name, fwp, binding_soc=soc or DEFAULT_SOC)
+                balloc = f"at::empty({bown}, {bopts}.dtype({m}.scalar_type()))"
             if masked:
                 # a gradient the mask leaves out stays undefined: aclnn gets nullptr for it
                 alloc = f"{m}.defined() ? {alloc} : at::Tensor()"
@@ -1364,15 +1373,29 @@ def _conv_sized(functional: TorchSchema | None, meta_ok: bool | None, role: str,
                     + (", `dilation`" if c.dilation else "") + "), in the input's dtype"}
 
 
-def _api_output_sizes(api_name: str, output: str, fwp: list[FwParam]) -> str | None:
+# `{regbase_soc}` in an `api_output_shapes` entry: true on the regbase chips (ops-nn
+# aclnn_util.h IsRegbase(): NpuArch DAV_3510, Ascend950), where aclnn APIs drop the
+# 32-byte alignment they pad outputs to on A2/A3 (ops-nn ctc_loss_v2.cpp
+# CtcLossNpuOutputShape). In an adapter: torch_npu's chip query, as op-plugin asks it
+# (KernelNpuOutputSize.cpp ctc_loss_npu_output_size); in the standalone binding, which
+# has no torch_npu, a constant for the chip rendered for (`--soc`).
+_REGBASE_SOC = "c10_npu::GetSocVersion() >= c10_npu::SocVersion::Ascend950"
+
+
+def _api_output_sizes(api_name: str, output: str, fwp: list[FwParam],
+                      binding_soc: str | None = None) -> str | None:
     """The sizes a reviewed per-API entry (arg_rules.yaml `api_output_shapes`, class 19)
-    gives the fresh output `output` of `api_name`, or None."""
+    gives the fresh output `output` of `api_name`, or None. `binding_soc`: render for the
+    standalone binding on that chip (`{regbase_soc}` a constant)."""
     from opdb.arg_rules import load as load_rules
+    from opdb.soc import resolve_soc
     entry = load_rules().output_shape_for(api_name, output) if api_name else None
     if entry is None:
         return None
+    regbase = _REGBASE_SOC if binding_soc is None else \
+        ("true" if resolve_soc(binding_soc).id == "ascend950" else "false")
     try:
-        return entry.sizes.format(**{f.name: f.name for f in fwp})
+        return entry.sizes.format(**{f.name: f.name for f in fwp}, regbase_soc=regbase)
     except KeyError:
         return None
 
@@ -2193,7 +2216,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                      data_dependent if len(branches) == 1 and capture is None else None,
                      api_name=chosen.name,
                      int32_on_soc=_int32_on_soc(amap, soc, fwp, variants.get("backward_reads"))
-                     if role == "functional" else None)
+                     if role == "functional" else None, soc=soc)
     index = {a.expr: i for i, a in enumerate(main.args)}
     view_shapes = [{"index": index[src or n], "name": n, "cond": cond, "sizes": ""}
                    for d in allocs for n in d.get("data_dependent", ()) if n in index
