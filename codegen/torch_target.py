@@ -1197,7 +1197,7 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
             o = outs[0]
             lines = [f"if ({o}.numel() == 0) {{  // sized as the functional allocates it",
                      f"    {o}.resize_({gen[0]}.sizes());", "}"]
-            return [{"lines": lines, "binding_lines": [], "todo": "",
+            return [{"lines": lines, "binding_lines": [], "todo": "", "meta": False,
                      "note": f"no meta function is known for {_op_name(functional)}: an empty "
                              f"`{o}` is resized to the sizes of `{gen[0]}`, as the functional "
                              f"allocates it ({gen[2]})"}]
@@ -1387,7 +1387,7 @@ def _gen_opapi_sized(schema: TorchSchema, fwp: list[FwParam], name: str, opts: s
              f"{size}.sizes(), {opts}.dtype({dtype}.scalar_type()));"]
     blines = [f"at::Tensor {name} = at::empty({size}.sizes(), "
               f"{bopts}.dtype({dtype}.scalar_type()));"]
-    return {"lines": lines, "binding_lines": blines, "todo": "",
+    return {"lines": lines, "binding_lines": blines, "todo": "", "meta": False,
             "note": f"no meta function is known for {_op_name(schema)}: output `{name}` takes "
                     f"the sizes of `{size}` and the dtype of `{dtype}` ({evidence})"}
 
