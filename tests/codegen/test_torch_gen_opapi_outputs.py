@@ -66,3 +66,15 @@ def test_extract_reads_the_yaml(tmp_path):
                  "  - func: g(Tensor a) -> Tensor\n    op_api: all_version\n")
     assert gen.extract(y) == {"aten::f": {"line": 3, "outputs": {"out": {"size": "b",
                                                                          "dtype": "a"}}}}
+
+
+def test_kl_div_target_backward_takes_target_not_grad_output(db):
+    """op-plugin op_plugin_functions.yaml:5773 `out: {size: target, dtype: target}`: the
+    gradient w.r.t. `target` has its sizes; `grad_output` (the first tensor input) is a
+    scalar under a reducing `reduction`."""
+    r = prepare(db, "aclnnKlDivTargetBackward", "torch", op="npu::kl_div_target_backward")
+    text = r.files[ADAPTER.format("KlDivTargetBackward")]
+    assert ("npu_preparation::apply_tensor_without_format(target.sizes(), "
+            "grad_output.options().dtype(target.scalar_type()));") in text
+    assert "apply_tensor_without_format(grad_output)" not in text
+    assert "opgen_meta" not in text  # no meta function runs: no meta helpers
