@@ -1188,6 +1188,19 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                            opts, bopts) if len(outs) == 1 and not list_outs else None
         if conv is not None:
             return [conv]
+        gen = torch_gen_like(functional, tensors_in) \
+            if functional is not None and not meta_ok and len(outs) == 1 and not list_outs \
+            else None
+        if gen is not None:
+            # an empty `out=` tensor is sized as the functional member allocates its
+            # output: op-plugin's generated adapter's gen_opapi `size:` (no meta function)
+            o = outs[0]
+            lines = [f"if ({o}.numel() == 0) {{  // sized as the functional allocates it",
+                     f"    {o}.resize_({gen[0]}.sizes());", "}"]
+            return [{"lines": lines, "binding_lines": [], "todo": "", "meta": False,
+                     "note": f"no meta function is known for {_op_name(functional)}: an empty "
+                             f"`{o}` is resized to the sizes of `{gen[0]}`, as the functional "
+                             f"allocates it ({gen[2]})"}]
         if functional is not None and not meta_ok and len(outs) == 1 and not list_outs \
                 and ref and not ref.endswith(".front()") and ref in tensors_in:
             # an empty `out=` tensor (torch's out convention) is sized as the functional
@@ -1328,7 +1341,11 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
         elif f in tensors:
             ref = opts[: -len(".options()")] if opts.endswith(".options()") else ""
             bref = bopts[: -len(".options()")] if bopts.endswith(".options()") else ""
-            if ref and not ref.endswith(".front()"):
+            gen = _gen_opapi_sized(schema, fwp, f.name, opts, bopts) \
+                if len(tensors) == 1 and len(fresh) == 1 and not meta_ok else None
+            if gen is not None:
+                out.append(gen)
+            elif ref and not ref.endswith(".front()"):
                 out.append({
                     "lines": [f"at::Tensor {f.name} = npu_preparation::apply_tensor_without_format({ref});"],
                     "binding_lines": [f"at::Tensor {f.name} = at::empty_like({bref});"],
@@ -1341,6 +1358,38 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                             "todo": f"TODO(opgen): allocate output `{f.name}` (no tensor input "
                                     f"to take shape/dtype from)", "note": ""})
     return out
+
+
+def torch_gen_like(schema: TorchSchema, inputs: list[str]) -> tuple[str, str, str] | None:
+    """(sizes input, dtype input, evidence) of `schema`'s one output as op-plugin's
+    generated adapter allocates it (`opdb.op_plugin_gen_outputs.single_output_like`)."""
+    from opdb.op_plugin_gen_outputs import single_output_like
+    return single_output_like(_op_name(schema), set(inputs))
+
+
+def _gen_opapi_sized(schema: TorchSchema, fwp: list[FwParam], name: str, opts: str,
+                     bopts: str) -> dict | None:
+    """The one fresh output of an op with no meta function, allocated as op-plugin's
+    generated adapter allocates it: its gen_opapi entry's `size:` / `dtype:` name the
+    input whose sizes and the input whose dtype the output takes
+    (`opdb.op_plugin_gen_outputs`; `_ctc_loss_backward`: `size: log_probs, dtype: grad`).
+    Only plain input names (or `x.sizes()` / `x.scalar_type()`) are translated; None
+    otherwise, and the caller keeps its TODO."""
+    if not opts or not bopts:
+        return None
+    inputs = [f.name for f in fwp if f.kind == "tensor" and f.origin == "param"
+              and not f.optional and not f.is_output and not f.mutable]
+    hit = torch_gen_like(schema, inputs)
+    if hit is None:
+        return None
+    size, dtype, evidence = hit
+    lines = [f"at::Tensor {name} = npu_preparation::apply_tensor_without_format("
+             f"{size}.sizes(), {opts}.dtype({dtype}.scalar_type()));"]
+    blines = [f"at::Tensor {name} = at::empty({size}.sizes(), "
+              f"{bopts}.dtype({dtype}.scalar_type()));"]
+    return {"lines": lines, "binding_lines": blines, "todo": "", "meta": False,
+            "note": f"no meta function is known for {_op_name(schema)}: output `{name}` takes "
+                    f"the sizes of `{size}` and the dtype of `{dtype}` ({evidence})"}
 
 
 def _conv_sized(functional: TorchSchema | None, meta_ok: bool | None, role: str,
