@@ -36,14 +36,11 @@ Standard library only.
 """
 from __future__ import annotations
 
-import argparse
-import json
 import re
 import sys
 from pathlib import Path
 
-from opdb.fsio import write_or_check
-from opdb.git_read import GitError, git_text
+from opdb.git_read import git_text
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "op_plugin_call_limits.jsonl"
@@ -221,18 +218,8 @@ def rows_of_file(text: str, path: str, consts: dict[str, int], commit: str = COM
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--repo", type=Path, required=True, help="bare git dir of Ascend/op-plugin")
-    ap.add_argument("--check", action="store_true", help="compare with the shipped file")
-    args = ap.parse_args(argv)
-    try:
-        rows = extract(args.repo)
-    except GitError as e:
-        print(f"extract_call_limits: {e} (--repo takes a bare git clone of Ascend/op-plugin "
-              f"holding {COMMIT[:8]})", file=sys.stderr)
-        return 2
-    text = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows)
-    return write_or_check(OUT, text, args.check, "extract_call_limits", "APIs")
+    from opdb.sources.torch.op_plugin_cli import main as cli_main
+    return cli_main(argv, __doc__.split("\n\n")[0], extract, COMMIT, OUT, "extract_call_limits", "APIs")
 
 
 if __name__ == "__main__":

@@ -33,14 +33,11 @@ Standard library only.
 """
 from __future__ import annotations
 
-import argparse
-import json
 import re
 import sys
 from pathlib import Path
 
-from opdb.fsio import write_or_check
-from opdb.git_read import GitError, git_text
+from opdb.git_read import git_text
 from opdb.sources.torch.extract_call_limits import COMMIT, _functions
 
 HERE = Path(__file__).resolve().parent
@@ -368,18 +365,8 @@ def extract(repo: Path, commit: str = COMMIT) -> list[dict]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--repo", type=Path, required=True, help="bare git dir of Ascend/op-plugin")
-    ap.add_argument("--check", action="store_true", help="compare with the shipped file")
-    args = ap.parse_args(argv)
-    try:
-        rows = extract(args.repo)
-    except GitError as e:
-        print(f"extract_value_routes: {e} (--repo takes a bare git clone of Ascend/op-plugin "
-              f"holding {COMMIT[:8]})", file=sys.stderr)
-        return 2
-    text = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows)
-    return write_or_check(OUT, text, args.check, "extract_value_routes", "rows")
+    from opdb.sources.torch.op_plugin_cli import main as cli_main
+    return cli_main(argv, __doc__.split("\n\n")[0], extract, COMMIT, OUT, "extract_value_routes", "rows")
 
 
 if __name__ == "__main__":
