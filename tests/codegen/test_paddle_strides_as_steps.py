@@ -10,10 +10,7 @@ stride other than 1 sliced wrongly (score 1)."""
 from __future__ import annotations
 
 import itertools
-import shutil
 import subprocess
-
-import pytest
 
 from codegen.argmap import FwParam, _find_first
 from codegen.paddle_target import build_paddle_kernel
@@ -105,7 +102,6 @@ def _paddle_slice(n: int, b: int, e: int, s: int) -> list[int]:
     return list(range(min(b, n - 1), -1 if front else e, s))
 
 
-@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 def test_reversed_route_takes_paddles_elements(tmp_path):
     """The rendered normalisation, compiled and run: slicing [lo, hi) by |stride| forward
     and flipping gives the indices Paddle takes, for every start/end/stride on small axes."""

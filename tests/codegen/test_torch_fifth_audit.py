@@ -9,13 +9,13 @@ op name in code."""
 from __future__ import annotations
 
 import pytest
+import torch
 
 from codegen import torch_facts
 from codegen.api import prepare
 from tests.codegen.torch_adapter_parts import ADAPTER, function_body as _fn, shipped_db_fixture
 
 db = shipped_db_fixture()
-torch = pytest.importorskip("torch")
 
 
 def test_unset_optional_the_meta_function_refuses_is_probed():
