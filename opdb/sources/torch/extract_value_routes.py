@@ -39,6 +39,7 @@ from pathlib import Path
 
 from opdb.git_read import git_text
 from opdb.sources.torch.extract_call_limits import COMMIT, _functions
+from opdb.sources.torch.extract_mode_routes import _balanced
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "op_plugin_value_routes.jsonl"
@@ -124,23 +125,11 @@ def _statements(body: str) -> list[str]:
         if i >= n:
             break
         if re.match(r"if\s*\(", body[i:]):
-            j = body.index("(", i)
-            depth = 0
-            while True:
-                depth += {"(": 1, ")": -1}.get(body[j], 0)
-                j += 1
-                if depth == 0:
-                    break
-            k = j
+            k = _balanced_end(body, body.index("(", i))
             while body[k] in " \t\r\n":
                 k += 1
             if body[k] == "{":
-                depth = 0
-                while True:
-                    depth += {"{": 1, "}": -1}.get(body[k], 0)
-                    k += 1
-                    if depth == 0:
-                        break
+                k = _balanced_end(body, k, "{", "}")
             else:
                 k = body.index(";", k) + 1
             if re.match(r"\s*else\b", body[k:]):
@@ -220,15 +209,12 @@ def _value_fn(fn: dict, args: list[str]) -> str:
     raise _No("utils form")
 
 
-def _balanced_end(e: str, j: int) -> int:
-    level = 0
-    while True:
-        if j >= len(e):
-            raise _No("parentheses")
-        level += {"(": 1, ")": -1}.get(e[j], 0)
-        j += 1
-        if level == 0:
-            return j
+def _balanced_end(e: str, j: int, open_: str = "(", close: str = ")") -> int:
+    """Index just past the `close` matching e[j] (extract_mode_routes._balanced)."""
+    k = _balanced(e, j, open_, close)
+    if k < 0:
+        raise _No("parentheses")
+    return k
 
 
 def _calls(e: str, funcs: dict, consts: dict[str, str], depth: int) -> str:
