@@ -93,15 +93,20 @@ class ModeRoute:
     evidence: str
 
 
-@functools.lru_cache(maxsize=1)
-def _mode_rows() -> dict[tuple[str, str], list[dict]]:
+@functools.lru_cache(maxsize=None)
+def _rows_by_function(path: Path) -> dict[tuple[str, str], list[dict]]:
+    """{(op_api source path, adapter function): rows} of one route jsonl (none: {})."""
     out: dict[tuple[str, str], list[dict]] = {}
-    if MODE_ROUTES.is_file():
-        for line in MODE_ROUTES.read_text().splitlines():
+    if path.is_file():
+        for line in path.read_text().splitlines():
             if line.strip():
                 r = json.loads(line)
                 out.setdefault((r["source"]["path"], r["function"]), []).append(r)
     return out
+
+
+def _mode_rows() -> dict[tuple[str, str], list[dict]]:
+    return _rows_by_function(MODE_ROUTES)
 
 
 def mode_route(op: str) -> ModeRoute | None:
@@ -137,15 +142,8 @@ class ValueRoute:
     evidence: str
 
 
-@functools.lru_cache(maxsize=1)
 def _value_rows() -> dict[tuple[str, str], list[dict]]:
-    out: dict[tuple[str, str], list[dict]] = {}
-    if VALUE_ROUTES.is_file():
-        for line in VALUE_ROUTES.read_text().splitlines():
-            if line.strip():
-                r = json.loads(line)
-                out.setdefault((r["source"]["path"], r["function"]), []).append(r)
-    return out
+    return _rows_by_function(VALUE_ROUTES)
 
 
 def value_routes(op: str) -> list[ValueRoute]:
