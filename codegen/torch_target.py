@@ -661,6 +661,11 @@ class TorchFunction:
     # one call per element of the op's tensor lists (argmap decision `element`):
     # {"total": count expression, "checks": lines before the loop}
     per_element: dict | None = None
+    # the body routes inputs in a non-base format itself (the FRACTAL_NZ weight route):
+    # its yaml entry carries `internal_format_opapi`, without which op-plugin's generated
+    # wrapper (torchnpugen/gen.py) sends any such input to acl_op:: (or refuses it)
+    # before op_api:: runs
+    internal_format: bool = False
 
     @property
     def apis(self) -> list[AclnnApi]:
@@ -2317,7 +2322,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                + _lossy_int_cpu_route(amap, schema, functional, role) + slow_route
                + _other_device_route(schema, functional, role)),
         split=_list_split(chosen, branches, schema, role, host), view_shapes=view_shapes,
-        per_element=_per_element(amap, schema))
+        per_element=_per_element(amap, schema), internal_format=nz_route is not None)
 
 
 def _drop_mask(drop, main: Branch, branches: list[Branch], fwp: list[FwParam], ref: str,
@@ -3092,7 +3097,8 @@ def build_torch_model(api: AclnnApi, op: FrameworkOp, *, acl_op_fallback: bool =
         decls.append({"api": a, "fn_alias": alias, "fn_type": fn_type})
     main_alias, main_type = fn_pointer_type(ArgMap(main.api, []))
     yaml_entries = [{"func": (f.op.schema.split("::", 1)[1] if "::" in f.op.schema.split("(")[0]
-                              else f.op.schema), "acl_op": f.op.name in fallbacks}
+                              else f.op.schema), "acl_op": f.op.name in fallbacks,
+                     "internal_format": f.internal_format}
                     for f in functions]
     return {
         "framework": "torch",
