@@ -111,3 +111,16 @@ def test_committed_seventh_audit_output_is_its_draw_and_skips_earlier_draws(caps
     assert out == (BENCH / "opgen_audit7_draw.out").read_text()
     drawn = {(t, int(i)) for t, i, *_ in (line.split() for line in out.splitlines())}
     assert len(drawn) == 48 and not drawn & mod.read_excluded(earlier)
+
+
+def test_committed_eighth_audit_output_is_its_draw_and_skips_earlier_draws(capsys):
+    """The eighth audit draws from the rows the third to seventh did not."""
+    mod = _module()
+    earlier = [str(BENCH / f"opgen_audit{n}_draw.out") for n in (3, 4, 5, 6, 7)]
+    argv = ["--seed", "2616", "--torch", "24", "--paddle", "24", "--torch-rows", "234",
+            "--exclude", *earlier]
+    assert mod.main(argv) == 0
+    out = capsys.readouterr().out
+    assert out == (BENCH / "opgen_audit8_draw.out").read_text()
+    drawn = {(t, int(i)) for t, i, *_ in (line.split() for line in out.splitlines())}
+    assert len(drawn) == 48 and not drawn & mod.read_excluded(earlier)
