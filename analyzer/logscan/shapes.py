@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 # a kernel key: `(npu, Undefined(AnyLayout), float32)`, one level of nested parentheses
 _KEY = r"\((?:[^()\n]|\([^()\n]*\))*\)"
-KINDS = ("fallback", "blacklisted", "failed", "cann-unsupported", "cann-skew")
+KINDS = ("fallback", "blacklisted", "failed", "npu-error", "dtype-cast", "cann-unsupported",
+         "cann-skew")
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,13 @@ class Shape:
     triggers: tuple[bytes, ...]
     text_triggers: tuple[str, ...] = ()
     bregex: re.Pattern | None = None  # the same pattern over raw bytes (undecoded lines)
+    # trailer: the line only names the op of the error reported just before it (Paddle's
+    # `[operator < X > error]` after the message), so it adds no event when that op's
+    # failure was read from the lines right above
+    trailer: bool = False
+    # heads: text a line starts the shape with, so a line a terminal or `docker logs` wrapped
+    # at a fixed width (the shape's tail, with its trigger, on the next lines) is a candidate
+    heads: tuple[bytes, ...] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "text_triggers", tuple(t.decode("ascii") for t in self.triggers))
@@ -54,12 +62,14 @@ class Hit:
     kind: str
     backend: str = ""
     key: str = ""
+    dt: str = ""  # a dtype the line names outside a kernel key (`DT_BFLOAT16` -> bfloat16)
 
     @property
     def dtype(self) -> str:
-        """The dtype of a Paddle kernel key `(npu, Undefined(AnyLayout), float32)`."""
+        """The dtype of a Paddle kernel key `(npu, Undefined(AnyLayout), float32)`, else the
+        one the line names."""
         if not self.key.startswith("("):
-            return ""
+            return self.dt
         last = self.key[1:-1].rsplit(",", 1)[-1].strip()
         return last if re.fullmatch(r"[a-z]+[0-9]*(?:_[a-z0-9]+)*", last) else ""
 
@@ -81,9 +91,23 @@ SHAPES: tuple[Shape, ...] = (
     Shape("paddle-pir-no-cpu", "paddle", "failed", _rx(
         r"Can not fallback (?P<op>\w+) from custom_device to CPU, no CPU kernel found for "
         r"kernel key = (?P<key>" + _KEY + r")"), (b"Can not fallback ",)),
+    Shape("paddle-no-kernels", "paddle", "failed", _rx(
+        r"There are no kernels which are registered in the (?P<op>\w+) operator"),
+        (b"There are no kernels which are registered in the ",)),
+    Shape("paddle-pir-kernel-args", "paddle", "failed", _rx(
+        r"op \[(?:\w+\.)?(?P<op>\w+)\] kernel (?:input|output) args"), (b"] kernel ",)),
+    Shape("paddle-operator-error", "paddle", "failed", _rx(
+        r"\[operator < (?P<op>\w+) > error\]"), (b"[operator < ",), trailer=True),
     Shape("torch-cpu-fallback", "torch", "fallback", _rx(
         r"The operator '(?P<op>[\w:.]+)' is not currently supported on the (?P<backend>\w+) "
-        r"backend and will fall back to run on the CPU"), (b"will fall back to run on the CPU",)),
+        r"backend and will fall back to run on (?:the )?CPU"), (b"will fall back to run on ",),
+        heads=(b"The operator '",)),
+    Shape("torch-aclnn-call", "torch", "npu-error", _rx(
+        r"call (?P<op>aclnn[A-Za-z0-9_]+) failed(?:[^\n]*?not implemented for "
+        r"DT_(?P<dt>[A-Z0-9_]+))?"), (b"call aclnn",)),
+    Shape("torch-double-cast", "torch", "dtype-cast", _rx(
+        r"Device do not support (?P<src>\w+) dtype now, dtype cast \w+ with (?P<dst>\w+)"),
+        (b" dtype now, dtype cast ",)),
     Shape("torch-could-not-run", "torch", "failed", _rx(
         r"Could not run '(?P<op>[\w:.]+)' with arguments from the '(?P<backend>\w+)' backend"),
         (b"Could not run '",)),
@@ -100,12 +124,67 @@ def shapes_for(framework: str) -> tuple[Shape, ...]:
     return tuple(s for s in SHAPES if s.framework == framework)
 
 
+_DT = {"float": "float32", "double": "float64", "half": "float16"}
+
+
 def _hit(s: Shape, g: dict) -> Hit:
     backend, key = (g.get("backend") or "").strip(), (g.get("key") or "").strip()
     if backend.startswith("("):  # `fluid missing <key> kernel: <k>` names the key
         key = key or backend
         backend = backend[1:].split(",", 1)[0].strip()
-    return Hit(s.name, g["op"], s.kind, backend, key)
+    dt = (g.get("dt") or "").lower()
+    op = g.get("op") or f"{g['src']}->{g['dst']}"  # a cast names its two dtypes
+    return Hit(s.name, op, s.kind, backend, key, _DT.get(dt, dt))
+
+
+JOIN_LINES = 3  # continuation lines tried for a wrapped line (a 250-character line at 80 columns)
+_ANSI = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]")
+
+
+def candidate_triggers(shapes: tuple[Shape, ...]) -> tuple[bytes, ...]:
+    """Every substring that makes a line a candidate: the triggers and the heads."""
+    return tuple(sorted({t for s in shapes for t in (*s.triggers, *s.heads)}))
+
+
+def _segments(raw: bytes) -> list[bytes]:
+    """A physical line as the lines it holds: ANSI colour/cursor codes dropped, and split at
+    literal `\\n`, the escaped newlines of a log embedded in a JSON or repr string."""
+    if b"\x1b" in raw:
+        raw = _ANSI.sub(b"", raw)
+    return raw.split(b"\\n") if b"\\n" in raw else [raw]
+
+
+def match_all(raw: bytes, shapes: tuple[Shape, ...]) -> list[Hit]:
+    """Every event of one physical line (one per embedded line, see `_segments`)."""
+    out = []
+    for seg in _segments(raw):
+        h = match_bytes(seg, shapes)
+        if h is not None:
+            out.append(h)
+    return out
+
+
+def match_wrapped(raw: bytes, conts: list[bytes], shapes: tuple[Shape, ...]
+                  ) -> tuple[Hit | None, int, bytes]:
+    """A line that matches nothing alone, joined with up to `JOIN_LINES` following lines as
+    a fixed-width wrap splits one (no separator: the wrap can fall mid-word, carriage returns
+    dropped): the hit, how many continuation lines it used and the joined line, or
+    (None, 0, b""). The match must start on the first line and
+    end past it, and a continuation line that matches alone is never used."""
+    raw = _ANSI.sub(b"", raw) if b"\x1b" in raw else raw
+    joined = raw.rstrip(b"\r")
+    first = len(joined)
+    for n, c in enumerate(conts[:JOIN_LINES], 1):
+        if match_all(c, shapes):
+            break
+        c = _ANSI.sub(b"", c) if b"\x1b" in c else c
+        joined += c.rstrip(b"\r")
+        for s in shapes:
+            m = s.bregex.search(joined)
+            if m and m.start() < first < m.end():
+                return _hit(s, {k: v.decode("utf-8", "replace").replace("\x00", "")
+                                for k, v in m.groupdict().items() if v}), n, joined
+    return None, 0, b""
 
 
 def match_bytes(raw: bytes, shapes: tuple[Shape, ...]) -> Hit | None:
