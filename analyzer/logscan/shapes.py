@@ -4,6 +4,11 @@ kernel_factory.cc:123] ` and `[W VariableFallbackKernel.cpp:51] ` may precede th
 
 Each shape has byte `triggers`: substrings every matching line contains, found with
 `bytes.find` over whole chunks, so the reader only decodes and matches candidate lines.
+What real logs wrap around the lines (from the public excerpts in tests/fixtures/logs/public/):
+any prefix (`[rank3]:`, vLLM's `(EngineCore_DP0 pid=...) ERROR ... [file.py:58] `, prose), ANSI
+codes (dropped), a log embedded in a JSON string (split at its escaped `\\n`), a line wrapped at
+a fixed width (`match_wrapped` joins it with up to `JOIN_LINES` following lines; `heads` make
+its first part a candidate), CRLF.
 
 Paddle (GLOG_v=3; paddle/phi/core/kernel_factory.cc, operator.cc, pd_op_to_kernel_pass.cc):
   missing <backend> kernel: <kernel>, expected_kernel_key:<key>, fallbacking to CPU one!
@@ -12,12 +17,21 @@ Paddle (GLOG_v=3; paddle/phi/core/kernel_factory.cc, operator.cc, pd_op_to_kerne
   The kernel with key <key> of kernel `<kernel>` is not registered and fail to fallback ...
   Can not fallback <kernel> from custom_device to CPU, no CPU kernel found for kernel key = <key>.
   (`fallingback`, the misspelling used in guides, is accepted too.)
+  There are no kernels which are registered in the <op> operator.          (fluid, older)
+  op [pd_op.<op>] kernel output args (0) defs should equal op outputs (1)  (PIR kernel pass)
+  [operator < <op> > error]   (the op an error was raised in; a trailer: one event with the
+                               failure of the same op just above it)
 torch_npu / CANN:
   Warning: CAUTION: The operator 'aten::<op>' is not currently supported on the NPU backend
-    and will fall back to run on the CPU. ...
+    and will fall back to run on the CPU. ...                 (also `run on CPU`)
   Could not run 'aten::<op>' with arguments from the '<NPU|PrivateUse1|NPUTensorId>' backend
   Op type <Type> of ops kernel AIcoreEngine is unsupported   (also `Op type[<Type>] ...`)
   aclnnXxx ... not in libopapi.so                            (a CANN version skew)
+  ... NPU function error: call aclnnXxx failed, error code is 161002   (kind npu-error)
+  RuntimeError: call aclnnXxx failed, detail:EZ1001: ... not implemented for DT_BFLOAT16
+  Warning: Device do not support double dtype now, dtype cast repalce with float.
+                                                             (kind dtype-cast, op double->float)
+A runtime API's `NPU function error: aclrtXxx, error code is N` names no op and is not read.
 """
 from __future__ import annotations
 
