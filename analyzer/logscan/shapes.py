@@ -25,7 +25,8 @@ torch_npu / CANN:
   Warning: CAUTION: The operator 'aten::<op>' is not currently supported on the NPU backend
     and will fall back to run on the CPU. ...                 (also `run on CPU`)
   Could not run 'aten::<op>' with arguments from the '<NPU|PrivateUse1|NPUTensorId>' backend
-  Op type <Type> of ops kernel AIcoreEngine is unsupported   (also `Op type[<Type>] ...`)
+  Op type <Type> of ops kernel AIcoreEngine is unsupported   (also `Op type[<Type>] ...`,
+    and CANN 8's `Optype [<Type>] of Ops kernel [<engine>] is unsupported. Reason: ...`)
   aclnnXxx ... not in libopapi.so                            (a CANN version skew)
   ... NPU function error: call aclnnXxx failed, error code is 161002   (kind npu-error)
   RuntimeError: call aclnnXxx failed, detail:EZ1001: ... not implemented for DT_BFLOAT16
@@ -126,8 +127,8 @@ SHAPES: tuple[Shape, ...] = (
         r"Could not run '(?P<op>[\w:.]+)' with arguments from the '(?P<backend>\w+)' backend"),
         (b"Could not run '",)),
     Shape("cann-op-unsupported", "torch", "cann-unsupported", _rx(
-        r"Op type\s*\[?(?P<op>\w+)\]? of ops kernel\s*\[?(?P<backend>\w+)\]? is unsupported"),
-        (b"of ops kernel",)),
+        r"Op ?type\s*\[?(?P<op>\w+)\]? of [Oo]ps kernel\s*\[?(?P<backend>\w+)\]? is unsupported"),
+        (b"of ops kernel", b"of Ops kernel")),
     Shape("cann-libopapi", "torch", "cann-skew", _rx(
         r"(?P<op>aclnn[A-Za-z0-9_]+?)(?:GetWorkspaceSize)?\b[^\n]*?not in libopapi\.so"),
         (b"libopapi.so",)),

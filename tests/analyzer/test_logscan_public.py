@@ -157,6 +157,22 @@ def test_the_double_cast_warning_and_not_the_banner():
         ("double->float", "dtype-cast"): 1}  # the op is the dtype pair, as the line words it
 
 
+def test_cann_optype_wording_of_cann_8():
+    # vllm-ascend #4454, #1383: `Optype [TransData] of Ops kernel [AIcoreEngine] is unsupported`
+    rep = scan_logs([PUBLIC / "h01_vllm_ascend_4454_transdata.log",
+                     PUBLIC / "h02_vllm_ascend_1383_transdata.log"], "torch")
+    assert [(o.op, o.kind, o.count, o.backends) for o in rep.ops] == [
+        ("TransData", "cann-unsupported", 3,
+         ["DNN_VM_HOST_CPU_OP_STORE", "aicpu_ascend_kernel", "AIcoreEngine"])]
+
+
+@pytest.mark.parametrize("prefilter", ["grep", "python"])
+def test_the_heldout_logs_give_exactly_their_labels(prefilter):
+    rows = score_labels(HELDOUT, prefilter)
+    assert {r.file: (r.misses, r.extras, r.count_off) for r in rows
+            if r.misses or r.extras or r.count_off} == {}
+
+
 # ---------------------------------------------------------------- Paddle shapes
 
 def test_paddle_operator_trailer_names_the_op_that_raised():
