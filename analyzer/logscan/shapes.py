@@ -170,12 +170,25 @@ def _segments(raw: bytes) -> list[bytes]:
 
 
 def match_all(raw: bytes, shapes: tuple[Shape, ...]) -> list[Hit]:
-    """Every event of one physical line (one per embedded line, see `_segments`)."""
+    """Every event of one physical line: each embedded line (see `_segments`), and in each
+    every non-overlapping match of any shape, in line order (a log flattened onto one line by
+    a web form or a quote holds several); where two shapes' matches overlap the earlier, and
+    then the shape listed first, wins."""
     out = []
     for seg in _segments(raw):
-        h = match_bytes(seg, shapes)
-        if h is not None:
-            out.append(h)
+        found = []
+        for order, s in enumerate(shapes):
+            if not any(t in seg for t in s.triggers):
+                continue
+            for m in s.bregex.finditer(seg):
+                found.append((m.start(), order, m.end(), s, m))
+        end = -1
+        for start, _, stop, s, m in sorted(found, key=lambda f: f[:2]):
+            if start < end:
+                continue
+            end = stop
+            out.append(_hit(s, {k: v.decode("utf-8", "replace").replace("\x00", "")
+                                for k, v in m.groupdict().items() if v}))
     return out
 
 

@@ -110,6 +110,18 @@ def test_escaped_newlines_of_an_embedded_log_are_lines(tmp_path, prefilter):
     assert _ops([p], "torch", prefilter) == {("aten::isin.Tensor_Tensor_out", "fallback"): 3}
 
 
+@pytest.mark.parametrize("prefilter", ["grep", "python"])
+def test_a_log_flattened_onto_one_line_gives_every_event(tmp_path, prefilter):
+    # vllm #8054 (h06) shape: a quoted log's lines joined by spaces into one physical line
+    t04 = (PUBLIC / "t04_vllm_omni_755.log").read_bytes().splitlines()
+    ranks = (PUBLIC / "t03_llamafactory_4135_ranks.log").read_bytes().splitlines()[1:3]
+    p = _write(tmp_path, "flat.log", b" ".join([*ranks, *t04]) + b"\n")
+    assert _ops([p], "torch", prefilter) == {
+        ("aten::isin.Tensor_Tensor_out", "fallback"): 2,
+        ("aten::_scaled_dot_product_efficient_attention", "fallback"): 1,
+        ("aten::_scaled_dot_product_efficient_attention", "failed"): 1}
+
+
 def test_ansi_colour_codes_are_dropped_before_matching(tmp_path):
     line = (PUBLIC / "t01_mineru_1695.log").read_bytes().splitlines()[0]
     coloured = (line.replace(b"[W ", b"\x1b[33m[W ", 1).replace(b"Warning:", b"Warning:\x1b[0m", 1)
