@@ -10,6 +10,7 @@ grows the buffer; a truncated gzip stream ends the file with a note instead of a
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import gzip
 import os
 import shutil
@@ -76,20 +77,30 @@ TRAILER_GAP = 3  # lines between an error and the trailer line naming its op
 def scan_file(path: str | os.PathLike, shapes: tuple[Shape, ...],
               stats: FileStats | None = None, chunk_size: int = CHUNK,
               prefilter: str = "auto") -> Iterator[LineHit]:
-    """Yield every recognised line of one file, in file order (see `_scan_lines`), except a
-    trailer line (`Shape.trailer`) naming the op and kind of a hit at most `TRAILER_GAP`
-    lines above it: that is the same event told twice."""
+    """Yield every recognised line of one file, in file order (see `_scan_lines`), with two
+    kinds of line folded into the event at most `TRAILER_GAP` lines above them: a trailer
+    (`Shape.trailer`) naming the same op and kind is that event told twice, and a detail
+    (`Shape.detail`) of the same kind gives its dtype when it has none."""
     stats = stats if stats is not None else FileStats(str(path))
-    trailers = {s.name for s in shapes if s.trailer}
-    last = None
+    by_name = {s.name: s for s in shapes}
+    pending = None  # the last event, held until the lines that may fold into it are read
     for h in _scan_lines(path, shapes, stats, chunk_size, prefilter):
-        if (h.hit.shape in trailers and last is not None and h.line - last.line <= TRAILER_GAP
-                and (last.hit.op, last.hit.kind) == (h.hit.op, h.hit.kind)):
-            last = h
+        s = by_name[h.hit.shape]
+        near = pending is not None and h.line - pending.line <= TRAILER_GAP
+        if s.detail:
+            if near and pending.hit.kind == h.hit.kind and not pending.hit.dtype:
+                pending = dataclasses.replace(
+                    pending, hit=dataclasses.replace(pending.hit, dt=h.hit.dt))
             continue
-        last = h
+        if s.trailer and near and (pending.hit.op, pending.hit.kind) == (h.hit.op, h.hit.kind):
+            continue
+        if pending is not None:
+            stats.hits += 1
+            yield pending
+        pending = h
+    if pending is not None:
         stats.hits += 1
-        yield h
+        yield pending
 
 
 def _scan_lines(path: str | os.PathLike, shapes: tuple[Shape, ...], stats: FileStats,

@@ -30,6 +30,8 @@ torch_npu / CANN:
   aclnnXxx ... not in libopapi.so                            (a CANN version skew)
   ... NPU function error: call aclnnXxx failed, error code is 161002   (kind npu-error)
   RuntimeError: call aclnnXxx failed, detail:EZ1001: ... not implemented for DT_BFLOAT16
+  ... AclNN_Parameter_Error(EZ1001): Tensor scale not implemented for DT_FLOAT16, ...
+                        (a detail: the dtype of the aclnn failure just above, no event itself)
   Warning: Device do not support double dtype now, dtype cast repalce with float.
                                                              (kind dtype-cast, op double->float)
 A runtime API's `NPU function error: aclrtXxx, error code is N` names no op and is not read.
@@ -58,6 +60,10 @@ class Shape:
     # `[operator < X > error]` after the message), so it adds no event when that op's
     # failure was read from the lines right above
     trailer: bool = False
+    # detail: the line only adds the dtype to the event of the same kind just above it (the
+    # `AclNN_Parameter_Error(EZ1001): ... not implemented for DT_X` line under a failed aclnn
+    # call); alone it is no event
+    detail: bool = False
     # heads: text a line starts the shape with, so a line a terminal or `docker logs` wrapped
     # at a fixed width (the shape's tail, with its trigger, on the next lines) is a candidate
     heads: tuple[bytes, ...] = ()
@@ -120,6 +126,9 @@ SHAPES: tuple[Shape, ...] = (
     Shape("torch-aclnn-call", "torch", "npu-error", _rx(
         r"call (?P<op>aclnn[A-Za-z0-9_]+) failed(?:[^\n]*?not implemented for "
         r"DT_(?P<dt>[A-Z0-9_]+))?"), (b"call aclnn",)),
+    Shape("torch-aclnn-dtype-detail", "torch", "npu-error", _rx(
+        r"AclNN_\w+\(E[A-Z0-9]+\):[^\n]*?not implemented for DT_(?P<dt>[A-Z0-9_]+)"),
+        (b"not implemented for DT_",), detail=True),
     Shape("torch-double-cast", "torch", "dtype-cast", _rx(
         r"Device do not support (?P<src>\w+) dtype now, dtype cast \w+ with (?P<dst>\w+)"),
         (b" dtype now, dtype cast ",)),
@@ -148,7 +157,7 @@ def _hit(s: Shape, g: dict) -> Hit:
         key = key or backend
         backend = backend[1:].split(",", 1)[0].strip()
     dt = (g.get("dt") or "").lower()
-    op = g.get("op") or f"{g['src']}->{g['dst']}"  # a cast names its two dtypes
+    op = g.get("op") or (f"{g['src']}->{g['dst']}" if "src" in g else "")  # a cast: two dtypes
     return Hit(s.name, op, s.kind, backend, key, _DT.get(dt, dt))
 
 

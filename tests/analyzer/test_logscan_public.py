@@ -153,9 +153,16 @@ def test_aclnn_call_failures_in_both_torch_npu_wordings():
     rep = scan_logs(files, "torch")
     got = {o.op: (o.kind, o.count, o.dtypes) for o in rep.ops}
     assert got == {"aclnnInplaceZero": ("npu-error", 1, []),
-                   "aclnnQuantMatmulWeightNz": ("npu-error", 1, []),
-                   "aclnnChunkGatedDeltaRule": ("npu-error", 1, []),
+                   "aclnnQuantMatmulWeightNz": ("npu-error", 1, ["float16"]),  # EZ1001 line below
+                   "aclnnChunkGatedDeltaRule": ("npu-error", 1, ["float16"]),
                    "aclnnCast": ("npu-error", 2, ["bfloat16"])}  # `detail:EZ1001: ... DT_BFLOAT16`
+
+
+def test_an_ez1001_detail_line_alone_is_no_event(tmp_path):
+    detail = (PUBLIC / "t13_vllm_ascend_6636_quant.log").read_bytes().splitlines()[2]
+    p = _write(tmp_path, "d.log", detail + b"\n")
+    rep = scan_logs([p], "torch")
+    assert rep.ops == [] and rep.files[0].hits == 0
 
 
 def test_an_npu_function_error_from_a_runtime_api_is_no_op():
