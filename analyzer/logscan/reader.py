@@ -13,6 +13,7 @@ import codecs
 import dataclasses
 import gzip
 import os
+import re
 import shutil
 import subprocess
 import zlib
@@ -21,8 +22,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from analyzer.logscan.shapes import (JOIN_LINES, Hit, Shape, candidate_triggers, match_all,
-                                     match_wrapped)
+from analyzer.logscan.shapes import (JOIN_LINES, Hit, Shape, candidate_triggers, headed,
+                                     match_all, match_wrapped)
 from opdb.errors import OpscanError
 
 CHUNK = 8 << 20
@@ -127,6 +128,7 @@ def _scan_lines(path: str | os.PathLike, shapes: tuple[Shape, ...], stats: FileS
         stream.close()
         yield from _scan_grep(grep, p, shapes, triggers, stats)
         return
+    wraps = any(s.heads for s in shapes)  # a wrapped line can be joined
     carry = b""  # the unfinished last line of the previous chunk (at most MAX_LINE bytes)
     lineno = 0  # lines completed before the current buffer
     with stream:
@@ -166,7 +168,7 @@ def _scan_lines(path: str | os.PathLike, shapes: tuple[Shape, ...], stats: FileS
                 raw = buf[s:e][:MAX_LINE]
                 hits = match_all(raw, shapes)
                 used_end = -1
-                if not hits:
+                if not hits and wraps and headed(raw, shapes):
                     conts, c_end = _following(buf, e, end)
                     if len(conts) < JOIN_LINES and not final and end - s < JOIN_CARRY:
                         stop = s  # its continuation lines are not all here yet
@@ -237,6 +239,9 @@ def _count_lines(path: Path) -> int:
     return n + (last != b"\n")
 
 
+_GREP_PREFIX = re.compile(rb"(\d+)([:-])")
+
+
 def _grep_lines(out) -> Iterator[tuple[int, bytes, bool]]:
     """(line number, text without its newline, whether it matched) from `grep -n -A N`
     output: `N:text` for matching lines, `N-text` for context lines, `--` between groups;
@@ -250,19 +255,21 @@ def _grep_lines(out) -> Iterator[tuple[int, bytes, bool]]:
                 more = out.readline(MAX_LINE)
                 if not more or more.endswith(b"\n"):
                     break
-        i = 0
-        while i < len(raw) and 48 <= raw[i] <= 57:
-            i += 1
-        if i == 0 or i >= len(raw) or raw[i] not in b":-":
+        m = _GREP_PREFIX.match(raw)
+        if m is None:
             continue  # the `--` group separator
-        yield int(raw[:i]), raw[i + 1:].rstrip(b"\n"), raw[i] == 58
+        yield int(m.group(1)), raw[m.end():].rstrip(b"\n"), m.group(2) == b":"
 
 
 def _scan_grep(grep: str, p: Path, shapes, triggers, stats: FileStats) -> Iterator[LineHit]:
-    """Candidate lines from `grep -a -n -F -A JOIN_LINES -e T1 -e T2 ...` (binary read as
-    text, bytes compared as bytes under LC_ALL=C), matched here; the context lines after a
-    candidate are the continuation lines a wrapped line is joined with (`match_wrapped`)."""
-    cmd = [grep, "-a", "-n", "-F", "-A", str(JOIN_LINES)]
+    """Candidate lines from `grep -a -n -F [-A JOIN_LINES] -e T1 -e T2 ...` (binary read as
+    text, bytes compared as bytes under LC_ALL=C), matched here; when a shape has heads, the
+    context lines after a candidate are the continuation lines a wrapped line is joined with
+    (`match_wrapped`)."""
+    cmd = [grep, "-a", "-n", "-F"]
+    wraps = any(s.heads for s in shapes)
+    if wraps:  # context lines: the continuations of a wrapped line
+        cmd += ["-A", str(JOIN_LINES)]
     for t in triggers:
         cmd += ["-e", t.decode("ascii")]
     cmd += ["--", str(p)]
@@ -280,7 +287,7 @@ def _scan_grep(grep: str, p: Path, shapes, triggers, stats: FileStats) -> Iterat
             if not matched or num <= skip_to:
                 continue
             hits, text = match_all(body, shapes), body
-            if not hits:
+            if not hits and wraps and headed(body, shapes):
                 while len(ahead) < JOIN_LINES:
                     x = next(items, None)
                     if x is None:

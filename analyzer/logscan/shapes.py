@@ -116,7 +116,8 @@ SHAPES: tuple[Shape, ...] = (
         r"There are no kernels which are registered in the (?P<op>\w+) operator"),
         (b"There are no kernels which are registered in the ",)),
     Shape("paddle-pir-kernel-args", "paddle", "failed", _rx(
-        r"op \[(?:\w+\.)?(?P<op>\w+)\] kernel (?:input|output) args"), (b"] kernel ",)),
+        r"op \[(?:\w+\.)?(?P<op>\w+)\] kernel output args"),
+        (b"] kernel output args",)),
     Shape("paddle-operator-error", "paddle", "failed", _rx(
         r"\[operator < (?P<op>\w+) > error\]"), (b"[operator < ",), trailer=True),
     Shape("torch-cpu-fallback", "torch", "fallback", _rx(
@@ -183,16 +184,24 @@ def match_all(raw: bytes, shapes: tuple[Shape, ...]) -> list[Hit]:
     every non-overlapping match of any shape, in line order (a log flattened onto one line by
     a web form or a quote holds several); where two shapes' matches overlap the earlier, and
     then the shape listed first, wins."""
+    segs = _segments(raw) if b"\x1b" in raw or b"\\n" in raw else (raw,)
     out = []
-    for seg in _segments(raw):
+    for seg in segs:
         found = []
         for order, s in enumerate(shapes):
-            if not any(t in seg for t in s.triggers):
+            for t in s.triggers:
+                if t in seg:
+                    break
+            else:
                 continue
-            for m in s.bregex.finditer(seg):
+            m = s.bregex.search(seg)
+            while m is not None:
                 found.append((m.start(), order, m.end(), s, m))
+                m = s.bregex.search(seg, m.end()) if m.end() < len(seg) else None
+        if len(found) > 1:
+            found.sort(key=lambda f: f[:2])
         end = -1
-        for start, _, stop, s, m in sorted(found, key=lambda f: f[:2]):
+        for start, _, stop, s, m in found:
             if start < end:
                 continue
             end = stop
@@ -201,13 +210,21 @@ def match_all(raw: bytes, shapes: tuple[Shape, ...]) -> list[Hit]:
     return out
 
 
+def headed(raw: bytes, shapes: tuple[Shape, ...]) -> tuple[Shape, ...]:
+    """The shapes whose head the line holds: the only ones a wrapped line is tried for."""
+    return tuple(s for s in shapes if any(h in raw for h in s.heads))
+
+
 def match_wrapped(raw: bytes, conts: list[bytes], shapes: tuple[Shape, ...]
                   ) -> tuple[Hit | None, int, bytes]:
-    """A line that matches nothing alone, joined with up to `JOIN_LINES` following lines as
-    a fixed-width wrap splits one (no separator: the wrap can fall mid-word, carriage returns
+    """A line that matches nothing alone and holds a shape's head, joined with up to
+    `JOIN_LINES` following lines as a fixed-width wrap splits one (no separator: the wrap can fall mid-word, carriage returns
     dropped): the hit, how many continuation lines it used and the joined line, or
     (None, 0, b""). The match must start on the first line and
     end past it, and a continuation line that matches alone is never used."""
+    shapes = headed(raw, shapes)
+    if not shapes:
+        return None, 0, b""
     raw = _ANSI.sub(b"", raw) if b"\x1b" in raw else raw
     joined = raw.rstrip(b"\r")
     first = len(joined)
