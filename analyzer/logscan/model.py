@@ -15,6 +15,8 @@ from opdb.errors import OpscanError
 
 LOG_SCHEMA_VERSION = 1
 MAX_KEYS = 16
+# kinds whose op names no framework op (CANN op types, aclnn APIs, a dtype pair)
+UNMATCHED_KINDS = ("npu-error", "dtype-cast", "cann-unsupported", "cann-skew")
 
 
 @dataclass
@@ -42,7 +44,7 @@ class ScanJoin:
     not_hit: list[str] = field(default_factory=list)  # predicted gaps the log does not show
     missed: list[str] = field(default_factory=list)  # fallbacks/failures the scan did not predict
     blacklisted: list[str] = field(default_factory=list)  # forced by CUSTOM_DEVICE_BLACK_LIST
-    unmatched: list[str] = field(default_factory=list)  # CANN op types / aclnn names: no scan op
+    unmatched: list[str] = field(default_factory=list)  # UNMATCHED_KINDS: no scan op
 
 
 @dataclass
@@ -145,7 +147,7 @@ def join_scan(rep: LogReport, path: str) -> ScanJoin:
     j = ScanJoin(scan=str(path), target=scan["target"])
     hit_scan_ops: set[str] = set()
     for o in rep.ops:
-        if o.kind in ("cann-unsupported", "cann-skew"):
+        if o.kind in UNMATCHED_KINDS:
             j.unmatched.append(f"{o.op} ({o.kind})")
             continue
         if o.kind == "blacklisted":

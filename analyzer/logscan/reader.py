@@ -10,16 +10,20 @@ grows the buffer; a truncated gzip stream ends the file with a note instead of a
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import gzip
 import os
+import re
 import shutil
 import subprocess
 import zlib
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from analyzer.logscan.shapes import Hit, Shape, match_bytes
+from analyzer.logscan.shapes import (JOIN_LINES, Hit, Shape, candidate_triggers, headed,
+                                     match_all, match_wrapped)
 from opdb.errors import OpscanError
 
 CHUNK = 8 << 20
@@ -68,9 +72,40 @@ def _decode(raw: bytes) -> str:
     return raw.decode("utf-8", errors="replace").replace("\x00", "").strip()
 
 
+TRAILER_GAP = 3  # lines between an error and the trailer line naming its op
+
+
 def scan_file(path: str | os.PathLike, shapes: tuple[Shape, ...],
               stats: FileStats | None = None, chunk_size: int = CHUNK,
               prefilter: str = "auto") -> Iterator[LineHit]:
+    """Yield every recognised line of one file, in file order (see `_scan_lines`), with two
+    kinds of line folded into the event at most `TRAILER_GAP` lines above them: a trailer
+    (`Shape.trailer`) naming the same op and kind is that event told twice, and a detail
+    (`Shape.detail`) of the same kind gives its dtype when it has none."""
+    stats = stats if stats is not None else FileStats(str(path))
+    by_name = {s.name: s for s in shapes}
+    pending = None  # the last event, held until the lines that may fold into it are read
+    for h in _scan_lines(path, shapes, stats, chunk_size, prefilter):
+        s = by_name[h.hit.shape]
+        near = pending is not None and h.line - pending.line <= TRAILER_GAP
+        if s.detail:
+            if near and pending.hit.kind == h.hit.kind and not pending.hit.dtype:
+                pending = dataclasses.replace(
+                    pending, hit=dataclasses.replace(pending.hit, dt=h.hit.dt))
+            continue
+        if s.trailer and near and (pending.hit.op, pending.hit.kind) == (h.hit.op, h.hit.kind):
+            continue
+        if pending is not None:
+            stats.hits += 1
+            yield pending
+        pending = h
+    if pending is not None:
+        stats.hits += 1
+        yield pending
+
+
+def _scan_lines(path: str | os.PathLike, shapes: tuple[Shape, ...], stats: FileStats,
+                chunk_size: int = CHUNK, prefilter: str = "auto") -> Iterator[LineHit]:
     """Yield every recognised line of one file, in file order.
 
     prefilter: "grep" finds the candidate lines of a plain file with one `grep -a -n -F`
@@ -78,8 +113,7 @@ def scan_file(path: str | os.PathLike, shapes: tuple[Shape, ...],
     per trigger); "python" reads the file here; "auto" uses grep for plain files when
     it is installed, python otherwise (gzip, no grep)."""
     p = Path(path)
-    stats = stats if stats is not None else FileStats(str(p))
-    triggers = tuple(sorted({t for s in shapes for t in s.triggers}))
+    triggers = candidate_triggers(shapes)
     stream, stats.gzip = open_log(p)
     if prefilter not in ("auto", "grep", "python"):
         raise ValueError(f"prefilter {prefilter!r}")
@@ -94,6 +128,7 @@ def scan_file(path: str | os.PathLike, shapes: tuple[Shape, ...],
         stream.close()
         yield from _scan_grep(grep, p, shapes, triggers, stats)
         return
+    wraps = any(s.heads for s in shapes)  # a wrapped line can be joined
     carry = b""  # the unfinished last line of the previous chunk (at most MAX_LINE bytes)
     lineno = 0  # lines completed before the current buffer
     with stream:
@@ -123,23 +158,56 @@ def scan_file(path: str | os.PathLike, shapes: tuple[Shape, ...],
                         break
                     i = buf.find(t, nl, end)
             prev = 0
+            stop = end  # lines from here on are left for the next round (a wrapped line)
+            skip = -1  # continuation lines of a wrapped line already read
             for s in sorted(starts):
+                if s < skip:
+                    continue
+                e = buf.find(b"\n", s, end)
+                e = e if e != -1 else end
+                raw = buf[s:e][:MAX_LINE]
+                hits = match_all(raw, shapes)
+                used_end = -1
+                if not hits and wraps and headed(raw, shapes):
+                    conts, c_end = _following(buf, e, end)
+                    if len(conts) < JOIN_LINES and not final and end - s < JOIN_CARRY:
+                        stop = s  # its continuation lines are not all here yet
+                        break
+                    hit, n, joined = match_wrapped(raw, conts, shapes)
+                    if hit is not None:
+                        hits, used_end, raw = [hit], c_end[n - 1], joined
                 lineno += buf.count(b"\n", prev, s)
                 prev = s
-                e = buf.find(b"\n", s, end)
-                raw = buf[s:(e if e != -1 else end)][:MAX_LINE]
-                hit = match_bytes(raw, shapes)
-                if hit is not None:
-                    stats.hits += 1
+                for hit in hits:
                     yield LineHit(hit, str(p), lineno + 1, _decode(raw)[:400])
-            lineno += buf.count(b"\n", prev, end)
+                skip = used_end
+            lineno += buf.count(b"\n", prev, stop)
             if final:
                 if end > 0 and not buf.endswith(b"\n"):
                     lineno += 1  # a last line without newline
                 carry = b""
                 break
-            carry = buf[end:][-MAX_LINE:]
+            carry = buf[stop:end] + buf[end:][-MAX_LINE:]
     stats.lines = lineno
+
+
+JOIN_CARRY = (JOIN_LINES + 1) * MAX_LINE  # at most this much is held back for a wrapped line
+
+
+def _following(buf: bytes, e: int, end: int) -> tuple[list[bytes], list[int]]:
+    """Up to `JOIN_LINES` complete lines after the line ending at `e` (each cut to
+    MAX_LINE), and where each ends."""
+    conts, ends = [], []
+    while len(conts) < JOIN_LINES and e < end:
+        s = e + 1
+        if s >= end:
+            break
+        n = buf.find(b"\n", s, end)
+        n = n if n != -1 else end
+        conts.append(buf[s:n][:MAX_LINE])
+        ends.append(n)
+        e = n
+    return conts, ends
 
 
 def _count_lines(path: Path) -> int:
@@ -171,34 +239,70 @@ def _count_lines(path: Path) -> int:
     return n + (last != b"\n")
 
 
+_GREP_PREFIX = re.compile(rb"(\d+)([:-])")
+
+
+def _grep_lines(out) -> Iterator[tuple[int, bytes, bool]]:
+    """(line number, text without its newline, whether it matched) from `grep -n -A N`
+    output: `N:text` for matching lines, `N-text` for context lines, `--` between groups;
+    each read with at most MAX_LINE bytes kept."""
+    while True:
+        raw = out.readline(MAX_LINE)
+        if not raw:
+            return
+        if not raw.endswith(b"\n") and len(raw) == MAX_LINE:
+            while True:  # drop the rest of an over-long line
+                more = out.readline(MAX_LINE)
+                if not more or more.endswith(b"\n"):
+                    break
+        m = _GREP_PREFIX.match(raw)
+        if m is None:
+            continue  # the `--` group separator
+        yield int(m.group(1)), raw[m.end():].rstrip(b"\n"), m.group(2) == b":"
+
+
 def _scan_grep(grep: str, p: Path, shapes, triggers, stats: FileStats) -> Iterator[LineHit]:
-    """Candidate lines from `grep -a -n -F -e T1 -e T2 ...` (binary read as text, bytes
-    compared as bytes under LC_ALL=C), each read from the pipe with at most MAX_LINE bytes
-    kept, then matched here."""
+    """Candidate lines from `grep -a -n -F [-A JOIN_LINES] -e T1 -e T2 ...` (binary read as
+    text, bytes compared as bytes under LC_ALL=C), matched here; when a shape has heads, the
+    context lines after a candidate are the continuation lines a wrapped line is joined with
+    (`match_wrapped`)."""
     cmd = [grep, "-a", "-n", "-F"]
+    wraps = any(s.heads for s in shapes)
+    if wraps:  # context lines: the continuations of a wrapped line
+        cmd += ["-A", str(JOIN_LINES)]
     for t in triggers:
         cmd += ["-e", t.decode("ascii")]
     cmd += ["--", str(p)]
     env = {**os.environ, "LC_ALL": "C"}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     try:
-        out = proc.stdout
+        items = _grep_lines(proc.stdout)
+        ahead: deque = deque()
+        skip_to = 0  # continuation lines of a wrapped line already read
         while True:
-            raw = out.readline(MAX_LINE)
-            if not raw:
+            it = ahead.popleft() if ahead else next(items, None)
+            if it is None:
                 break
-            if not raw.endswith(b"\n") and len(raw) == MAX_LINE:
-                while True:  # drop the rest of an over-long line
-                    more = out.readline(MAX_LINE)
-                    if not more or more.endswith(b"\n"):
-                        break
-            num, sep, body = raw.partition(b":")
-            if not sep or not num.isdigit():
+            num, body, matched = it
+            if not matched or num <= skip_to:
                 continue
-            hit = match_bytes(body, shapes)
-            if hit is not None:
-                stats.hits += 1
-                yield LineHit(hit, str(p), int(num), _decode(body)[:400])
+            hits, text = match_all(body, shapes), body
+            if not hits and wraps and headed(body, shapes):
+                while len(ahead) < JOIN_LINES:
+                    x = next(items, None)
+                    if x is None:
+                        break
+                    ahead.append(x)
+                conts = []
+                for k, (n2, b2, _) in enumerate(ahead):
+                    if n2 != num + 1 + k:
+                        break
+                    conts.append(b2)
+                hit, n, joined = match_wrapped(body, conts, shapes)
+                if hit is not None:
+                    hits, skip_to, text = [hit], num + n, joined
+            for hit in hits:
+                yield LineHit(hit, str(p), num, _decode(text)[:400])
     finally:
         proc.stdout.close()
         err = proc.stderr.read().decode("utf-8", "replace").strip()

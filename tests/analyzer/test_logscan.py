@@ -157,7 +157,8 @@ def test_cli(tmp_path, capsys):
     assert "cannot read" in capsys.readouterr().err
 
 
-LINES = [line for f in (PADDLE, PIR, TORCH) for line in f.read_bytes().splitlines(keepends=True)]
+LINES = [line for f in (PADDLE, PIR, TORCH, *sorted((LOGS / "public").glob("*.log")))
+         for line in f.read_bytes().splitlines(keepends=True)]  # real logs too (wrapped lines)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
