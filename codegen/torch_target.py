@@ -1992,6 +1992,25 @@ def _complex_scalar_refusal_lines(schema: TorchSchema, functional: TorchSchema |
             f"\"{msg}\");"]
 
 
+def _empty_input_refusal_lines(schema: TorchSchema, functional: TorchSchema | None
+                               ) -> list[str]:
+    """torch's refusal of an empty input, made in the op's CPU kernel and not in its meta
+    function, which sizes a non-empty output from it (`torch_facts.empty_input_refusal`,
+    probed), as a TORCH_CHECK at the top of every member: the meta call does not make
+    it, and aclnnMin returns early on an empty `self`, leaving the 0-d output unwritten.
+    op-plugin MinKernelNpuOpApi.cpp makes the same check."""
+    from codegen import torch_facts
+    if not schema.name.startswith("aten::"):
+        return []
+    got = torch_facts.empty_input_refusal(_op_name(functional or schema))
+    if got is None or got.tensor not in {a.name for a in schema.args}:
+        return []
+    msg = got.message.replace("\\", "\\\\").replace('"', '\\"')
+    return [f"// torch's CPU kernel refuses an empty `{got.tensor}`; its meta function "
+            "does not (probed)",
+            f"TORCH_CHECK({got.tensor}.numel() > 0, \"{msg}\");"]
+
+
 @dataclass(frozen=True)
 class _TorchDefault(DocValue):
     """torch's default of an argument (`phrase`) of a sibling overload (`where`)."""
@@ -2314,6 +2333,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                           f"acl_op::{fn}({', '.join(call_names)})" if acl_op_fallback else None,
                           ret_cpp == "void")
                + _complex_scalar_refusal_lines(schema, functional)
+               + _empty_input_refusal_lines(schema, functional)
                + _lossy_int_cpu_route(amap, schema, functional, role) + slow_route
                + _other_device_route(schema, functional, role)),
         split=_list_split(chosen, branches, schema, role, host), view_shapes=view_shapes,
