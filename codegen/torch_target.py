@@ -2040,6 +2040,39 @@ def _sibling_defaults(amap: ArgMap, schema: TorchSchema) -> ArgMap:
     return replace(amap, params=params) if params != amap.params else amap
 
 
+@dataclass(frozen=True)
+class _ReviewedOpValue(DocValue):
+    """The constant upstream passes for this op (arg_rules.yaml `op_values`, `where`)."""
+
+    def cite(self) -> str:
+        return f"upstream's value for {self.phrase} ({self.where})"
+
+
+def _op_values(amap: ArgMap, schema: TorchSchema) -> ArgMap:
+    """An aclnn number no framework value feeds takes the constant upstream passes when
+    the API serves this op (arg_rules.yaml `op_values`, reviewed: aclnnForeachRoundOffNumberV2
+    serves five `_foreach_*` rounding ops, told apart by `roundMode`, 3 for
+    `_foreach_ceil` in op-plugin ForeachRoundOffNumberKernelNpuOpApi.cpp). Other
+    placeholders stay."""
+    from opdb.arg_rules import load as load_rules
+    if not schema.name.startswith("aten::"):
+        return amap
+    op = _op_name(schema)
+    rules = load_rules()
+    params = []
+    for m in amap.params:
+        hit = (rules.op_value_for(amap.api.name, norm_param(m.aclnn.name), op)
+               if m.decision == "unmapped" and m.aclnn.role == "input"
+               and m.kind in ("scalar", "int", "float", "bool") else None)
+        if hit is not None:
+            src = hit.evidence.split(" ", 3)
+            m = replace(m, decision="doc", todo="", doc=_ReviewedOpValue(
+                amap.api.name, m.aclnn.name, hit.value, "op", op,
+                " ".join(src[:3]).rstrip(",;") + ", arg_rules.yaml op_values"))
+        params.append(m)
+    return replace(amap, params=params) if params != amap.params else amap
+
+
 def _read_source(amap: ArgMap, functional: TorchSchema) -> ArgMap:
     """An aclnn input paired by alias, position or kind with a framework tensor (list)
     whose values the functional op never reads (`torch_facts.reads_values` False: copy's
@@ -2129,6 +2162,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     chosen = pick_variant(cands, fwp, "torch")
     amap: ArgMap = map_args(chosen, fwp, "torch")
     amap = _sibling_defaults(amap, schema)
+    amap = _op_values(amap, functional or schema)
     amap = _read_source(amap, functional or schema)
     if alias_local and any(u.name == alias_local for u in amap.unused):
         # the API writes `self` through an output of its own (an `updated...` output fed
