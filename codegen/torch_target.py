@@ -2342,8 +2342,12 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         from codegen.torch_value_route import route_lines
         from opdb.op_plugin_routes import value_routes
         ret = return_stmt(schema)
-        guards += route_lines(value_routes(op.name), chosen.name, role, {a.name for a in schema.args},
-                              ret[len("return "):-1] if re.fullmatch(r"return \w+;", ret) else None)
+        # an `.out` member upstream does not route (or lacks) runs its functional's route
+        routes = value_routes(op.name) or (value_routes(_op_name(functional))
+                                           if role == "out" and functional else [])
+        guards += route_lines(routes, chosen.name, role, {a.name for a in schema.args},
+                              ret[len("return "):-1] if re.fullmatch(r"return \w+;", ret) else None,
+                              tuple(a.name for a in schema.args))
     return TorchFunction(
         role=role, op=op, schema=schema, name=fn, return_type=ret_cpp,
         params=[{"type": torch_cpp_type(a, ilistref), "name": a.name} for a in schema.args],
