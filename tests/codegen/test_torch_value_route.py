@@ -201,6 +201,11 @@ def test_a_cpu_route_written_in_the_adapter_is_read_too():
     assert r["cpu_call"] == "at::my_op(self_.cpu(), mask_.cpu(), dim_)"
     assert r["result_dtype"] == "" and r["params"] == ["self_", "mask_", "dim_"]
     assert r["source"]["line"] == 17
+    # the availability switch inside a longer test drops out of the folded condition
+    # (LogitBackwardKernelOpApi.cpp: `!is_aclnn_kernel_available || !is_support_soc`)
+    assert evr._drop_constants("!((true)) || !(soc_ok)") == "!(soc_ok)"
+    assert evr._drop_constants("a || (true)") == "true"
+    assert evr._drop_constants("a ? b : c || !(true)") == "a ? b : c || !(true)"
 
 
 def test_masked_softmax_takes_upstreams_cpu_route_in_both_members(db):

@@ -215,6 +215,33 @@ def _inline(fn: dict, args: list[str], funcs: dict, consts: dict[str, str], dept
     return " && ".join(conj) if conj else "true"
 
 
+def _top_terms(e: str, op: str) -> list[str]:
+    """`e` split at its top-level `op` (`||` or `&&`)."""
+    out, depth, cur, i = [], 0, "", 0
+    while i < len(e):
+        c = e[i]
+        depth += {"(": 1, ")": -1}.get(c, 0)
+        if depth == 0 and e.startswith(op, i):
+            out.append(cur.strip())
+            cur, i = "", i + len(op)
+            continue
+        cur += c
+        i += 1
+    return out + [cur.strip()]
+
+
+def _drop_constants(e: str) -> str:
+    """`e` without its top-level `||` terms that never hold (`!(true)`: the availability
+    switch inside a longer test), or `true` when one always holds."""
+    terms = _top_terms(e, "||")
+    if len(terms) < 2 or len(_top_terms(e, "?")) > 1:  # `||` binds looser but for `?:`
+        return e
+    if any(_constant(t) is True for t in terms):
+        return "true"
+    kept = [t for t in terms if _constant(t) is not False]
+    return " || ".join(kept) if kept else "false"
+
+
 def _constant(c: str) -> bool | None:
     """True or False when `c` is a literal truth value up to `!` and parentheses."""
     t = c.replace(" ", "")
@@ -410,8 +437,9 @@ def rows_of_file(text: str, path: str, commit: str, headers: dict[str, str]) -> 
                 continue
             try:
                 names = _caller_names(fn, fn["body"][:g.start()])
-                cond = _inline(funcs[helper], [_arg(a, names) for a in _split_args(hargs)],
-                               funcs, consts)
+                cond = _drop_constants(_inline(funcs[helper],
+                                               [_arg(a, names) for a in _split_args(hargs)],
+                                               funcs, consts))
                 call = _inline_cpu(fn["body"][g.end():end - 1], names)
             except (_No, ValueError, IndexError):
                 continue
