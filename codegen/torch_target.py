@@ -2345,9 +2345,13 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         # an `.out` member upstream does not route (or lacks) runs its functional's route
         routes = value_routes(op.name) or (value_routes(_op_name(functional))
                                            if role == "out" and functional else [])
-        guards += route_lines(routes, chosen.name, role, {a.name for a in schema.args},
-                              ret[len("return "):-1] if re.fullmatch(r"return \w+;", ret) else None,
-                              tuple(a.name for a in schema.args))
+        route = route_lines(routes, chosen.name, role, {a.name for a in schema.args},
+                            ret[len("return "):-1] if re.fullmatch(r"return \w+;", ret) else None,
+                            tuple(a.name for a in schema.args))
+        guards += route
+        # a framework value the API does not take but the route reads is handled there
+        consumed |= {u.name for u in amap.unused
+                     if any(re.search(rf"(?<![\w.]){re.escape(u.name)}\b", ln) for ln in route[1:])}
     return TorchFunction(
         role=role, op=op, schema=schema, name=fn, return_type=ret_cpp,
         params=[{"type": torch_cpp_type(a, ilistref), "name": a.name} for a in schema.args],
