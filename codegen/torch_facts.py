@@ -1243,6 +1243,75 @@ def zero_size_refusal(op: str) -> tuple[str, str] | None:
     return tensors[0], ints[0]
 
 
+# the empty-input probes: a full input that must run, and empty inputs of three shapes
+# (every one must be refused on the CPU and taken by the meta function)
+_EI_FULL = (2, 3)
+_EI_EMPTY = ((0, 3), (3, 0), (0,))
+
+
+@dataclass(frozen=True)
+class EmptyInputRefusal:
+    """torch's CPU kernel of an op refuses an empty `tensor` with `message`, and its meta
+    function takes it and gives a non-empty output (so the adapter's meta call makes no
+    check, and an API that returns early on an empty input leaves that output
+    unwritten)."""
+
+    tensor: str
+    message: str
+
+
+@functools.lru_cache(maxsize=None)
+def empty_input_refusal(op: str) -> EmptyInputRefusal | None:
+    """The refusal of an empty input that torch makes in the CPU kernel of `op` and not
+    in its meta function, where the meta function sizes a non-empty output from it
+    (`min`: "min(): Expected reduction dim to be specified for input.numel() == 0. ...",
+    while the meta function gives a 0-d output; op-plugin MinKernelNpuOpApi.cpp makes the
+    same TORCH_CHECK(self.numel() > 0) before the call), or None (unknown, or no such
+    refusal).
+
+    Probed on real CPU tensors: the op's only required argument must be one tensor (no
+    mutable argument). A float32 `_EI_FULL` input must run; each `_EI_EMPTY` input must be
+    refused on the CPU and taken by the meta function, with an output of at least one
+    element. An op whose meta output is empty too (fft over an empty dim) writes nothing
+    either way and does not fit."""
+    ov = _aten_overload(op)
+    torch = _torch()
+    if ov is None or torch is None:
+        return None
+    args = ov._schema.arguments
+    req = [a for a in args if not (a.has_default_value() or a.kwarg_only)]
+    if len(req) != 1 or str(req[0].type) != "Tensor" \
+            or any(a.kwarg_only and not a.has_default_value() for a in args) \
+            or any(a.alias_info is not None and a.alias_info.is_write for a in args):
+        return None
+
+    def call(shape, device):
+        import math
+        x = torch.arange(math.prod(shape), dtype=torch.float32).reshape(shape)
+        try:
+            with _quiet_stderr():
+                return True, ov(x.to(device))
+        except Exception as e:  # torch's refusal
+            return False, (str(e).strip().splitlines() or ["refused"])[0]
+
+    def numels(out) -> list[int]:
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        return [o.numel() for o in outs if isinstance(o, torch.Tensor)]
+
+    if not call(_EI_FULL, "cpu")[0]:
+        return None
+    message = None
+    for shape in _EI_EMPTY:
+        ran, got = call(shape, "cpu")
+        if ran:
+            return None
+        message = message or got
+        ran, meta = call(shape, "meta")
+        if not ran or not any(n > 0 for n in numels(meta)):
+            return None
+    return EmptyInputRefusal(req[0].name, message)
+
+
 @dataclass(frozen=True)
 class ValueSizedOutput:
     """The one output of an op whose length is a function of a tensor input's values,

@@ -1997,6 +1997,25 @@ def _complex_scalar_refusal_lines(schema: TorchSchema, functional: TorchSchema |
             f"\"{msg}\");"]
 
 
+def _empty_input_refusal_lines(schema: TorchSchema, functional: TorchSchema | None
+                               ) -> list[str]:
+    """torch's refusal of an empty input, made in the op's CPU kernel and not in its meta
+    function, which sizes a non-empty output from it (`torch_facts.empty_input_refusal`,
+    probed), as a TORCH_CHECK at the top of every member: the meta call does not make
+    it, and aclnnMin returns early on an empty `self`, leaving the 0-d output unwritten.
+    op-plugin MinKernelNpuOpApi.cpp makes the same check."""
+    from codegen import torch_facts
+    if not schema.name.startswith("aten::"):
+        return []
+    got = torch_facts.empty_input_refusal(_op_name(functional or schema))
+    if got is None or got.tensor not in {a.name for a in schema.args}:
+        return []
+    msg = got.message.replace("\\", "\\\\").replace('"', '\\"')
+    return [f"// torch's CPU kernel refuses an empty `{got.tensor}`; its meta function "
+            "does not (probed)",
+            f"TORCH_CHECK({got.tensor}.numel() > 0, \"{msg}\");"]
+
+
 @dataclass(frozen=True)
 class _TorchDefault(DocValue):
     """torch's default of an argument (`phrase`) of a sibling overload (`where`)."""
@@ -2022,6 +2041,39 @@ def _sibling_defaults(amap: ArgMap, schema: TorchSchema) -> ArgMap:
         if hit is not None:
             m = replace(m, decision="doc", todo="", doc=_TorchDefault(
                 "", m.aclnn.name, hit[0], "default", snake(m.aclnn.name), hit[1]))
+        params.append(m)
+    return replace(amap, params=params) if params != amap.params else amap
+
+
+@dataclass(frozen=True)
+class _ReviewedOpValue(DocValue):
+    """The constant upstream passes for this op (arg_rules.yaml `op_values`, `where`)."""
+
+    def cite(self) -> str:
+        return f"upstream's value for {self.phrase} ({self.where})"
+
+
+def _op_values(amap: ArgMap, schema: TorchSchema) -> ArgMap:
+    """An aclnn number no framework value feeds takes the constant upstream passes when
+    the API serves this op (arg_rules.yaml `op_values`, reviewed: aclnnForeachRoundOffNumberV2
+    serves five `_foreach_*` rounding ops, told apart by `roundMode`, 3 for
+    `_foreach_ceil` in op-plugin ForeachRoundOffNumberKernelNpuOpApi.cpp). Other
+    placeholders stay."""
+    from opdb.arg_rules import load as load_rules
+    if not schema.name.startswith("aten::"):
+        return amap
+    op = _op_name(schema)
+    rules = load_rules()
+    params = []
+    for m in amap.params:
+        hit = (rules.op_value_for(amap.api.name, norm_param(m.aclnn.name), op)
+               if m.decision == "unmapped" and m.aclnn.role == "input"
+               and m.kind in ("scalar", "int", "float", "bool") else None)
+        if hit is not None:
+            src = hit.evidence.split(" ", 3)
+            m = replace(m, decision="doc", todo="", doc=_ReviewedOpValue(
+                amap.api.name, m.aclnn.name, hit.value, "op", op,
+                " ".join(src[:3]).rstrip(",;") + ", arg_rules.yaml op_values"))
         params.append(m)
     return replace(amap, params=params) if params != amap.params else amap
 
@@ -2115,6 +2167,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
     chosen = pick_variant(cands, fwp, "torch")
     amap: ArgMap = map_args(chosen, fwp, "torch")
     amap = _sibling_defaults(amap, schema)
+    amap = _op_values(amap, functional or schema)
     amap = _read_source(amap, functional or schema)
     if alias_local and any(u.name == alias_local for u in amap.unused):
         # the API writes `self` through an output of its own (an `updated...` output fed
@@ -2294,8 +2347,16 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         from codegen.torch_value_route import route_lines
         from opdb.op_plugin_routes import value_routes
         ret = return_stmt(schema)
-        guards += route_lines(value_routes(op.name), chosen.name, role, {a.name for a in schema.args},
-                              ret[len("return "):-1] if re.fullmatch(r"return \w+;", ret) else None)
+        # an `.out` member upstream does not route (or lacks) runs its functional's route
+        routes = value_routes(op.name) or (value_routes(_op_name(functional))
+                                           if role == "out" and functional else [])
+        route = route_lines(routes, chosen.name, role, {a.name for a in schema.args},
+                            ret[len("return "):-1] if re.fullmatch(r"return \w+;", ret) else None,
+                            tuple(a.name for a in schema.args))
+        guards += route
+        # a framework value the API does not take but the route reads is handled there
+        consumed |= {u.name for u in amap.unused
+                     if any(re.search(rf"(?<![\w.]){re.escape(u.name)}\b", ln) for ln in route[1:])}
     return TorchFunction(
         role=role, op=op, schema=schema, name=fn, return_type=ret_cpp,
         params=[{"type": torch_cpp_type(a, ilistref), "name": a.name} for a in schema.args],
@@ -2319,6 +2380,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                           f"acl_op::{fn}({', '.join(call_names)})" if acl_op_fallback else None,
                           ret_cpp == "void")
                + _complex_scalar_refusal_lines(schema, functional)
+               + _empty_input_refusal_lines(schema, functional)
                + _lossy_int_cpu_route(amap, schema, functional, role) + slow_route
                + _other_device_route(schema, functional, role)),
         split=_list_split(chosen, branches, schema, role, host), view_shapes=view_shapes,

@@ -4,8 +4,9 @@ kernel when argument values exceed what the aclnn API handles
 `if (!checkXUseFast(...)) { return x_slow(...); }` tests:
 UpsampleBilinear2dAAKernelNpuOpApi.cpp runs `at::_upsample_bilinear2d_aa` on a float32 CPU
 copy of `self` when the real scale exceeds 50 and copies the result back in `self`'s
-dtype). The adapter gets the same route, after its output is allocated (the condition may
-read the output's sizes) and before the aclnn call.
+dtype; MaskedSoftMaxKernelNpuOpApi.cpp runs `at::_masked_softmax` on the CPU unless `self`
+is 4-D, `dim` the last and `mask_type` 2). The adapter gets the same route, after its
+output is allocated (the condition may read the output's sizes) and before the aclnn call.
 
 A route is rendered only for the API the adapter calls, for a functional or `.out`
 member returning one tensor, and only when every name its condition and CPU call read
@@ -14,6 +15,7 @@ is one of the op's arguments or the output (else nothing: a name opgen's adapter
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 # names a route's C++ may use besides the op's arguments: C++ and the casts it keeps
 _CPP = frozenset({"static_cast", "double", "float", "int", "int64_t", "bool", "true", "false"})
@@ -24,16 +26,28 @@ def _names(expr: str) -> set[str]:
     return {m.group(1) for m in _IDENT.finditer(re.sub(r"\d+\.\d*(?:[eE][-+]?\d+)?", "0", expr))}
 
 
-def route_lines(routes, api: str, role: str, arg_names: set[str], out: str | None) -> list[str]:
+def _renamed(expr: str, names: dict[str, str]) -> str:
+    return _IDENT.sub(lambda m: names.get(m.group(1), m.group(1)), expr) if names else expr
+
+
+def route_lines(routes, api: str, role: str, arg_names: set[str], out: str | None,
+                arg_order: tuple[str, ...] = ()) -> list[str]:
     """The statements of upstream's CPU route for `api` (`routes`: opdb ValueRoutes of the
-    op), or []. `out`: the adapter's output tensor (allocated or given) it returns."""
+    op), or []. `out`: the adapter's output tensor (allocated or given) it returns.
+    `arg_order`: the op's arguments in order; a route that records upstream's parameter
+    names (`params`) has them renamed to these by position (op-plugin's
+    MaskedSoftMaxKernelNpuOpApi.cpp spells `self_`, `dim_`, torch `self`, `dim`)."""
     if role not in ("functional", "out") or not out:
         return []
     lines: list[str] = []
     for r in routes:
         if r.api != api:
             continue
-        cond = r.cond.replace("{out}", out)
+        if len(r.params) > len(arg_order):
+            return []
+        names = {p: a for p, a in zip(r.params, arg_order) if p != a}
+        cond = _renamed(r.cond, names).replace("{out}", out)
+        r = replace(r, cpu_call=_renamed(r.cpu_call, names))
         if not (_names(cond) | _names(r.cpu_call) | _names(r.result_dtype)) <= \
                 (arg_names | {out} | _CPP) or "{" in cond:
             return []

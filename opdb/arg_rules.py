@@ -307,6 +307,21 @@ class DataDependent:
 
 
 @dataclass(frozen=True)
+class OpValue:
+    """(torch, per API and op, reviewed) The constant upstream passes for an aclnn number
+    `param` (normalized) of the APIs matching `apis` when the adapter serves an op
+    matching `ops` (a regex on the functional op's `aten::name.overload`): an API shared
+    by several ops that tell it apart by this number (aclnnForeachRoundOffNumberV2's
+    `roundMode`: 3 for `_foreach_ceil`). `value` is a C++ literal."""
+
+    apis: str
+    ops: str
+    param: str
+    value: str
+    evidence: str
+
+
+@dataclass(frozen=True)
 class DropMask:
     """(torch, per API, reviewed) An aclnn bit-mask input `mask` (normalized) that upstream
     generates when the framework's keep probability `keep` is below 1 and no mask `given`
@@ -351,6 +366,14 @@ class ArgRules:
     api_output_lists: tuple[ApiOutputList, ...] = ()
     meta_host_tensors: tuple[MetaHostTensor, ...] = ()
     drop_masks: tuple[DropMask, ...] = ()
+    op_values: tuple[OpValue, ...] = ()
+
+    def op_value_for(self, api: str, param: str, op: str) -> OpValue | None:
+        """The reviewed constant for aclnn `param` (normalized) of `api` serving `op`."""
+        import re
+        hits = [v for v in self.op_values if v.param == param and re.search(v.apis, api)
+                and re.search(v.ops, op)]
+        return hits[0] if len(hits) == 1 else None
 
     def drop_mask_for(self, api: str) -> DropMask | None:
         import re
@@ -438,7 +461,7 @@ _TOP_KEYS = ("aliases", "rules", "test_values", "expansions", "channel_first", "
              "zero_dim_views", "compute_as", "master_weights", "flatten", "rank_variants",
              "data_dependent", "torch_skips", "absent_affine", "bounds", "positions",
              "api_output_shapes", "api_output_layouts", "api_output_lists",
-             "meta_host_tensors", "drop_masks")
+             "meta_host_tensors", "drop_masks", "op_values")
 
 
 def parse(data: dict) -> ArgRules:
@@ -527,7 +550,8 @@ def parse(data: dict) -> ArgRules:
                     _api_output_layouts(data.get("api_output_layouts")),
                     _api_output_lists(data.get("api_output_lists")),
                     _meta_host_tensors(data.get("meta_host_tensors")),
-                    _drop_masks(data.get("drop_masks")))
+                    _drop_masks(data.get("drop_masks")),
+                    _op_values(data.get("op_values")))
 
 
 def _positions(p) -> Positions | None:
@@ -584,6 +608,18 @@ def _meta_host_tensors(entries) -> tuple[MetaHostTensor, ...]:
         if not isinstance(o, dict) or set(o) != set(keys) or not all(o.values()):
             _fail(where, "needs exactly `ops`, `param` and `evidence`")
         out.append(MetaHostTensor(*(str(o[k]) for k in keys)))
+    return tuple(out)
+
+
+def _op_values(entries) -> tuple[OpValue, ...]:
+    keys = ("apis", "ops", "param", "value", "evidence")
+    out = []
+    for i, o in enumerate(entries or []):
+        where = f"op_values[{i}] ({o.get('ops') if isinstance(o, dict) else o})"
+        if not isinstance(o, dict) or set(o) != set(keys) \
+                or any(o[k] in (None, "") for k in keys):
+            _fail(where, "needs exactly `apis`, `ops`, `param`, `value` and `evidence`")
+        out.append(OpValue(*(str(o[k]) for k in keys)))
     return tuple(out)
 
 

@@ -140,6 +140,7 @@ class ValueRoute:
     cpu_call: str
     result_dtype: str
     evidence: str
+    params: tuple[str, ...] = ()  # upstream's parameter names, in order, where recorded
 
 
 def _value_rows() -> dict[tuple[str, str], list[dict]]:
@@ -157,4 +158,5 @@ def value_routes(op: str) -> list[ValueRoute]:
             for row in _value_rows().get((path, rec["cpp_function"]), ())]
     return [ValueRoute(h["api"], h["cond"], h["cpu_call"], h["result_dtype"],
                        f"op-plugin {h['source']['commit'][:8]} {h['source']['path']}:"
-                       f"{h['source']['line']} `{h['helper']}`") for h in hits]
+                       f"{h['source']['line']} `{h['helper']}`", tuple(h.get("params") or ()))
+            for h in hits]

@@ -146,3 +146,90 @@ def test_the_extractor_refuses_a_wrong_repo_in_one_line(tmp_path):
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and "extract_value_routes:" in r.stderr
     assert out.read_bytes() == before
+
+
+POS_SRC = """
+inline bool _op_fallback_condition(const at::Tensor& self, const c10::optional<int64_t> dim) {
+  static const bool is_aclnn_kernel_available = check_aclnn_kernel_available("aclnnMyOp");
+  if (!is_aclnn_kernel_available) {
+    TORCH_NPU_WARN_ONCE("CAUTION: not supported; fallback to the CPU.");
+    return true;
+  }
+  bool last = (!dim.has_value()) || (dim.value() == self.dim() - 1);
+  if ((self.dim() != 4) || (!last)) {
+    TORCH_NPU_WARN_ONCE("CAUTION: ", "needs 4-d; fallback to the CPU.");
+    return true;
+  }
+  return false;
+}
+
+at::Tensor my_op(const at::Tensor& self_, const at::Tensor& mask_, const c10::optional<int64_t> dim_) {
+  if (_op_fallback_condition(self_, dim_)) {
+    at::Tensor self_cpu = self_.cpu();
+    at::Tensor mask_cpu = mask_.cpu();
+    at::Tensor result = at::my_op(self_cpu, mask_cpu, dim_);
+    return result.to(self_.device());
+  }
+  at::Tensor result = npu_preparation::apply_tensor_without_format(self_.sizes(), self_.options());
+  EXEC_NPU_CMD(aclnnMyOp, self_, mask_, result);
+  return result;
+}
+
+at::Tensor two_calls(const at::Tensor& self, const c10::optional<int64_t> dim) {
+  if (_op_fallback_condition(self, dim)) {
+    at::Tensor self_cpu = self.cpu();
+    at::Tensor a = at::my_op(self_cpu, dim);
+    at::Tensor b = at::other(a);
+    return b.to(self.device());
+  }
+  EXEC_NPU_CMD(aclnnMyOp, self, self);
+  return self;
+}
+"""
+
+
+def test_a_cpu_route_written_in_the_adapter_is_read_too():
+    """The second form (MaskedSoftMaxKernelNpuOpApi.cpp): `if (HELPER(...)) { <CPU route> }`
+    with a helper returning true for the CPU; the API-availability test drops out, the
+    warnings are skipped, the caller's parameter names are recorded; a body of another
+    form (two at:: calls) gives no row."""
+    rows = evr.rows_of_file(POS_SRC, "X.cpp", "c0ffee", {})
+    assert [r["function"] for r in rows] == ["my_op"]
+    r = rows[0]
+    assert r["cond"] == "(self_.dim() != 4) || (!((!dim_.has_value()) || " \
+                        "(dim_.value() == self_.dim() - 1)))"
+    assert r["cpu_call"] == "at::my_op(self_.cpu(), mask_.cpu(), dim_)"
+    assert r["result_dtype"] == "" and r["params"] == ["self_", "mask_", "dim_"]
+    assert r["source"]["line"] == 17
+    # the availability switch inside a longer test drops out of the folded condition
+    # (LogitBackwardKernelOpApi.cpp: `!is_aclnn_kernel_available || !is_support_soc`)
+    assert evr._drop_constants("!((true)) || !(soc_ok)") == "!(soc_ok)"
+    assert evr._drop_constants("a || (true)") == "true"
+    assert evr._drop_constants("a ? b : c || !(true)") == "a ? b : c || !(true)"
+
+
+def test_masked_softmax_takes_upstreams_cpu_route_in_both_members(db):
+    """op-plugin MaskedSoftMaxKernelNpuOpApi.cpp:72 runs at::_masked_softmax on the CPU
+    unless `self` is 4-D, `dim` the last and `mask_type` 2; before this ours sent every call
+    to aclnnScaledMaskedSoftmax (the seventh audit's row 23). The route's names are the
+    op's (`self`, not upstream's `self_`), and the `.out` member, which upstream lacks,
+    takes the functional's route."""
+    r = prepare(db, "aclnnScaledMaskedSoftmax", "torch", op="aten::_masked_softmax",
+                layout="in-tree")
+    (text,) = [v for k, v in r.files.items() if k.endswith("KernelNpuOpApi.cpp")]
+    cond = ("if ((self.dim() != 4) || (!((!dim.has_value()) || (dim.value() == -1) || "
+            "(dim.value() == self.dim() - 1))) || (!mask_type.has_value()) || "
+            "(mask_type != 2)) {")
+    call = "at::Tensor opgen_cpu_result = at::_masked_softmax(self.cpu(), mask.cpu(), dim, mask_type);"
+    for sig in ("at::Tensor _masked_softmax(", "at::Tensor& _masked_softmax_out("):
+        body = _fn(text, sig)
+        assert cond in body and call in body, sig
+        assert body.index(cond) < body.index(call) < body.index("EXEC_NPU_CMD(")
+        # `dim` and `mask_type` are handled by the route: no "not passed" TODO for them
+        assert "framework param `dim`" not in body and "framework param `mask_type`" not in body
+    from codegen.torch_value_route import route_lines
+    from opdb.op_plugin_routes import ValueRoute
+    renamed = ValueRoute("aclnnX", "x_.dim() != 4", "at::x(x_.cpu())", "", "e", ("x_",))
+    assert route_lines([renamed], "aclnnX", "functional", {"self"}, "out", ("self",))[1] == \
+        "if (self.dim() != 4) {"
+    assert route_lines([renamed], "aclnnX", "functional", {"self"}, "out") == []  # no order

@@ -27,6 +27,15 @@ route), `cpu_call` (the `at::` call on the CPU copies), `result_dtype` (the dtyp
 result is cast to before the copy, C++), `helper`, `slow`, `source` (repo, commit, path,
 line of the `if`).
 
+A second form: `if (HELPER(ARGS)) { BODY }` before the call, BODY the CPU route written in
+the adapter (`at::Tensor X = Y.cpu();` copies, one `at::Tensor R = at::NAME(...);`, then
+`return R.to(Z.device());`), HELPER returning true for the CPU: its `if (C) { [a
+TORCH_NPU_WARN_ONCE;] return true; }` tests fold into `C || (...)`, and op-plugin's
+`check_aclnn_kernel_available("aclnnX")` (the CANN-version switch; the adapter calls the
+API) is true, so a test on it alone drops out (MaskedSoftMaxKernelNpuOpApi.cpp
+`_masked_softmax_fallback_condition`). `cond` is HELPER itself, `slow` empty, and `params`
+lists the adapter's parameter names in order (they may differ from the op's: `self_`).
+
     python opdb/sources/torch/extract_value_routes.py --repo DIR [--check]   # DIR: a bare git clone of Ascend/op-plugin
 
 Standard library only.
@@ -51,6 +60,14 @@ GATE = re.compile(r"\bif\s*\(\s*!\s*(\w+)\s*\(([^()]*)\)\s*\)\s*\{\s*return\s+(\
 LOCAL = re.compile(r"^(?:static\s+)?(?:const\s+)?(double|float|int|int64_t|bool|auto)\s+(\w+)\s*=\s*(.+)$",
                    re.S)
 NUMERIC = ("double", "float", "int", "int64_t")
+# an early return of a helper: `if (C) { [a warning;] return true|false; }`
+EARLY = re.compile(r"if\s*\((.*)\)\s*\{?\s*(?:TORCH_(?:NPU_)?WARN(?:_ONCE)?\s*\((?:[^;]|\"[^\"]*\")*\)\s*;\s*)*"
+                   r"return\s+(true|false)\s*;\s*\}?", re.S)
+# op-plugin's test that the CANN has an aclnn API (op_plugin/utils): the adapter calls the
+# API, so it holds (the CANN-version switch, as DO_COMPATIBILITY)
+AVAILABLE = re.compile(r"\bcheck_aclnn_kernel_available\s*\(\s*\"\w+\"\s*\)")
+# a CPU route written in the adapter: `if (HELPER(ARGS)) { ... return R.to(X.device()); }`
+POS_GATE = re.compile(r"\bif\s*\(\s*(\w+)\s*\(([^()]*)\)\s*\)\s*\{")
 IDENT = re.compile(r"(?<![\w.:>])([A-Za-z_]\w*)\b(?!\s*::)")
 
 
@@ -157,9 +174,11 @@ def _inline(fn: dict, args: list[str], funcs: dict, consts: dict[str, str], dept
         names[pname] = f"static_cast<{base}>({arg})" if base in NUMERIC else f"({arg})" \
             if not re.fullmatch(r"[\w{}]+", arg) else arg
     conj: list[str] = []
+    early: list[tuple[bool, str]] = []  # (returned value, condition) of each early return
 
     def expr(e: str) -> str:  # the file's bool calls first: their arguments are plain names
-        return _sub(_calls(" ".join(e.split()), funcs, consts, depth), names)
+        return _sub(_calls(AVAILABLE.sub("true", " ".join(e.split())), funcs, consts, depth),
+                    names)
 
     for st in _statements(fn["body"]):
         m = LOCAL.match(st)
@@ -168,20 +187,75 @@ def _inline(fn: dict, args: list[str], funcs: dict, consts: dict[str, str], dept
             v = expr(init)
             names[name] = f"static_cast<{typ}>({v})" if typ in NUMERIC else f"({v})"
             continue
-        m = re.fullmatch(r"if\s*\((.*)\)\s*\{?\s*return\s+false\s*;\s*\}?", st, re.S)
+        m = EARLY.fullmatch(st)
         if m:
-            conj.append(f"!({expr(m.group(1))})")
+            c = expr(m.group(1))
+            early.append((m.group(2) == "true", c))
+            conj.append(f"!({c})")
             continue
         m = re.fullmatch(r"return\s+(.*)", st, re.S)
         if m:
             v = expr(m.group(1))
-            if v != "true":
-                conj.append(f"({v})" if conj else v)
-            break
+            if not any(r for r, _ in early):  # only `return false` before: a conjunction
+                if v != "true":
+                    conj.append(f"({v})" if conj else v)
+                break
+            # `if (C) { return true; }` too: fold from the last statement back
+            for ret, c in reversed(early):
+                if _constant(c) == (not ret):  # a test that never holds (an API that is
+                    continue                   # there: the availability switch) drops out
+                if ret:
+                    v = c if v == "false" else f"{c} || ({v})"
+                else:
+                    v = f"!({c})" if v == "true" else f"!({c}) && ({v})"
+            return v
         raise _No(st)
     else:
         raise _No("no return")
     return " && ".join(conj) if conj else "true"
+
+
+def _top_terms(e: str, op: str) -> list[str]:
+    """`e` split at its top-level `op` (`||` or `&&`)."""
+    out, depth, cur, i = [], 0, "", 0
+    while i < len(e):
+        c = e[i]
+        depth += {"(": 1, ")": -1}.get(c, 0)
+        if depth == 0 and e.startswith(op, i):
+            out.append(cur.strip())
+            cur, i = "", i + len(op)
+            continue
+        cur += c
+        i += 1
+    return out + [cur.strip()]
+
+
+def _drop_constants(e: str) -> str:
+    """`e` without its top-level `||` terms that never hold (`!(true)`: the availability
+    switch inside a longer test), or `true` when one always holds."""
+    terms = _top_terms(e, "||")
+    if len(terms) < 2 or len(_top_terms(e, "?")) > 1:  # `||` binds looser but for `?:`
+        return e
+    if any(_constant(t) is True for t in terms):
+        return "true"
+    kept = [t for t in terms if _constant(t) is not False]
+    return " || ".join(kept) if kept else "false"
+
+
+def _constant(c: str) -> bool | None:
+    """True or False when `c` is a literal truth value up to `!` and parentheses."""
+    t = c.replace(" ", "")
+    neg = False
+    while True:
+        if t.startswith("(") and t.endswith(")") and _balanced(t, 0, "(", ")") == len(t):
+            t = t[1:-1]
+        elif t.startswith("!"):
+            neg, t = not neg, t[1:]
+        else:
+            break
+    if t in ("true", "false"):
+        return (t == "true") != neg
+    return None
 
 
 UTILS: dict[str, dict] = {}  # op_plugin/utils/*.cpp functions (extract() fills it)
@@ -300,6 +374,29 @@ def _slow(fn: dict, args: list[str]) -> tuple[str, str]:
     return f"at::{name}({', '.join(out)})", rdt
 
 
+def _inline_cpu(body: str, names: dict[str, str]) -> str:
+    """The at:: call of a CPU route written in the adapter: `at::Tensor X = Y.cpu();`
+    copies, one `at::Tensor R = at::NAME(ARGS);` and `return R.to(Z.device());` (the
+    result moved back to the device, in its own dtype), nothing else."""
+    names = dict(names)
+    call = None
+    for st in [t.strip() for t in " ".join(body.split()).split(";") if t.strip()]:
+        m = re.fullmatch(r"(?:at::Tensor|auto)\s+(\w+)\s*=\s*(\w+)\.cpu\(\)", st)
+        if m:
+            names[m.group(1)] = f"{_arg(m.group(2), names)}.cpu()"
+            continue
+        m = re.fullmatch(r"(?:at::Tensor|auto)\s+(\w+)\s*=\s*at::(\w+)\s*\(([^()]*)\)", st)
+        if m and call is None:
+            call = (m.group(1), f"at::{m.group(2)}("
+                    + ", ".join(_arg(a, names) for a in _split_args(m.group(3))) + ")")
+            continue
+        m = re.fullmatch(r"return\s+(\w+)\.to\(\s*(\w+)\.device\(\)\s*\)", st)
+        if m and call is not None and m.group(1) == call[0] and m.group(2) in names:
+            return call[1]
+        raise _No(f"cpu body {st}")
+    raise _No("cpu body")
+
+
 def rows_of_file(text: str, path: str, commit: str, headers: dict[str, str]) -> list[dict]:
     raw = text
     text = _strip_comments(text)
@@ -329,6 +426,28 @@ def rows_of_file(text: str, path: str, commit: str, headers: dict[str, str]) -> 
             rows.append({"function": fname, "limit": "value_cpu_route", "api": ex.group(1),
                          "cond": _negate(fast), "cpu_call": call, "result_dtype": rdt,
                          "helper": helper, "slow": slow,
+                         "source": {"repo": "Ascend/op-plugin", "commit": commit,
+                                    "path": path, "line": line}})
+        for g in POS_GATE.finditer(fn["body"], 0, ex.start()):
+            helper, hargs = g.groups()
+            if helper not in funcs or funcs[helper]["ret"].split()[-1] != "bool":
+                continue
+            end = _balanced(fn["body"], g.end() - 1, "{", "}")
+            if end < 0 or end > ex.start():
+                continue
+            try:
+                names = _caller_names(fn, fn["body"][:g.start()])
+                cond = _drop_constants(_inline(funcs[helper],
+                                               [_arg(a, names) for a in _split_args(hargs)],
+                                               funcs, consts))
+                call = _inline_cpu(fn["body"][g.end():end - 1], names)
+            except (_No, ValueError, IndexError):
+                continue
+            line = text.count("\n", 0, fn["start"] + 1 + g.start()) + 1
+            rows.append({"function": fname, "limit": "value_cpu_route", "api": ex.group(1),
+                         "cond": cond, "cpu_call": call, "result_dtype": "",
+                         "helper": helper, "slow": "",
+                         "params": [p for _, p in fn["params"]],
                          "source": {"repo": "Ascend/op-plugin", "commit": commit,
                                     "path": path, "line": line}})
     return rows
