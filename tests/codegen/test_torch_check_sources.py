@@ -40,3 +40,4 @@ def test_the_sources_are_the_inputs_and_never_the_out():
     assert _check_sources([]) == "{}"
     assert _check_sources(["self", "other"]) == "{self, other}"
     assert _check_sources(["self[i]"]) == "{self[i]}"
+
