@@ -256,12 +256,28 @@ def check_out(out_dir: Path, force: bool) -> Path:
 
 
 def _acl_op_fallback(db, framework: str, op: FrameworkOp) -> bool:
+    """Whether op-plugin has an acl_op:: implementation of `op`: a legacy kernel was
+    extracted for it, or op-plugin's yaml builds it in the acl_op namespace (the
+    `impl_ns(vX.Y)=` note the op-plugin ingest attaches; an acl_op composite such as
+    `complex`, which builds its result from other ops, names no kernel of its own).
+    The yaml entry then gets its `acl_op` key, so op-plugin's generated wrapper
+    (torchnpugen/gen.py) sends internal-format inputs to acl_op instead of refusing them."""
     if framework != "torch":
         return False
     try:
-        return any(a.legacy_ops for a in db.adapters("torch", op=op.name))
+        adapters = db.adapters("torch", op=op.name)
     except Exception:  # an opdb without adapters: no fallback known
         return False
+    return any(a.legacy_ops or _builds_acl_op(a.notes) for a in adapters)
+
+
+def _builds_acl_op(notes) -> bool:
+    """An `impl_ns(vX.Y)=acl_op,op_api` note (opdb/ingest/op_plugin.py) lists acl_op."""
+    for n in notes or ():
+        if n.startswith("impl_ns(") and "=" in n:
+            if "acl_op" in n.split("=", 1)[1].split(","):
+                return True
+    return False
 
 
 def _rank_variant(db, api: AclnnApi):

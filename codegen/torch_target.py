@@ -1084,6 +1084,16 @@ def _inplace_meta_check(schema: TorchSchema, unchecked: tuple[str, ...]) -> list
                      f"Meta twin of `{first}`"}]
 
 
+def _check_sources(tensors_in: list[str]) -> str:
+    """The source list of `npu_preparation::check_tensor(src, out, dtype, sizes)`: the op's
+    input tensors, `{}` when it has none (`logspace.out`, `eye.out`). Never the `out`
+    itself: torch_npu's check_tensor takes an `out` found in its source list for an
+    in-place write and raises on a size mismatch ("output with shape ... doesn't match")
+    where it resizes any other `out` (torch_npu OpPreparation.cpp `check_tensor_size`);
+    torch and op-plugin LogSpaceKernelNpuOpApi.cpp resize it."""
+    return "{" + ", ".join(tensors_in) + "}"
+
+
 def _own_out_meta(schema: TorchSchema, outs: list[str], list_outs: list[str],
                   tensors_in: list[str]) -> dict | None:
     """An `.out` op with no functional member in its family (`logspace.out`: torch's
@@ -1102,7 +1112,7 @@ def _own_out_meta(schema: TorchSchema, outs: list[str], list_outs: list[str],
     args = ", ".join(f"meta_{a.name}" if a.name in outs else _meta_arg(a, False)
                      for a in schema.args)
     lines.append(f"at::_ops::{ident}::call({args});")
-    src = "{" + ", ".join(tensors_in or outs[:1]) + "}"
+    src = _check_sources(tensors_in)
     lines += [f"npu_preparation::check_tensor({src}, {o}, {o}.scalar_type(), "
               f"meta_{o}.sizes());" for o in outs]
     return {"lines": lines, "binding_lines": [], "todo": "",
@@ -1228,7 +1238,7 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                      "todo": "TODO(opgen): no meta function known for the functional op; "
                              "check/resize the outputs " + ", ".join(f"`{o}`" for o in outs),
                      "note": ""}]
-        src = "{" + ", ".join(tensors_in or outs[:1]) + "}"
+        src = _check_sources(tensors_in)
         lines = [f"auto meta = {meta_call(functional)};"]
         masked = _output_mask(schema, len(outs))
         for i, o in enumerate(outs):
@@ -1562,7 +1572,7 @@ def _list_out_checks(schema: TorchSchema, fwp: list[FwParam], functional: TorchS
     tensors_in = [f.name for f in fwp if f.kind == "tensor" and f.origin == "param"
                   and not f.optional and not f.mutable and not f.is_output
                   and f.name not in host]
-    src = "{" + ", ".join([f"{n}[i]" for n in lists_in] + tensors_in or [f"{out}[i]"]) + "}"
+    src = _check_sources([f"{n}[i]" for n in lists_in] + tensors_in)
     lines = [f"auto meta = {meta_call(functional)};",
              f'TORCH_CHECK({out}.size() == meta.size(), "{schema.name}: expected ", '
              f'meta.size(), " tensors in `{out}`, got ", {out}.size());',

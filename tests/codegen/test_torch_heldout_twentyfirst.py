@@ -15,12 +15,14 @@ def test_an_out_op_without_functional_member_is_sized_by_its_own_meta(db):
     aclnn_logspace.cpp checks only `out`'s dtype before a ViewCopy into it. torch's
     `logspace` takes TensorOptions, so it is no member of `logspace.out`'s family, and
     before, the `.out` adapter neither checked nor resized `out` (a TODO). Now the `.out`
-    op's own meta function runs on a Meta twin of `out` and `out` is checked/resized."""
+    op's own meta function runs on a Meta twin of `out` and `out` is checked/resized
+    (with no source tensor: an `out` in check_tensor's source list is refused, not
+    resized; test_torch_check_sources.py)."""
     r = prepare(db, "aclnnLogSpace", "torch", op="aten::logspace.out")
     body = _fn(r.files[ADAPTER.format("Logspace")], "at::Tensor& logspace_out(")
     assert "at::Tensor meta_out = at::empty({0}, out.options().device(at::kMeta));" in body
     assert "at::_ops::logspace_out::call(start, end, steps, base, meta_out);" in body
-    assert ("npu_preparation::check_tensor({out}, out, out.scalar_type(), "
+    assert ("npu_preparation::check_tensor({}, out, out.scalar_type(), "
             "meta_out.sizes());") in body
     assert body.index("meta_out.sizes()") < body.index("EXEC_NPU_CMD(aclnnLogSpace")
     assert "TODO(opgen)" not in body
