@@ -6,7 +6,8 @@ Every fact comes from the op's one `OpFacts` record (opdb.facts), the same recor
 `opdb show` prints. Order of the rules (first match wins):
 
 1. not-a-kernel   views, metadata, markers; CPU-/CUDA-library kernels the NPU never
-                  dispatches (oneDNN `mkldnn_*`, `*_for_cpu`, cuDNN): names the parent op
+                  dispatches (oneDNN `mkldnn_*`, `*_for_cpu`, cuDNN) and other devices' own
+                  kernels (MPS, XPU): names the parent op
 2. signature-drift  (paddle) the adapter's kernel signature differs from the installed
                   Paddle's (the adam/amsgrad case): the adapter would be fed wrong args
 3. dtype-gap      an adapter exists; its dtypes are known and miss a traced dtype
@@ -96,10 +97,9 @@ def classify_op(ctx: ClassifyContext, op: str, dtypes: tuple[str, ...] = (),
 
     reason = is_not_a_kernel(ctx.framework, f.name, f.op.schema if f.op else "")
     d = f.dispatch
-    if not reason and d is not None and (d.cpu_only or d.gpu_only) and not f.adapters:
-        lib = "CPU" if d.cpu_only else "CUDA"
-        reason = (f"{lib}-library kernel ({', '.join(d.declared) or 'no device kernel'} only); "
-                  f"the NPU runs {d.parent or 'the op that calls it'} instead")
+    if not reason and d is not None and d.foreign_library and not f.adapters:
+        reason = (f"{d.foreign_library}-library kernel ({', '.join(d.declared) or 'no device kernel'} "
+                  f"only); the NPU runs {d.parent or 'the op that calls it'} instead")
     if reason:
         v.category = "not-a-kernel"
         v.evidence.append(reason)

@@ -11,7 +11,8 @@ JSON next to opscan's cache (`$OPSCAN_CACHE/torch-dispatch-<version>.json`):
 - `cpu_only`: every declared backend kernel is a CPU-library one (MkldnnCPU,
   QuantizedCPU, Sparse*CPU, or CPU for an op named after a CPU library: oneDNN
   `mkldnn_*`, `_nnpack_*`, `*_for_cpu`): a device dispatcher never reaches it;
-  `gpu_only` likewise for cuDNN/MIOpen kernels;
+  `gpu_only` likewise for cuDNN/MIOpen kernels; `other_device_only`: every declared
+  backend kernel is another device's (MPS, XPU: `max_pool2d_backward` is Metal's own);
   `parent`: the op that reaches it on other devices, when its name shows it.
 
 `becomes(op)` runs an op's device-agnostic kernel (CompositeImplicitAutograd, else
@@ -39,11 +40,11 @@ DEVICE_NEUTRAL = {"Meta", "CompositeImplicitAutograd", "CompositeExplicitAutogra
                   "CompositeExplicitAutogradNonFunctional", "SparseCsrMeta", "SparseMeta",
                   "QuantizedMeta"}
 _LIB_PREFIXES = ("_mkldnn_", "mkldnn_", "_nnpack_", "_cudnn_", "cudnn_", "miopen_", "_slow_",
-                 "slow_", "thnn_", "_thnn_", "onednn_", "_onednn_")
-_LIB_SUFFIXES = ("_for_cpu", "_cpu", "_cuda")
+                 "slow_", "thnn_", "_thnn_", "onednn_", "_onednn_", "_mps_", "mps_")
+_LIB_SUFFIXES = ("_for_cpu", "_cpu", "_cuda", "_for_mps", "_mps")
 _CPU_LIB_PREFIXES = ("_mkldnn_", "mkldnn_", "_nnpack_", "onednn_", "_onednn_")
 _GPU_LIB_PREFIXES = ("_cudnn_", "cudnn_", "miopen_", "_miopen_")
-CACHE_FORMAT = 5
+CACHE_FORMAT = 6
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ class DispatchFacts:
     structured_delegate: str = ""
     cpu_only: bool = False
     gpu_only: bool = False
+    other_device_only: bool = False
     parent: str = ""
     torch_version: str = ""
 
@@ -72,6 +74,18 @@ class DispatchFacts:
                   "CompositeExplicitAutogradNonFunctional"):
             if k in self.keys:
                 return k
+        return ""
+
+    @property
+    def foreign_library(self) -> str:
+        """Whose kernel this is when no NPU dispatch reaches it: "CPU", "CUDA" or the other
+        device's backend keys ("MPS"); "" when it is an op an NPU runs."""
+        if self.cpu_only:
+            return "CPU"
+        if self.gpu_only:
+            return "CUDA"
+        if self.other_device_only:
+            return "/".join(k for k in self.declared if k not in DEVICE_NEUTRAL)
         return ""
 
     def describe(self) -> str:
@@ -158,11 +172,15 @@ def compute_table() -> dict:
                     and (cpu_named or (bool(backends) and "CPU" not in backends
                                        and "CompositeExplicitAutograd" not in keys)))
         gpu_only = not composite and backends <= GPU_LIBRARY_KEYS and gpu_named
+        # another device's own kernel (Metal's `max_pool2d_backward`, an XPU matmul): no
+        # CPU or CUDA kernel, nothing device-agnostic, no delegate a device could adapt
+        other_only = (bool(backends) and not delegate and not any(k.startswith("Composite") for k in keys)
+                      and not any("CPU" in k or "CUDA" in k or k == "PrivateUse1" for k in backends))
         ops[_display(yname)] = {
             "keys": keys, "declared": declared,
             "structured_delegate": _display(entry["structured_delegate"]) if entry.get("structured_delegate") else "",
-            "cpu_only": cpu_only, "gpu_only": gpu_only,
-            "parent": _parent(base, bases) if (cpu_only or gpu_only) else "",
+            "cpu_only": cpu_only, "gpu_only": gpu_only, "other_device_only": other_only,
+            "parent": _parent(base, bases) if (cpu_only or gpu_only or other_only) else "",
         }
     return {"format": CACHE_FORMAT, "torch": torch.__version__, "ops": ops}
 
@@ -214,7 +232,8 @@ def facts(op: str) -> DispatchFacts | None:
         return None
     return DispatchFacts(op=op, keys=tuple(e["keys"]), declared=tuple(e["declared"]),
                          structured_delegate=e["structured_delegate"], cpu_only=e["cpu_only"],
-                         gpu_only=e["gpu_only"], parent=e["parent"], torch_version=t["torch"])
+                         gpu_only=e["gpu_only"], other_device_only=e["other_device_only"],
+                         parent=e["parent"], torch_version=t["torch"])
 
 
 # ---------------------------------------------------------------- what an op becomes
@@ -226,8 +245,6 @@ _SHAPES = ((2, 4), (2, 4, 4, 4), (4,), (2, 4, 4), (2, 4, 4, 4, 4))
 def _args_for(schema, shape, flag: bool = False) -> tuple[list, dict] | None:
     """(args, kwargs) for `schema` on meta tensors of `shape`; None when an argument
     type cannot be synthesized."""
-    import torch
-
     args: list = []
     kwargs: dict = {}
     for a in schema.arguments:

@@ -76,6 +76,13 @@ def test_views_are_not_kernels(db):
     assert classify_op(ClassifyContext.create(db, "paddle"), "reshape", ("float32",)).category == "not-a-kernel"
 
 
+def test_other_devices_kernels_are_not_npu_kernels(db):
+    """max_pool2d_backward has only an MPS kernel: the NPU runs max_pool2d_with_indices_backward,
+    so it is not a gap (it was needs-ascendc before)."""
+    v = classify_op(ClassifyContext.create(db, "torch"), "aten::max_pool2d_backward", ("float32",))
+    assert v.category == "not-a-kernel" and "MPS-library kernel" in v.evidence[0]
+
+
 def test_soc_without_support_is_not_cann_available(db):
     # aclnnAddRelu's docs do not list the Atlas inference series (310P)
     ctx = ClassifyContext.create(db, "torch", soc="ascend310p")

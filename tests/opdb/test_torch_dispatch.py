@@ -46,3 +46,15 @@ def test_becomes(fresh_cache, op, parts):
     torch_dispatch._becomes_cache.cache_clear()
     assert torch_dispatch.becomes(op) == parts  # from the on-disk cache
     assert list(fresh_cache.glob("torch-becomes-*.json"))
+
+
+def test_other_devices_own_kernels(fresh_cache):
+    """An op whose only declared kernels are another device's (Metal's `max_pool2d_backward`)
+    is no NPU's op; one with a CPU/CUDA kernel or a structured delegate is."""
+    mps = torch_dispatch.facts("aten::max_pool2d_backward")
+    assert mps.other_device_only and mps.foreign_library == "MPS"
+    assert torch_dispatch.facts("aten::_lstm_mps").parent == "aten::lstm"
+    for op in ("aten::addbmm", "aten::max_pool2d_with_indices", "aten::isinf", "aten::mode"):
+        f = torch_dispatch.facts(op)
+        assert not f.other_device_only and f.foreign_library == "", op
+    assert torch_dispatch.facts("aten::mkldnn_max_pool2d").foreign_library == "CPU"
