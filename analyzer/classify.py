@@ -7,7 +7,9 @@ Every fact comes from the op's one `OpFacts` record (opdb.facts), the same recor
 
 1. not-a-kernel   views, metadata, markers; CPU-/CUDA-library kernels the NPU never
                   dispatches (oneDNN `mkldnn_*`, `*_for_cpu`, cuDNN) and other devices' own
-                  kernels (MPS, XPU): names the parent op
+                  kernels (MPS, XPU): names the parent op. A view-shaped schema whose
+                  device-agnostic kernel turns into a copy (`to.dtype` -> `_to_copy`) is
+                  not a view: the rules below classify what it becomes
 2. signature-drift  (paddle) the adapter's kernel signature differs from the installed
                   Paddle's (the adam/amsgrad case): the adapter would be fed wrong args
 3. dtype-gap      an adapter exists; its dtypes are known and miss a traced dtype
@@ -95,7 +97,7 @@ def classify_op(ctx: ClassifyContext, op: str, dtypes: tuple[str, ...] = (),
     v = OpVerdict(op=f.name, category="", dtypes=dtypes)
     v.aliases = list(f.aliases)
 
-    reason = is_not_a_kernel(ctx.framework, f.name, f.op.schema if f.op else "")
+    reason = _no_kernel_reason(ctx, f)
     d = f.dispatch
     if not reason and d is not None and d.foreign_library and not f.adapters:
         reason = (f"{d.foreign_library}-library kernel ({', '.join(d.declared) or 'no device kernel'} "
@@ -201,11 +203,25 @@ def _functional_of(op: str) -> str:
     return ""
 
 
+def _no_kernel_reason(ctx: ClassifyContext, f: OpFacts) -> str:
+    """Why `f`'s op needs no device kernel, or "". A view-shaped schema (`Tensor(a)`
+    returned) with a device-agnostic kernel that turns into a computing op is an alias
+    only sometimes: `to.dtype` returns `self` for the same dtype and `_to_copy` otherwise."""
+    reason = is_not_a_kernel(ctx.framework, f.name, f.op.schema if f.op else "")
+    d = f.dispatch
+    if reason.startswith("view") and d is not None and d.device_agnostic_key and f.becomes:
+        for o in f.becomes:
+            g = ctx.facts(o)
+            if not is_not_a_kernel(ctx.framework, g.name, g.op.schema if g.op else ""):
+                return ""
+    return reason
+
+
 def _adapted_or_free(ctx: ClassifyContext, op: str, depth: int = 0) -> bool:
     """The NPU runs `op` without a gap: adapted, no kernel needed, or a device-agnostic
     kernel whose parts are (recursively, three levels)."""
     g = ctx.facts(op)
-    if g.adapters or is_not_a_kernel(ctx.framework, g.name, g.op.schema if g.op else ""):
+    if g.adapters or _no_kernel_reason(ctx, g):
         return True
     d = g.dispatch
     if depth < 3 and d is not None and d.device_agnostic_key and g.becomes is not None:

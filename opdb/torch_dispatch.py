@@ -44,7 +44,7 @@ _LIB_PREFIXES = ("_mkldnn_", "mkldnn_", "_nnpack_", "_cudnn_", "cudnn_", "miopen
 _LIB_SUFFIXES = ("_for_cpu", "_cpu", "_cuda", "_for_mps", "_mps")
 _CPU_LIB_PREFIXES = ("_mkldnn_", "mkldnn_", "_nnpack_", "onednn_", "_onednn_")
 _GPU_LIB_PREFIXES = ("_cudnn_", "cudnn_", "miopen_", "_miopen_")
-CACHE_FORMAT = 6
+CACHE_FORMAT = 7
 
 
 @dataclass(frozen=True)
@@ -276,6 +276,8 @@ def _args_for_one(a, shape, flag: bool) -> list | None:
         return [torch.empty(shape, device="meta")]
     if t == "Tensor?":
         return [None]
+    if t == "List[Tensor?]":  # advanced indices (`index.Tensor`): one index into dim 0
+        return [[torch.zeros((shape[0],), dtype=torch.long, device="meta")]]
     if a.has_default_value():
         return [a.default_value]
     if t.startswith("Optional["):

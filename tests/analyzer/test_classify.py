@@ -83,6 +83,22 @@ def test_other_devices_kernels_are_not_npu_kernels(db):
     assert v.category == "not-a-kernel" and "MPS-library kernel" in v.evidence[0]
 
 
+def test_a_view_shaped_composite_that_copies_is_classified_by_what_it_becomes(db):
+    """to.dtype returns `Tensor(a)` but converts through _to_copy (adapted): supported, not a
+    view; reshape, whose composite only views, stays not-a-kernel."""
+    ctx = ClassifyContext.create(db, "torch")
+    v = classify_op(ctx, "aten::to.dtype", ("float32",))
+    assert v.category == "supported" and v.decomposes_into == ["aten::_to_copy"]
+    assert classify_op(ctx, "aten::reshape", ("float32",)).category == "not-a-kernel"
+
+
+def test_composite_over_advanced_indices_is_run(db):
+    """_unsafe_index.Tensor (adapted only up to torch_npu 2.1) becomes index.Tensor: it was
+    'unverified' while its `Tensor?[]` argument could not be synthesized."""
+    v = classify_op(ClassifyContext.create(db, "torch"), "aten::_unsafe_index.Tensor", ("float32",))
+    assert v.category == "supported" and v.decomposes_into == ["aten::index.Tensor"]
+
+
 def test_soc_without_support_is_not_cann_available(db):
     # aclnnAddRelu's docs do not list the Atlas inference series (310P)
     ctx = ClassifyContext.create(db, "torch", soc="ascend310p")

@@ -58,3 +58,11 @@ def test_other_devices_own_kernels(fresh_cache):
         f = torch_dispatch.facts(op)
         assert not f.other_device_only and f.foreign_library == "", op
     assert torch_dispatch.facts("aten::mkldnn_max_pool2d").foreign_library == "CPU"
+
+
+@pytest.mark.parametrize("op,parts", [
+    ("aten::_unsafe_index.Tensor", ("aten::index.Tensor",)),  # a `Tensor?[]` of indices
+    ("aten::to.dtype", ("aten::_to_copy",)),  # ScalarType is an int in the schema: uint8
+])
+def test_becomes_synthesizes_indices(fresh_cache, op, parts):
+    assert torch_dispatch.becomes(op) == parts
