@@ -219,11 +219,15 @@ def _no_kernel_reason(ctx: ClassifyContext, f: OpFacts) -> str:
 
 def _adapted_or_free(ctx: ClassifyContext, op: str, depth: int = 0) -> bool:
     """The NPU runs `op` without a gap: adapted, no kernel needed, or a device-agnostic
-    kernel whose parts are (recursively, three levels)."""
+    kernel whose parts are (recursively, three levels); a structured op through its `.out`
+    delegate only (its generated wrapper calls nothing else; a registered decomposition
+    is not run by the dispatcher)."""
     g = ctx.facts(op)
     if g.adapters or _no_kernel_reason(ctx, g):
         return True
     d = g.dispatch
+    if d is not None and d.structured_delegate and d.device_agnostic_key != "CompositeImplicitAutograd":
+        return depth < 3 and _adapted_or_free(ctx, d.structured_delegate, depth + 1)
     if depth < 3 and d is not None and d.device_agnostic_key and g.becomes is not None:
         return all(_adapted_or_free(ctx, o, depth + 1) for o in g.becomes)
     return False

@@ -289,7 +289,7 @@ def _build(db, framework: str, op: str, target: str, soc: str) -> OpFacts:
     usable = tuple(a for a in in_target if a not in stubs)
     calls = adapter_calls(usable)
     dispatch = becomes = None
-    if framework == "torch" and op.startswith("aten::"):
+    if framework == "torch" and op.startswith(("aten::", "prims::")):
         from opdb import torch_dispatch
 
         dispatch = torch_dispatch.facts(op)

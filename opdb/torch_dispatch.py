@@ -1,6 +1,8 @@
 """Torch dispatch truth from the installed torch: what the dispatcher does with an op.
 
-Facts per ATen overload, computed once per installed torch version and cached as
+Facts per ATen overload (and per `prims::` primitive, which torch._decomp entries call
+and whose CompositeExplicitAutograd kernels call ATen ops), computed once per installed
+torch version and cached as
 JSON next to opscan's cache (`$OPSCAN_CACHE/torch-dispatch-<version>.json`):
 - `keys`: dispatch keys with a kernel in this build (`torch._C.
   _dispatch_has_kernel_for_dispatch_key`: CPU, Meta, CompositeImplicitAutograd,
@@ -17,7 +19,8 @@ JSON next to opscan's cache (`$OPSCAN_CACHE/torch-dispatch-<version>.json`):
 
 `becomes(op)` runs an op's device-agnostic kernel (CompositeImplicitAutograd, else
 CompositeExplicitAutograd(NonFunctional)), else its torch._decomp /
-torch._inductor.decomposition entry, on small meta tensors under a dispatch mode and
+torch._inductor.decomposition entry (also for a structured op, whose generated
+CompositeExplicitAutogradNonFunctional wrapper only calls its `.out` delegate), on small meta tensors under a dispatch mode and
 returns the ops the dispatcher turns it into (`aten::group_norm` ->
 `aten::native_group_norm`). Inputs are synthesized from the schema; when no tried
 shape fits, the answer is None (unknown), never a guess.
@@ -44,7 +47,7 @@ _LIB_PREFIXES = ("_mkldnn_", "mkldnn_", "_nnpack_", "_cudnn_", "cudnn_", "miopen
 _LIB_SUFFIXES = ("_for_cpu", "_cpu", "_cuda", "_for_mps", "_mps")
 _CPU_LIB_PREFIXES = ("_mkldnn_", "mkldnn_", "_nnpack_", "onednn_", "_onednn_")
 _GPU_LIB_PREFIXES = ("_cudnn_", "cudnn_", "miopen_", "_miopen_")
-CACHE_FORMAT = 7
+CACHE_FORMAT = 8
 
 
 @dataclass(frozen=True)
@@ -116,9 +119,9 @@ def _native_functions() -> dict[str, dict]:
     return out
 
 
-def _display(name: str) -> str:
+def _display(name: str, ns: str = "aten") -> str:
     base, _, ov = name.partition(".")
-    return f"aten::{base}" + (f".{ov}" if ov and ov != "default" else "")
+    return f"{ns}::{base}" + (f".{ov}" if ov and ov != "default" else "")
 
 
 def _parent(base: str, known: set[str]) -> str:
@@ -144,11 +147,22 @@ def compute_table() -> dict:
     """All facts for the installed torch (about 0.5 s); see the module doc."""
     import torch
     import torch._C as C
+    import torch._prims  # noqa: F401 - registers the prims:: primitives
 
     nf = _native_functions()
     bases = {n.split(".")[0] for n in nf}
     ops: dict[str, dict] = {}
     for s in C._jit_get_all_schemas():
+        if s.name.startswith("prims::"):
+            full = s.name + (f".{s.overload_name}" if s.overload_name else "")
+            try:
+                keys = [k for k in KEYS if C._dispatch_has_kernel_for_dispatch_key(full, k)]
+            except RuntimeError:
+                continue
+            ops[_display(full.split("::", 1)[1], "prims")] = {
+                "keys": keys, "declared": [], "structured_delegate": "", "cpu_only": False,
+                "gpu_only": False, "other_device_only": False, "parent": ""}
+            continue
         if not s.name.startswith("aten::"):
             continue
         full = s.name + (f".{s.overload_name}" if s.overload_name else "")
@@ -242,7 +256,7 @@ _INDEX_NAMES = re.compile(r"(target|indices|index|label|labels|offsets|lengths|i
 _SHAPES = ((2, 4), (2, 4, 4, 4), (4,), (2, 4, 4), (2, 4, 4, 4, 4))
 
 
-def _args_for(schema, shape, flag: bool = False) -> tuple[list, dict] | None:
+def _args_for(schema, shape, flag: bool = False, dim: int = 1) -> tuple[list, dict] | None:
     """(args, kwargs) for `schema` on meta tensors of `shape`; None when an argument
     type cannot be synthesized."""
     args: list = []
@@ -251,20 +265,21 @@ def _args_for(schema, shape, flag: bool = False) -> tuple[list, dict] | None:
         if a.kwarg_only and a.has_default_value():
             continue
         if a.kwarg_only:
-            sub = _args_for_one(a, shape, flag)
+            sub = _args_for_one(a, shape, flag, dim)
             if sub is None:
                 return None
             kwargs[a.name] = sub[0]
             continue
-        sub = _args_for_one(a, shape, flag)
+        sub = _args_for_one(a, shape, flag, dim)
         if sub is None:
             return None
         args.append(sub[0])
     return args, kwargs
 
 
-def _args_for_one(a, shape, flag: bool) -> list | None:
-    """[value] for one schema argument, None when its type cannot be synthesized."""
+def _args_for_one(a, shape, flag: bool, dim: int = 1) -> list | None:
+    """[value] for one schema argument, None when its type cannot be synthesized; `dim`
+    fills integer lists that are not sizes (dims; `empty_permuted`'s layout needs [0])."""
     import torch
 
     t = str(a.type).replace("Optional[Tensor]", "Tensor?").replace("List[int]", "int[]")
@@ -287,7 +302,7 @@ def _args_for_one(a, shape, flag: bool) -> list | None:
     if t in simple:
         return [simple[t]]
     if t.startswith(("int[", "SymInt[", "List[SymInt]")):
-        return [[shape[-1]] if "shape" in a.name or "size" in a.name else [1]]
+        return [[shape[-1]] if "shape" in a.name or "size" in a.name else [dim]]
     if t == "List[Tensor]":
         return [[torch.empty(shape, device="meta"), torch.empty(shape, device="meta")]]
     if t in ("List[number]", "List[float]"):
@@ -343,6 +358,8 @@ def _becomes(op: str) -> tuple[str, ...] | None:
     f = facts(op)
     fn = None
     key = f.device_agnostic_key if f is not None else ""
+    if key != "CompositeImplicitAutograd" and f is not None and f.structured_delegate:
+        key = ""  # the generated wrapper only calls the `.out` delegate: use the decomposition
     if key == "CompositeImplicitAutograd":
         fn = ov.decompose
     elif key:
@@ -371,8 +388,8 @@ def _becomes(op: str) -> tuple[str, ...] | None:
             seen.add(f"{ns2}::{b}" + (f".{func._overloadname}" if func._overloadname not in ("", "default") else ""))
             return func(*args, **(kwargs or {}))
 
-    for shape, flag in [(s, f) for f in (False, True) for s in _SHAPES]:
-        built = _args_for(ov._schema, shape, flag)
+    for shape, flag, dim in [(s, f, d) for f, d in ((False, 1), (True, 1), (False, 0)) for s in _SHAPES]:
+        built = _args_for(ov._schema, shape, flag, dim)
         if built is None:
             return None
         args, kwargs = built

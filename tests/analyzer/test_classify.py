@@ -99,6 +99,19 @@ def test_composite_over_advanced_indices_is_run(db):
     assert v.category == "supported" and v.decomposes_into == ["aten::index.Tensor"]
 
 
+def test_structured_op_without_adapter_is_decomposable_through_its_decomposition(db):
+    """lcm: neither lcm nor lcm.out is adapted and no API exists, but its torch._decomp entry
+    runs as adapted ops (prims::div through aten::div): decomposable (was needs-ascendc,
+    reading only the wrapper's empty + lcm.out). hypot's entry is prims.hypot, which calls
+    aten::hypot again: still needs-ascendc."""
+    ctx = ClassifyContext.create(db, "torch")
+    v = classify_op(ctx, "aten::lcm", ("int32",))
+    assert v.category == "decomposable" and "prims::div" in v.decomposes_into
+    assert classify_op(ctx, "aten::hypot", ("float32",)).category == "needs-ascendc"
+    # a structured op counts as running through its adapted `.out` only, not its decomposition
+    assert classify_op(ctx, "aten::gcd", ("int32",)).category == "supported"
+
+
 def test_soc_without_support_is_not_cann_available(db):
     # aclnnAddRelu's docs do not list the Atlas inference series (310P)
     ctx = ClassifyContext.create(db, "torch", soc="ascend310p")

@@ -66,3 +66,17 @@ def test_other_devices_own_kernels(fresh_cache):
 ])
 def test_becomes_synthesizes_indices(fresh_cache, op, parts):
     assert torch_dispatch.becomes(op) == parts
+
+
+def test_structured_ops_become_their_decomposition_and_prims_are_known(fresh_cache):
+    """A structured op's generated wrapper only calls its `.out` delegate, so what it
+    becomes is its torch._decomp entry (lcm: gcd, mul, ... and prims::div); prims carry
+    dispatch facts and run as ATen ops through their CompositeExplicitAutograd kernels."""
+    lcm = torch_dispatch.becomes("aten::lcm")
+    assert "aten::gcd" in lcm and "prims::div" in lcm and "aten::lcm.out" not in lcm
+    div = torch_dispatch.facts("prims::div")
+    assert div is not None and div.device_agnostic_key == "CompositeExplicitAutograd"
+    assert "aten::div.Tensor" in torch_dispatch.becomes("prims::div")
+    assert torch_dispatch.becomes("prims::hypot") == ("aten::empty_permuted", "aten::hypot")
+    # a layout argument that must be a permutation: integer lists are retried with 0
+    assert torch_dispatch.becomes("aten::empty_permuted") == ("aten::as_strided", "aten::empty.memory_format")
