@@ -21,7 +21,9 @@ Every fact comes from the op's one `OpFacts` record (opdb.facts), the same recor
                   agnostic kernel (CompositeImplicitAutograd, CompositeExplicitAutograd)
                   and the dispatcher turns it into adapted ops (says what it becomes; a
                   part that is not adapted gives the op that part's verdict); or its
-                  structured delegate `.out` is adapted
+                  structured delegate `.out` is adapted. A CompositeExplicitAutograd `.out`
+                  wrapper carries its functional's verdict for the dtypes (a dtype gap or a
+                  missing adapter of the functional is the wrapper's)
 6. cann-available no adapter; an aclnn API implements it (primary mapping of the op, a
                   related op or the other framework's equivalent op) on the SoC
 7. decomposable   no adapter nor API, but a registered decomposition (torch._decomp,
@@ -245,11 +247,23 @@ def _classify_missing(ctx: ClassifyContext, v: OpVerdict, f: OpFacts, depth: int
     if key and d.structured_delegate and key != "CompositeImplicitAutograd":
         key = ""  # a structured op's functional wrapper only calls its `.out` kernel: rule below
     functional = _functional_of(v.op)
-    if key and functional and _adapted_or_free(ctx, functional):
-        v.category = "supported"
-        v.action = (f"nothing to do: {key} `.out` wrapper of {functional}, which is adapted in "
-                    f"{ctx.target} (the wrapper calls it and copies into out)")
-        return
+    if (key and functional and depth < 2 and ctx.facts(functional).known
+            and (f.becomes is None or _adapted_or_free(ctx, functional))):
+        # the wrapper calls the functional and copies into out: when the functional runs on
+        # the NPU, or what the wrapper becomes is unknown, the functional's verdict for these
+        # dtypes is the wrapper's (its dtype gap or missing adapter included)
+        w = classify_op(ctx, functional, v.dtypes, _depth=depth + 1)
+        if w.category == "supported":
+            v.category = "supported"
+            v.action = (f"nothing to do: {key} `.out` wrapper of {functional}, which runs on the "
+                        f"NPU in {ctx.target} (the wrapper calls it and copies into out)")
+            return
+        if w.category != "not-a-kernel":
+            v.category = w.category
+            v.missing_dtypes, v.cast_to, v.candidates = w.missing_dtypes, w.cast_to, w.candidates
+            v.action = (f"{key} `.out` wrapper of {functional} (calls it and copies into out); "
+                        f"the gap is in {functional} ({w.category}): {w.action}")
+            return
     if key:
         if f.becomes is not None:
             v.decomposes_into = list(f.becomes)

@@ -112,6 +112,18 @@ def test_structured_op_without_adapter_is_decomposable_through_its_decomposition
     assert classify_op(ctx, "aten::gcd", ("int32",)).category == "supported"
 
 
+def test_an_out_wrapper_takes_its_functionals_verdict(db):
+    """A CompositeExplicitAutograd `.out` wrapper calls its functional and copies: it was
+    'supported' whenever the functional was adapted, whatever the dtype, and 'unverified'
+    when the functional was not; now it carries the functional's verdict."""
+    ctx = ClassifyContext.create(db, "torch")
+    gap = classify_op(ctx, "aten::_adaptive_avg_pool2d.out", ("float64",))
+    assert gap.category == "dtype-gap" and gap.cast_to == "float32"
+    assert classify_op(ctx, "aten::_adaptive_avg_pool2d.out", ("float32",)).category == "supported"
+    out = classify_op(ctx, "aten::all.dims_out", ("float32",))
+    assert out.category == "cann-available" and out.candidates[0].api == "aclnnAll"
+
+
 def test_soc_without_support_is_not_cann_available(db):
     # aclnnAddRelu's docs do not list the Atlas inference series (310P)
     ctx = ClassifyContext.create(db, "torch", soc="ascend310p")
