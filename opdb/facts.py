@@ -297,6 +297,12 @@ def _build(db, framework: str, op: str, target: str, soc: str) -> OpFacts:
     # which the CPU wheel does not register) is known too
     known = (fop is not None or bool(releases) or dispatch is not None
              or bool(db.mappings(framework, op)))
+    if not known and framework == "paddle":
+        # a kernel the CPU wheel's registry cannot show (GPU-only `fused_dropout_add`)
+        # still exists: Paddle's source registers it for another backend
+        from opdb.paddle_backends import phi_registered
+
+        known = phi_registered(op)
     aliases = tuple(fop.aliases) if fop is not None else ()
     drift: list[DriftReport] = []
     if framework == "paddle" and fop is not None and fop.params:

@@ -124,6 +124,19 @@ def test_an_out_wrapper_takes_its_functionals_verdict(db):
     assert out.category == "cann-available" and out.candidates[0].api == "aclnnAll"
 
 
+def test_a_paddle_kernel_only_gpu_registers_is_known_and_a_gap(db):
+    """fused_dropout_add is registered by phi for GPU only, so the CPU wheel's registry does
+    not list it: it was an unknown name (exit 2); it is an op the NPU lacks."""
+    from analyzer.classify import check_op_name
+    from opdb.errors import UnknownName
+
+    ctx = ClassifyContext.create(db, "paddle")
+    check_op_name(ctx, "fused_dropout_add")
+    assert classify_op(ctx, "fused_dropout_add", ("float16",)).category == "needs-ascendc"
+    with pytest.raises(UnknownName):
+        check_op_name(ctx, "relu_raw")  # registered nowhere: still an error
+
+
 def test_soc_without_support_is_not_cann_available(db):
     # aclnnAddRelu's docs do not list the Atlas inference series (310P)
     ctx = ClassifyContext.create(db, "torch", soc="ascend310p")
