@@ -21,7 +21,9 @@ Every fact comes from the op's one `OpFacts` record (opdb.facts), the same recor
                   agnostic kernel (CompositeImplicitAutograd, CompositeExplicitAutograd)
                   and the dispatcher turns it into adapted ops (says what it becomes; a
                   part that is not adapted gives the op that part's verdict); or its
-                  structured delegate `.out` is adapted. A CompositeExplicitAutograd `.out`
+                  structured delegate `.out` is adapted; a documented dtype gap of the
+                  adapted part or delegate that computes it, for the dtypes it receives, is
+                  the op's (`selu` float64 -> `elu` float64). A CompositeExplicitAutograd `.out`
                   wrapper carries its functional's verdict for the dtypes (a dtype gap or a
                   missing adapter of the functional is the wrapper's)
 6. cann-available no adapter; an aclnn API implements it (primary mapping of the op, a
@@ -268,6 +270,10 @@ def _classify_missing(ctx: ClassifyContext, v: OpVerdict, f: OpFacts, depth: int
         if f.becomes is not None:
             v.decomposes_into = list(f.becomes)
             missing = [o for o in f.becomes if not _adapted_or_free(ctx, o)]
+            gap = None if missing else _part_gap(ctx, v.op, v.dtypes, depth)
+            if gap is not None:
+                _take_gap(v, gap, f"{key}: the dispatcher runs it as {', '.join(f.becomes)}")
+                return
             if not missing:
                 v.category = "supported"
                 v.action = (f"nothing to do: {key}, the dispatcher runs it as "
@@ -288,6 +294,10 @@ def _classify_missing(ctx: ClassifyContext, v: OpVerdict, f: OpFacts, depth: int
         return
     if d is not None and d.structured_delegate:
         if _adapted_or_free(ctx, d.structured_delegate):
+            gap = classify_op(ctx, d.structured_delegate, v.dtypes, _depth=depth + 1) if depth < 2 else None
+            if gap is not None and gap.category == "dtype-gap":
+                _take_gap(v, gap, f"its structured delegate {d.structured_delegate} computes it")
+                return
             v.category = "supported"
             v.action = f"nothing to do: its structured delegate {d.structured_delegate} is adapted in {ctx.target}"
             return
@@ -317,6 +327,33 @@ def _classify_missing(ctx: ClassifyContext, v: OpVerdict, f: OpFacts, depth: int
     v.action = "write an AscendC kernel (or accept the CPU fallback; see the fallback cost)"
     if first:
         v.action = f"move to {first}, which adapts it, or write an AscendC kernel"
+
+
+def _part_gap(ctx: ClassifyContext, op: str, dtypes: tuple[str, ...], depth: int) -> OpVerdict | None:
+    """The first adapted part of `op`'s device-agnostic kernel (or decomposition) whose own
+    verdict, for the dtypes that part receives when `op`'s data inputs are `dtypes`, is a
+    dtype gap (`selu` float64 runs `elu` float64, which aclnnElu does not document); None
+    when there is none or it cannot be run."""
+    if ctx.framework != "torch" or depth >= 2 or not dtypes:
+        return None
+    from opdb import torch_dispatch
+
+    for d in [x for x in dtypes if x in FLOATING] or list(dtypes[:1]):
+        for part, part_dts in torch_dispatch.part_dtypes(op, d) or ():
+            if not part_dts or not ctx.facts(part).adapters:
+                continue
+            key = tuple(x for x in part_dts if x in FLOATING) or part_dts
+            w = classify_op(ctx, part, part_dts, key_dtypes=key, _depth=depth + 1)
+            if w.category == "dtype-gap":
+                return w
+    return None
+
+
+def _take_gap(v: OpVerdict, gap: OpVerdict, how: str) -> None:
+    """`v` inherits the dtype gap of the adapted op that computes it."""
+    v.category = "dtype-gap"
+    v.missing_dtypes, v.cast_to = list(gap.missing_dtypes), gap.cast_to
+    v.action = f"{how}; the gap is in {gap.op} (dtype-gap): {gap.action}"
 
 
 _SEVERITY = ("needs-ascendc", "signature-drift", "cann-available", "dtype-gap", "decomposable",

@@ -22,7 +22,9 @@ CompositeExplicitAutograd(NonFunctional)), else its torch._decomp /
 torch._inductor.decomposition entry (also for a structured op, whose generated
 CompositeExplicitAutogradNonFunctional wrapper only calls its `.out` delegate), on small meta tensors under a dispatch mode and
 returns the ops the dispatcher turns it into (`aten::group_norm` ->
-`aten::native_group_norm`). Inputs are synthesized from the schema; when no tried
+`aten::native_group_norm`); `part_dtypes(op, dtype)` runs the same with data inputs of
+`dtype` and returns each part with the dtypes of its tensor inputs (`aten::selu` float64
+-> `aten::elu` float64; a mask part gets bool). Inputs are synthesized from the schema; when no tried
 shape fits, the answer is None (unknown), never a guess.
 """
 from __future__ import annotations
@@ -256,7 +258,7 @@ _INDEX_NAMES = re.compile(r"(target|indices|index|label|labels|offsets|lengths|i
 _SHAPES = ((2, 4), (2, 4, 4, 4), (4,), (2, 4, 4), (2, 4, 4, 4, 4))
 
 
-def _args_for(schema, shape, flag: bool = False, dim: int = 1) -> tuple[list, dict] | None:
+def _args_for(schema, shape, flag: bool = False, dim: int = 1, dt=None) -> tuple[list, dict] | None:
     """(args, kwargs) for `schema` on meta tensors of `shape`; None when an argument
     type cannot be synthesized."""
     args: list = []
@@ -265,21 +267,22 @@ def _args_for(schema, shape, flag: bool = False, dim: int = 1) -> tuple[list, di
         if a.kwarg_only and a.has_default_value():
             continue
         if a.kwarg_only:
-            sub = _args_for_one(a, shape, flag, dim)
+            sub = _args_for_one(a, shape, flag, dim, dt)
             if sub is None:
                 return None
             kwargs[a.name] = sub[0]
             continue
-        sub = _args_for_one(a, shape, flag, dim)
+        sub = _args_for_one(a, shape, flag, dim, dt)
         if sub is None:
             return None
         args.append(sub[0])
     return args, kwargs
 
 
-def _args_for_one(a, shape, flag: bool, dim: int = 1) -> list | None:
+def _args_for_one(a, shape, flag: bool, dim: int = 1, dt=None) -> list | None:
     """[value] for one schema argument, None when its type cannot be synthesized; `dim`
-    fills integer lists that are not sizes (dims; `empty_permuted`'s layout needs [0])."""
+    fills integer lists that are not sizes (dims; `empty_permuted`'s layout needs [0]);
+    `dt`: the dtype of data tensors (default float32; indices stay int64)."""
     import torch
 
     t = str(a.type).replace("Optional[Tensor]", "Tensor?").replace("List[int]", "int[]")
@@ -288,7 +291,7 @@ def _args_for_one(a, shape, flag: bool, dim: int = 1) -> list | None:
             n = shape[0]
             tgt = (n,) + tuple(shape[2:]) if len(shape) > 2 else (n,)
             return [torch.zeros(tgt, dtype=torch.long, device="meta")]
-        return [torch.empty(shape, device="meta")]
+        return [torch.empty(shape, device="meta", dtype=dt)]
     if t == "Tensor?":
         return [None]
     if t == "List[Tensor?]":  # advanced indices (`index.Tensor`): one index into dim 0
@@ -304,7 +307,7 @@ def _args_for_one(a, shape, flag: bool, dim: int = 1) -> list | None:
     if t.startswith(("int[", "SymInt[", "List[SymInt]")):
         return [[shape[-1]] if "shape" in a.name or "size" in a.name else [dim]]
     if t == "List[Tensor]":
-        return [[torch.empty(shape, device="meta"), torch.empty(shape, device="meta")]]
+        return [[torch.empty(shape, device="meta", dtype=dt), torch.empty(shape, device="meta", dtype=dt)]]
     if t in ("List[number]", "List[float]"):
         return [[1.0, 1.0]]
     if t == "List[bool]":
@@ -346,6 +349,29 @@ def becomes(op: str) -> tuple[str, ...] | None:
 
 
 def _becomes(op: str) -> tuple[str, ...] | None:
+    parts = _run_parts(op)
+    return None if parts is None else tuple(sorted(parts))
+
+
+@lru_cache(maxsize=4096)
+def part_dtypes(op: str, dtype: str) -> tuple[tuple[str, tuple[str, ...]], ...] | None:
+    """Each op `op` becomes (as `becomes`) with the sorted dtypes of its tensor inputs,
+    when `op`'s data inputs are `dtype`; None when that cannot be run (or `dtype` is not a
+    torch dtype), () when `op` has no device-agnostic kernel nor decomposition."""
+    import torch
+
+    dt = getattr(torch, dtype, None)
+    if not isinstance(dt, torch.dtype):
+        return None
+    parts = _run_parts(op, dt)
+    if parts is None:
+        return None
+    return tuple((p, tuple(sorted(ds))) for p, ds in sorted(parts.items()))
+
+
+def _run_parts(op: str, dt=None) -> dict[str, set[str]] | None:
+    """{part: dtypes of its tensor inputs} for what `op`'s device-agnostic kernel or
+    decomposition calls on synthesized meta inputs (data tensors of `dt`)."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -378,18 +404,28 @@ def _becomes(op: str) -> tuple[str, ...] | None:
             except Exception:  # noqa: BLE001 - inductor may not import on every build
                 fn = None
     if fn is None:
-        return ()
-    seen: set[str] = set()
+        return {}
+    seen: dict[str, set[str]] = {}
+
+    def dtypes_of(values) -> set[str]:
+        out: set[str] = set()
+        for v in values:
+            if isinstance(v, torch.Tensor):
+                out.add(str(v.dtype).replace("torch.", ""))
+            elif isinstance(v, (list, tuple)):
+                out |= dtypes_of(v)
+        return out
 
     class Record(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             n = func._schema.name
             ns2, _, b = n.partition("::")
-            seen.add(f"{ns2}::{b}" + (f".{func._overloadname}" if func._overloadname not in ("", "default") else ""))
+            name = f"{ns2}::{b}" + (f".{func._overloadname}" if func._overloadname not in ("", "default") else "")
+            seen.setdefault(name, set()).update(dtypes_of(list(args) + list((kwargs or {}).values())))
             return func(*args, **(kwargs or {}))
 
     for shape, flag, dim in [(s, f, d) for f, d in ((False, 1), (True, 1), (False, 0)) for s in _SHAPES]:
-        built = _args_for(ov._schema, shape, flag, dim)
+        built = _args_for(ov._schema, shape, flag, dim, dt)
         if built is None:
             return None
         args, kwargs = built
@@ -399,6 +435,6 @@ def _becomes(op: str) -> tuple[str, ...] | None:
                 fn(*args, **kwargs)
         except Exception:  # noqa: BLE001 - this shape does not fit the op; try the next
             continue
-        seen.discard(op)
-        return tuple(sorted(seen))
+        seen.pop(op, None)
+        return seen
     return None

@@ -137,6 +137,17 @@ def test_a_paddle_kernel_only_gpu_registers_is_known_and_a_gap(db):
         check_op_name(ctx, "relu_raw")  # registered nowhere: still an error
 
 
+def test_composites_and_structured_ops_inherit_the_dtype_gap_of_what_computes_them(db):
+    """selu float64 runs elu float64 and gelu float64 runs gelu.out float64; aclnnElu and
+    aclnnGelu(V2) do not document float64: both were 'supported' because the part is adapted."""
+    ctx = ClassifyContext.create(db, "torch")
+    selu = classify_op(ctx, "aten::selu", ("float64",))
+    assert selu.category == "dtype-gap" and "aten::elu" in selu.action and selu.cast_to == "float32"
+    assert classify_op(ctx, "aten::gelu", ("float64",)).category == "dtype-gap"
+    assert classify_op(ctx, "aten::selu", ("float32",)).category == "supported"
+    assert classify_op(ctx, "aten::gelu", ("float32",)).category == "supported"
+
+
 def test_soc_without_support_is_not_cann_available(db):
     # aclnnAddRelu's docs do not list the Atlas inference series (310P)
     ctx = ClassifyContext.create(db, "torch", soc="ascend310p")

@@ -80,3 +80,11 @@ def test_structured_ops_become_their_decomposition_and_prims_are_known(fresh_cac
     assert torch_dispatch.becomes("prims::hypot") == ("aten::empty_permuted", "aten::hypot")
     # a layout argument that must be a permutation: integer lists are retried with 0
     assert torch_dispatch.becomes("aten::empty_permuted") == ("aten::as_strided", "aten::empty.memory_format")
+
+
+def test_part_dtypes_follow_the_data_dtype(fresh_cache):
+    """What each part receives when the op's data inputs are float64: masks stay bool."""
+    assert torch_dispatch.part_dtypes("aten::selu", "float64") == (("aten::elu", ("float64",)),)
+    parts = dict(torch_dispatch.part_dtypes("aten::_safe_softmax", "bfloat16"))
+    assert parts["aten::_softmax"] == ("bfloat16",) and parts["aten::all.dim"] == ("bool",)
+    assert torch_dispatch.part_dtypes("aten::selu", "no_such_dtype") is None
