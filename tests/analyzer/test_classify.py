@@ -148,6 +148,24 @@ def test_composites_and_structured_ops_inherit_the_dtype_gap_of_what_computes_th
     assert classify_op(ctx, "aten::gelu", ("float32",)).category == "supported"
 
 
+def test_paddle_inplace_api_names_and_legacy_raw_kernels(db):
+    """relu_ is the in-place API of relu (ops.yaml `inplace : (x -> out)`): it runs the relu
+    kernel (was an unknown name); matmul declares no in-place API, so matmul_ stays unknown.
+    floor_divide_raw (no npu kernel) is computed by the API of its non-raw op (npu
+    floor_divide calls aclnnFloorDivide): cann-available (was needs-ascendc)."""
+    from analyzer.classify import check_op_name
+    from opdb.errors import UnknownName
+
+    ctx = ClassifyContext.create(db, "paddle")
+    check_op_name(ctx, "relu_")
+    v = classify_op(ctx, "relu_", ("float32",))
+    assert v.op == "relu" and v.category == "supported"
+    with pytest.raises(UnknownName):
+        check_op_name(ctx, "matmul_")
+    raw = classify_op(ctx, "floor_divide_raw", ("float32",))
+    assert raw.category == "cann-available" and raw.candidates[0].api == "aclnnFloorDivide"
+
+
 def test_soc_without_support_is_not_cann_available(db):
     # aclnnAddRelu's docs do not list the Atlas inference series (310P)
     ctx = ClassifyContext.create(db, "torch", soc="ascend310p")
