@@ -6,7 +6,10 @@ Every fact comes from the op's one `OpFacts` record (opdb.facts), the same recor
 `opdb show` prints. Order of the rules (first match wins):
 
 1. not-a-kernel   views, metadata, markers; CPU-/CUDA-library kernels the NPU never
-                  dispatches (oneDNN `mkldnn_*`, `*_for_cpu`, cuDNN): names the parent op
+                  dispatches (oneDNN `mkldnn_*`, `*_for_cpu`, cuDNN) and other devices' own
+                  kernels (MPS, XPU): names the parent op. A view-shaped schema whose
+                  device-agnostic kernel turns into a copy (`to.dtype` -> `_to_copy`) is
+                  not a view: the rules below classify what it becomes
 2. signature-drift  (paddle) the adapter's kernel signature differs from the installed
                   Paddle's (the adam/amsgrad case): the adapter would be fed wrong args
 3. dtype-gap      an adapter exists; its dtypes are known and miss a traced dtype
@@ -18,7 +21,11 @@ Every fact comes from the op's one `OpFacts` record (opdb.facts), the same recor
                   agnostic kernel (CompositeImplicitAutograd, CompositeExplicitAutograd)
                   and the dispatcher turns it into adapted ops (says what it becomes; a
                   part that is not adapted gives the op that part's verdict); or its
-                  structured delegate `.out` is adapted
+                  structured delegate `.out` is adapted; a documented dtype gap of the
+                  adapted part or delegate that computes it, for the dtypes it receives, is
+                  the op's (`selu` float64 -> `elu` float64). A CompositeExplicitAutograd `.out`
+                  wrapper carries its functional's verdict for the dtypes (a dtype gap or a
+                  missing adapter of the functional is the wrapper's)
 6. cann-available no adapter; an aclnn API implements it (primary mapping of the op, a
                   related op or the other framework's equivalent op) on the SoC
 7. decomposable   no adapter nor API, but a registered decomposition (torch._decomp,
@@ -94,12 +101,11 @@ def classify_op(ctx: ClassifyContext, op: str, dtypes: tuple[str, ...] = (),
     v = OpVerdict(op=f.name, category="", dtypes=dtypes)
     v.aliases = list(f.aliases)
 
-    reason = is_not_a_kernel(ctx.framework, f.name, f.op.schema if f.op else "")
+    reason = _no_kernel_reason(ctx, f)
     d = f.dispatch
-    if not reason and d is not None and (d.cpu_only or d.gpu_only) and not f.adapters:
-        lib = "CPU" if d.cpu_only else "CUDA"
-        reason = (f"{lib}-library kernel ({', '.join(d.declared) or 'no device kernel'} only); "
-                  f"the NPU runs {d.parent or 'the op that calls it'} instead")
+    if not reason and d is not None and d.foreign_library and not f.adapters:
+        reason = (f"{d.foreign_library}-library kernel ({', '.join(d.declared) or 'no device kernel'} "
+                  f"only); the NPU runs {d.parent or 'the op that calls it'} instead")
     if reason:
         v.category = "not-a-kernel"
         v.evidence.append(reason)
@@ -201,13 +207,31 @@ def _functional_of(op: str) -> str:
     return ""
 
 
+def _no_kernel_reason(ctx: ClassifyContext, f: OpFacts) -> str:
+    """Why `f`'s op needs no device kernel, or "". A view-shaped schema (`Tensor(a)`
+    returned) with a device-agnostic kernel that turns into a computing op is an alias
+    only sometimes: `to.dtype` returns `self` for the same dtype and `_to_copy` otherwise."""
+    reason = is_not_a_kernel(ctx.framework, f.name, f.op.schema if f.op else "")
+    d = f.dispatch
+    if reason.startswith("view") and d is not None and d.device_agnostic_key and f.becomes:
+        for o in f.becomes:
+            g = ctx.facts(o)
+            if not is_not_a_kernel(ctx.framework, g.name, g.op.schema if g.op else ""):
+                return ""
+    return reason
+
+
 def _adapted_or_free(ctx: ClassifyContext, op: str, depth: int = 0) -> bool:
     """The NPU runs `op` without a gap: adapted, no kernel needed, or a device-agnostic
-    kernel whose parts are (recursively, three levels)."""
+    kernel whose parts are (recursively, three levels); a structured op through its `.out`
+    delegate only (its generated wrapper calls nothing else; a registered decomposition
+    is not run by the dispatcher)."""
     g = ctx.facts(op)
-    if g.adapters or is_not_a_kernel(ctx.framework, g.name, g.op.schema if g.op else ""):
+    if g.adapters or _no_kernel_reason(ctx, g):
         return True
     d = g.dispatch
+    if d is not None and d.structured_delegate and d.device_agnostic_key != "CompositeImplicitAutograd":
+        return depth < 3 and _adapted_or_free(ctx, d.structured_delegate, depth + 1)
     if depth < 3 and d is not None and d.device_agnostic_key and g.becomes is not None:
         return all(_adapted_or_free(ctx, o, depth + 1) for o in g.becomes)
     return False
@@ -225,15 +249,31 @@ def _classify_missing(ctx: ClassifyContext, v: OpVerdict, f: OpFacts, depth: int
     if key and d.structured_delegate and key != "CompositeImplicitAutograd":
         key = ""  # a structured op's functional wrapper only calls its `.out` kernel: rule below
     functional = _functional_of(v.op)
-    if key and functional and _adapted_or_free(ctx, functional):
-        v.category = "supported"
-        v.action = (f"nothing to do: {key} `.out` wrapper of {functional}, which is adapted in "
-                    f"{ctx.target} (the wrapper calls it and copies into out)")
-        return
+    if (key and functional and depth < 2 and ctx.facts(functional).known
+            and (f.becomes is None or _adapted_or_free(ctx, functional))):
+        # the wrapper calls the functional and copies into out: when the functional runs on
+        # the NPU, or what the wrapper becomes is unknown, the functional's verdict for these
+        # dtypes is the wrapper's (its dtype gap or missing adapter included)
+        w = classify_op(ctx, functional, v.dtypes, _depth=depth + 1)
+        if w.category == "supported":
+            v.category = "supported"
+            v.action = (f"nothing to do: {key} `.out` wrapper of {functional}, which runs on the "
+                        f"NPU in {ctx.target} (the wrapper calls it and copies into out)")
+            return
+        if w.category != "not-a-kernel":
+            v.category = w.category
+            v.missing_dtypes, v.cast_to, v.candidates = w.missing_dtypes, w.cast_to, w.candidates
+            v.action = (f"{key} `.out` wrapper of {functional} (calls it and copies into out); "
+                        f"the gap is in {functional} ({w.category}): {w.action}")
+            return
     if key:
         if f.becomes is not None:
             v.decomposes_into = list(f.becomes)
             missing = [o for o in f.becomes if not _adapted_or_free(ctx, o)]
+            gap = None if missing else _part_gap(ctx, v.op, v.dtypes, depth)
+            if gap is not None:
+                _take_gap(v, gap, f"{key}: the dispatcher runs it as {', '.join(f.becomes)}")
+                return
             if not missing:
                 v.category = "supported"
                 v.action = (f"nothing to do: {key}, the dispatcher runs it as "
@@ -254,6 +294,10 @@ def _classify_missing(ctx: ClassifyContext, v: OpVerdict, f: OpFacts, depth: int
         return
     if d is not None and d.structured_delegate:
         if _adapted_or_free(ctx, d.structured_delegate):
+            gap = classify_op(ctx, d.structured_delegate, v.dtypes, _depth=depth + 1) if depth < 2 else None
+            if gap is not None and gap.category == "dtype-gap":
+                _take_gap(v, gap, f"its structured delegate {d.structured_delegate} computes it")
+                return
             v.category = "supported"
             v.action = f"nothing to do: its structured delegate {d.structured_delegate} is adapted in {ctx.target}"
             return
@@ -283,6 +327,33 @@ def _classify_missing(ctx: ClassifyContext, v: OpVerdict, f: OpFacts, depth: int
     v.action = "write an AscendC kernel (or accept the CPU fallback; see the fallback cost)"
     if first:
         v.action = f"move to {first}, which adapts it, or write an AscendC kernel"
+
+
+def _part_gap(ctx: ClassifyContext, op: str, dtypes: tuple[str, ...], depth: int) -> OpVerdict | None:
+    """The first adapted part of `op`'s device-agnostic kernel (or decomposition) whose own
+    verdict, for the dtypes that part receives when `op`'s data inputs are `dtypes`, is a
+    dtype gap (`selu` float64 runs `elu` float64, which aclnnElu does not document); None
+    when there is none or it cannot be run."""
+    if ctx.framework != "torch" or depth >= 2 or not dtypes:
+        return None
+    from opdb import torch_dispatch
+
+    for d in [x for x in dtypes if x in FLOATING] or list(dtypes[:1]):
+        for part, part_dts in torch_dispatch.part_dtypes(op, d) or ():
+            if not part_dts or not ctx.facts(part).adapters:
+                continue
+            key = tuple(x for x in part_dts if x in FLOATING) or part_dts
+            w = classify_op(ctx, part, part_dts, key_dtypes=key, _depth=depth + 1)
+            if w.category == "dtype-gap":
+                return w
+    return None
+
+
+def _take_gap(v: OpVerdict, gap: OpVerdict, how: str) -> None:
+    """`v` inherits the dtype gap of the adapted op that computes it."""
+    v.category = "dtype-gap"
+    v.missing_dtypes, v.cast_to = list(gap.missing_dtypes), gap.cast_to
+    v.action = f"{how}; the gap is in {gap.op} (dtype-gap): {gap.action}"
 
 
 _SEVERITY = ("needs-ascendc", "signature-drift", "cann-available", "dtype-gap", "decomposable",

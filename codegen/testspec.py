@@ -26,10 +26,9 @@ _FALLBACK = {"int": 1, "int64_t": 1, "float": 1.0, "double": 1.0, "bool": False,
              "float[]": [1.0], "str": "", "DataType": "float32", "Scalar[]": [1]}
 
 
-@functools.lru_cache(maxsize=1)
 def _catalog():
-    from opdb.ingest.paddle_yaml import load_yaml_dir
-    return load_yaml_dir(YAML_DIR)
+    from opdb.ingest.paddle_yaml import shipped
+    return shipped()
 
 
 def literal(text: str | None, type_: str):

@@ -213,6 +213,10 @@ def related_ops(framework: str, op: str, known) -> list[tuple[str, str]]:
             add(base[: -len("_grad")], "forward op")
         else:
             add(base + "_grad", "backward op")
+        if base.endswith("_raw"):
+            add(base[: -len("_raw")], "op of the legacy `_raw` kernel")
+        else:
+            add(base + "_raw", "legacy `_raw` kernel")
         if base.endswith("_"):
             add(base[:-1], "functional sibling")
     return out
@@ -264,6 +268,23 @@ def _cached(db, framework: str, name: str, target: str, soc: str) -> OpFacts:
     return _build(db, framework, name, target, soc)
 
 
+def _paddle_inplace_api_op(db, name: str):
+    """The phi kernel op an in-place API name runs (`relu_` -> relu: ops.yaml declares relu
+    with `inplace : (x -> out)`), None otherwise. The YAML is read only for such names."""
+    if not name.endswith("_") or name.endswith("__") or db.framework_op("paddle", name[:-1]) is None:
+        return None
+    from opdb.ingest.paddle_yaml import shipped
+
+    op = shipped().resolve(name)
+    if op is None or op.name == name or not op.inplace:
+        return None
+    for kernel in op.kernel_names or (op.name,):
+        fop = db.framework_op("paddle", kernel)
+        if fop is not None:
+            return fop
+    return None
+
+
 def op_facts(db, framework: str, name: str, target=None, soc: str | None = None) -> OpFacts:
     """Everything opdb knows about `name` in `framework` for `target` on `soc` (cached
     per (db, framework, normalized name, target, soc))."""
@@ -273,6 +294,8 @@ def op_facts(db, framework: str, name: str, target=None, soc: str | None = None)
         # one name per Paddle op: fluid (`matmul_v2`) and YAML (`adam_`) names resolve to
         # the phi kernel name through op_compat aliases; the typed name stays an alias
         fop = db.framework_op(framework, name)
+        if fop is None and not db.adapters(framework, name):
+            fop = _paddle_inplace_api_op(db, name)
         if fop is not None and fop.name != name and not db.adapters(framework, name):
             name = fop.name
     return _cached(db, framework, name, t, resolve_soc(soc).id)
@@ -289,7 +312,7 @@ def _build(db, framework: str, op: str, target: str, soc: str) -> OpFacts:
     usable = tuple(a for a in in_target if a not in stubs)
     calls = adapter_calls(usable)
     dispatch = becomes = None
-    if framework == "torch" and op.startswith("aten::"):
+    if framework == "torch" and op.startswith(("aten::", "prims::")):
         from opdb import torch_dispatch
 
         dispatch = torch_dispatch.facts(op)
@@ -297,6 +320,12 @@ def _build(db, framework: str, op: str, target: str, soc: str) -> OpFacts:
     # which the CPU wheel does not register) is known too
     known = (fop is not None or bool(releases) or dispatch is not None
              or bool(db.mappings(framework, op)))
+    if not known and framework == "paddle":
+        # a kernel the CPU wheel's registry cannot show (GPU-only `fused_dropout_add`)
+        # still exists: Paddle's source registers it for another backend
+        from opdb.paddle_backends import phi_registered
+
+        known = phi_registered(op)
     aliases = tuple(fop.aliases) if fop is not None else ()
     drift: list[DriftReport] = []
     if framework == "paddle" and fop is not None and fop.params:

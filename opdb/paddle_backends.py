@@ -8,6 +8,8 @@ intel_hpu, custom_cpu, ...), from the shipped extract
   registrations make in their bodies (adamw's beta-pow outputs stay on the CPU, its
   fp16 moments are float32), the set most backends agree on;
 - `npu_dtype_order()`: the order PaddleCustomDevice's npu kernels list dtypes in;
+- `phi_registered(kernel)`: Paddle's source registers the phi kernel for some backend
+  (a GPU-only fused kernel exists although the CPU wheel's registry does not list it);
 - `phi_backend_dtypes(kernel)`: dtypes phi itself registers the kernel for on GPU
   (GPU, GPUDNN, KPS), from Paddle's source (`opdb/sources/paddle/phi_kernels.jsonl`, see
   opdb/sources/paddle/extract_phi_kernels.py): the CPU wheel's registry cannot show them,
@@ -91,6 +93,11 @@ def _phi_rows() -> dict[str, tuple[dict, ...]]:
             r = json.loads(line)
             by_kernel.setdefault(r["kernel"], []).append(r)
     return {k: tuple(v) for k, v in by_kernel.items()}
+
+
+def phi_registered(kernel: str) -> bool:
+    """Paddle's source registers `kernel` for some backend (`phi_kernels.jsonl`)."""
+    return kernel in _phi_rows()
 
 
 def phi_backend_dtypes(kernel: str, backends: tuple[str, ...] = PHI_BACKENDS) -> tuple[str, ...]:

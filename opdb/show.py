@@ -149,8 +149,8 @@ def render_text(desc: OpDescription) -> str:
     f = desc.facts
     if f.dispatch is not None:
         out.append(f"  {f.dispatch.describe()}")
-        if f.dispatch.cpu_only or f.dispatch.gpu_only:
-            lib = "CPU" if f.dispatch.cpu_only else "CUDA"
+        if f.dispatch.foreign_library:
+            lib = f.dispatch.foreign_library
             out.append(f"  {lib}-library kernel (declared for {', '.join(f.dispatch.declared) or 'no backend'}); "
                        f"parent: {f.dispatch.parent or 'unknown'}")
     if f.becomes:

@@ -15,6 +15,7 @@ questions opdb asks about a Paddle name:
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -467,3 +468,12 @@ def load_yaml_dir(directory: str | os.PathLike) -> PaddleOpYaml:
                     cat.fluid_to_phi.setdefault(fluid, phi)
     cat.files = tuple(files)
     return cat
+
+
+SHIPPED_DIR = Path(__file__).resolve().parent.parent / "sources" / "paddle" / "yaml"
+
+
+@functools.lru_cache(maxsize=1)
+def shipped() -> PaddleOpYaml:
+    """The op YAML shipped in opdb/sources/paddle/yaml (Paddle 3.3.1), loaded once."""
+    return load_yaml_dir(SHIPPED_DIR)

@@ -46,3 +46,45 @@ def test_becomes(fresh_cache, op, parts):
     torch_dispatch._becomes_cache.cache_clear()
     assert torch_dispatch.becomes(op) == parts  # from the on-disk cache
     assert list(fresh_cache.glob("torch-becomes-*.json"))
+
+
+def test_other_devices_own_kernels(fresh_cache):
+    """An op whose only declared kernels are another device's (Metal's `max_pool2d_backward`)
+    is no NPU's op; one with a CPU/CUDA kernel or a structured delegate is."""
+    mps = torch_dispatch.facts("aten::max_pool2d_backward")
+    assert mps.other_device_only and mps.foreign_library == "MPS"
+    assert torch_dispatch.facts("aten::_lstm_mps").parent == "aten::lstm"
+    for op in ("aten::addbmm", "aten::max_pool2d_with_indices", "aten::isinf", "aten::mode"):
+        f = torch_dispatch.facts(op)
+        assert not f.other_device_only and f.foreign_library == "", op
+    assert torch_dispatch.facts("aten::mkldnn_max_pool2d").foreign_library == "CPU"
+
+
+@pytest.mark.parametrize("op,parts", [
+    ("aten::_unsafe_index.Tensor", ("aten::index.Tensor",)),  # a `Tensor?[]` of indices
+    ("aten::to.dtype", ("aten::_to_copy",)),  # ScalarType is an int in the schema: uint8
+])
+def test_becomes_synthesizes_indices(fresh_cache, op, parts):
+    assert torch_dispatch.becomes(op) == parts
+
+
+def test_structured_ops_become_their_decomposition_and_prims_are_known(fresh_cache):
+    """A structured op's generated wrapper only calls its `.out` delegate, so what it
+    becomes is its torch._decomp entry (lcm: gcd, mul, ... and prims::div); prims carry
+    dispatch facts and run as ATen ops through their CompositeExplicitAutograd kernels."""
+    lcm = torch_dispatch.becomes("aten::lcm")
+    assert "aten::gcd" in lcm and "prims::div" in lcm and "aten::lcm.out" not in lcm
+    div = torch_dispatch.facts("prims::div")
+    assert div is not None and div.device_agnostic_key == "CompositeExplicitAutograd"
+    assert "aten::div.Tensor" in torch_dispatch.becomes("prims::div")
+    assert torch_dispatch.becomes("prims::hypot") == ("aten::empty_permuted", "aten::hypot")
+    # a layout argument that must be a permutation: integer lists are retried with 0
+    assert torch_dispatch.becomes("aten::empty_permuted") == ("aten::as_strided", "aten::empty.memory_format")
+
+
+def test_part_dtypes_follow_the_data_dtype(fresh_cache):
+    """What each part receives when the op's data inputs are float64: masks stay bool."""
+    assert torch_dispatch.part_dtypes("aten::selu", "float64") == (("aten::elu", ("float64",)),)
+    parts = dict(torch_dispatch.part_dtypes("aten::_safe_softmax", "bfloat16"))
+    assert parts["aten::_softmax"] == ("bfloat16",) and parts["aten::all.dim"] == ("bool",)
+    assert torch_dispatch.part_dtypes("aten::selu", "no_such_dtype") is None
