@@ -281,26 +281,36 @@ def checked_dtype_ties(api: AclnnApi, amap, args: list[CallArg], soc: str | None
 
     def plain(p, a: CallArg) -> bool:
         return _viewable(p, a) or _local_tensor(p, a) or _from_optional(p, a)
-    exprs = {p.aclnn.name: a.expr for p, a in zip(amap.params, args)
+    exprs = {p.aclnn.name: (i, a.expr) for i, (p, a) in enumerate(zip(amap.params, args))
              if p.aclnn.role == "input" and plain(p, a)}
     out = []
-    for p, a in zip(amap.params, args):
+    late: dict[int, list[str]] = {}  # statements that read a root declared further on
+    for i, (p, a) in enumerate(zip(amap.params, args)):
         root, where = ties.get(p.aclnn.name, (None, ""))
         if root not in exprs or not plain(p, a) or p.aclnn.role not in ("input", "output") \
                 or (p.fw is not None and p.fw.name in primary):
             out.append(a)
             continue
+        at, root_expr = exprs[root]
         v = _var(a, "_like_" + snake(root))
         writes = p.aclnn.role == "output"
-        pre = list(a.prelude) + [
-            f"phi::DenseTensor {v} = opgen_dtype_as(dev_ctx, {a.expr}, {exprs[root]}.dtype(), "
-            f"/*copy=*/{'false' if writes else 'true'});  // {api.name} takes `{p.aclnn.name}` "
-            f"in `{root}`'s dtype only ({where})"]
+        line = (f"phi::DenseTensor {v} = opgen_dtype_as(dev_ctx, {a.expr}, {root_expr}.dtype(), "
+                f"/*copy=*/{'false' if writes else 'true'});  // {api.name} takes "
+                f"`{p.aclnn.name}` in `{root}`'s dtype only ({where})")
+        pre = list(a.prelude)
+        if at > i:
+            late.setdefault(at, []).append(line)
+        else:
+            pre.append(line)
         after = list(a.after)
         if writes:
             target = a.expr[1:] if a.expr.startswith("*") else f"&{a.expr}"
             after.insert(0, f"opgen_cast_back(dev_ctx, {v}, {target});")
         out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, pre, a.todo, a.decision, after))
+    for at, lines in late.items():
+        a = out[at]
+        out[at] = CallArg(a.aclnn_name, a.aclnn_ctype, a.expr, list(a.prelude) + lines, a.todo,
+                          a.decision, list(a.after))
     return out
 
 

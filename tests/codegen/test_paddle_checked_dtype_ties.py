@@ -97,3 +97,24 @@ def test_tensors_paddle_gives_the_kernel_dtype_are_left_alone():
     # gradient and `out` its first input, both T: no run-time cast is rendered
     cc = _cc("aclnnThresholdBackward", "relu_grad")
     assert "opgen_dtype_as" not in cc
+
+
+def test_a_root_declared_after_the_tied_tensor_is_read_after_its_declaration():
+    from codegen.cppcall import CallArg
+    from codegen.paddle_callsite import checked_dtype_ties
+    from opdb.query import OpDB
+    db = OpDB.open()
+    api = db.aclnn_api("aclnnNLLLossBackward")
+    from codegen.argmap import map_args
+    from codegen.paddle_target import fw_params
+    op = db.framework_op("paddle", "nll_loss_grad")
+    amap = map_args(api, fw_params(op), "paddle")
+    args = [CallArg(p.aclnn.name, p.aclnn.ctype, f"acl_{p.aclnn.name}",
+                    [f"phi::DenseTensor acl_{p.aclnn.name};"]) for p in amap.params]
+    got = checked_dtype_ties(api, amap, args, "ascend910b")  # nothing primary: all tied
+    lines = [line for a in got for line in a.prelude]
+    for i, line in enumerate(lines):
+        if "opgen_dtype_as(" in line:
+            root = line.split(", ")[2].split(".dtype()")[0]
+            assert f"phi::DenseTensor {root};" in lines[:i], line
+    assert any("opgen_dtype_as(" in line for line in lines)
