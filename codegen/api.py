@@ -167,10 +167,16 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
         soc_notes = [f"{k['api'].name} on {soc}: dtypes cut by {w}" for k in ks
                      for w in k["soc_cut"]]
         adapter_name = f"{op_id}_kernel.cc"
-        needs_compute_as = any(k.get("compute_as") or k.get("zeros_as")
-                               or (k.get("branch") or {}).get("compute_as")
-                               or (k.get("branch") or {}).get("zeros_as") for k in ks)
+        needs_dtype_as = any("opgen_dtype_as(" in line
+                             for k in ks
+                             for a in k["args"] + ((k.get("branch") or {}).get("args") or [])
+                             for line in a.prelude)
+        needs_compute_as = needs_dtype_as or any(
+            k.get("compute_as") or k.get("zeros_as")
+            or (k.get("branch") or {}).get("compute_as")
+            or (k.get("branch") or {}).get("zeros_as") for k in ks)
         adapter = render("paddle/kernel.cc.j2", kernels=ks, needs_compute_as=needs_compute_as,
+                         needs_dtype_as=needs_dtype_as,
                          needs_zeros_as=any(k.get("zeros_as") or (k.get("branch") or {})
                                             .get("zeros_as") for k in ks),
                          needs_bits_as=any("opgen_bits_as(" in line

@@ -9,6 +9,9 @@ or kernel names.
 - `compute_as`: a floating dtype the phi kernel has elsewhere but the API lacks on the
   chip (float64) is registered anyway and computed in float32: inputs cast before the
   call, outputs computed into a float32 scratch tensor and cast back after it.
+- `checked_dtype_ties`: a tensor the API's op_api C++ takes only in another tensor input's
+  dtype (OP_CHECK_DTYPE_NOT_MATCH) goes in that dtype when Paddle's tensors differ at run
+  time (group_norm's float32 statistics of a float16 x).
 """
 from __future__ import annotations
 
@@ -253,6 +256,61 @@ def compute_as(api: AclnnApi, amap, args: list[CallArg], dtypes: list[str],
                 target = p.fw.name
             after.append(f"opgen_cast_back(dev_ctx, {v}, {target});")
         out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, pre, a.todo, a.decision, after))
+    return out
+
+
+def checked_dtype_ties(api: AclnnApi, amap, args: list[CallArg], soc: str | None,
+                       primary: frozenset[str] = frozenset()) -> list[CallArg]:
+    """Tensors the API's op_api C++ takes only in another tensor input's dtype on the chip
+    (`opdb.dtype_ties.checked_ties`, from OP_CHECK_DTYPE_NOT_MATCH) go in that dtype when
+    the framework tensors differ at run time: an input as a cast copy, an output computed
+    into a scratch tensor and cast back after the call (before any other cast back of it).
+    Paddle types some outputs otherwise than the input they follow: GroupNormInferMeta
+    makes `mean`/`variance` float32 for a float16/bfloat16 `x` (paddle/phi/infermeta/
+    ternary.cc `param_type`), and aclnnGroupNorm refuses a `meanOut`/`rstdOut` not in
+    `self`'s dtype (aclnn_group_norm.cpp:84-85). A no-op when the dtypes agree. The phi
+    tensors in `primary` (the kernel's first tensor input, first output and incoming
+    gradients: T keys on the first, InferMeta types the others like it) are left as they
+    are."""
+    from opdb.dtype_ties import checked_ties
+    from opdb.soc import DEFAULT_SOC
+
+    ties = checked_ties(api.name, soc or DEFAULT_SOC, [p.aclnn.name for p in amap.params])
+    if not ties:
+        return args
+
+    def plain(p, a: CallArg) -> bool:
+        return _viewable(p, a) or _local_tensor(p, a) or _from_optional(p, a)
+    exprs = {p.aclnn.name: (i, a.expr) for i, (p, a) in enumerate(zip(amap.params, args))
+             if p.aclnn.role == "input" and plain(p, a)}
+    out = []
+    late: dict[int, list[str]] = {}  # statements that read a root declared further on
+    for i, (p, a) in enumerate(zip(amap.params, args)):
+        root, where = ties.get(p.aclnn.name, (None, ""))
+        if root not in exprs or not plain(p, a) or p.aclnn.role not in ("input", "output") \
+                or (p.fw is not None and p.fw.name in primary):
+            out.append(a)
+            continue
+        at, root_expr = exprs[root]
+        v = _var(a, "_like_" + snake(root))
+        writes = p.aclnn.role == "output"
+        line = (f"phi::DenseTensor {v} = opgen_dtype_as(dev_ctx, {a.expr}, {root_expr}.dtype(), "
+                f"/*copy=*/{'false' if writes else 'true'});  // {api.name} takes "
+                f"`{p.aclnn.name}` in `{root}`'s dtype only ({where})")
+        pre = list(a.prelude)
+        if at > i:
+            late.setdefault(at, []).append(line)
+        else:
+            pre.append(line)
+        after = list(a.after)
+        if writes:
+            target = a.expr[1:] if a.expr.startswith("*") else f"&{a.expr}"
+            after.insert(0, f"opgen_cast_back(dev_ctx, {v}, {target});")
+        out.append(CallArg(a.aclnn_name, a.aclnn_ctype, v, pre, a.todo, a.decision, after))
+    for at, lines in late.items():
+        a = out[at]
+        out[at] = CallArg(a.aclnn_name, a.aclnn_ctype, a.expr, list(a.prelude) + lines, a.todo,
+                          a.decision, list(a.after))
     return out
 
 

@@ -821,7 +821,8 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     args = viewed
     optional = {f.name for f in fwp if f.optional}
     args = _device_copies(args, _any_backend_inputs(op) - optional)
-    from codegen.paddle_callsite import (axis_broadcast_views, compute_as, compute_as_dtypes,
+    from codegen.paddle_callsite import (axis_broadcast_views, checked_dtype_ties,
+                                         compute_as, compute_as_dtypes,
                                          data_dependent_outputs, decreased_axis_views,
                                          flatten_view, fresh_inout_zeros,
                                          list_split, reciprocal_by_name,
@@ -856,6 +857,12 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     args, zeroed = fresh_inout_zeros(api, amap, args, fresh_outputs(op.name), _overwrites())
     args = compute_as(api, amap, args, computed, tied, zeroed,
                       moves=op.name in value_moving_kernels())
+    # T keys on the first tensor input; InferMeta types the first output and the incoming
+    # gradients (`<output>_grad`) like it: the tensors Paddle gives the kernel dtype
+    ins = tuple(f.name for f in fwp if not f.is_output and f.kind in ("tensor", "tensor_list"))
+    primary = {ref} | ({outputs[0].name} if outputs else set()) \
+        | set(incoming_gradients(op.name, ins) if backward else ())
+    args = checked_dtype_ties(api, amap, args, soc, frozenset(primary))
     before, after = _kernel_rules(api, fwp, amap)
     before = _position_refusals(api, op, amap) + before
     fn_alias, fn_type = fn_pointer_type(amap)

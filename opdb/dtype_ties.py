@@ -34,3 +34,54 @@ def dtype_groups(api: str) -> list[tuple[frozenset[str], str]]:
         src = rec["source"]
         where.setdefault(root, f"{src['repo']} {src['path']}:{src['line']}")
     return [(frozenset(g), where[r]) for r, g in sorted(groups.items())]
+
+
+OP_API_PATH = PATH.parent / "aclnn_op_api_dtype_ties.jsonl"
+
+
+@functools.lru_cache(maxsize=1)
+def _op_api_ties() -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    if not OP_API_PATH.is_file():
+        return out
+    for line in OP_API_PATH.read_text().splitlines():
+        if line.strip():
+            rec = json.loads(line)
+            out.setdefault(rec["api"], []).append(rec)
+    return out
+
+
+def checked_ties(api: str, soc: str, order: list[str]) -> dict[str, tuple[str, str]]:
+    """{parameter: (the parameter whose dtype it must have, `path:line` of the check)} the
+    API's op_api C++ enforces on `soc` (OP_CHECK_DTYPE_NOT_MATCH, `aclnn_op_api_dtype_ties.jsonl`
+    from extract_op_api_dtypes.py). Parameters tied to each other, directly or through
+    others, form one group; its root is the member no check ties to another (the first in
+    `order`, the API's parameter order, when several are), and every other member maps to
+    it: aclnnGroupNormBackward on ascend910b ties `mean` to `gradOut` and `gamma` to
+    `mean`, so both map to `gradOut`."""
+    recs = [r for r in _op_api_ties().get(api, []) if soc in r["socs"]]
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+    for r in recs:
+        parent[find(r["param"])] = find(r["same_as"])
+    tied = {r["param"] for r in recs}
+    rank = {n: i for i, n in enumerate(order)}
+    groups: dict[str, list[str]] = {}
+    for n in sorted(parent, key=lambda n: (rank.get(n, len(rank)), n)):
+        groups.setdefault(find(n), []).append(n)
+    where = {}
+    for r in recs:
+        src = r["source"]
+        where.setdefault(r["param"], f"{src['repo']} {src['path']}:{src['line']}")
+    out = {}
+    for members in groups.values():
+        free = [n for n in members if n not in tied]
+        root = (free or members)[0]
+        for n in members:
+            if n != root:
+                out[n] = (root, where.get(n, ""))
+    return out

@@ -107,7 +107,9 @@ def test_absent_optional_weight_is_ones_for_a_required_aclnn_tensor():
     # nll_loss_kernel.cc: an absent weight is x.dims()[1] ones; aclnnNLLLoss requires it
     a = _args(build_paddle_kernel(NLL, NLL_OP, framework_dtypes=("float32",)))
     w = a["weight"]
-    assert w.expr == "acl_weight"
+    # in `self`'s dtype at run time: aclnn_nll_loss.cpp:86 checks it (checked dtype ties)
+    assert w.expr == "acl_weight_like_self"
+    assert "phi::DenseTensor acl_weight;" in w.prelude
     assert w.prelude[:3] == ["phi::DenseTensor acl_weight;", "if (weight) {",
                              "  acl_weight = *weight.get_ptr();"]
     assert ("  acl_weight_unset.Resize(phi::make_ddim({input.dims()[input.dims().size() - 1]}));"
@@ -160,7 +162,10 @@ def test_group_norm_sizes_default_affine_and_variance():
     assert "  FillNpuTensorWithConstant<T>(&acl_gamma_unset, dev_ctx, static_cast<T>(1));" in a["gamma"].prelude
     assert "  FillNpuTensorWithConstant<T>(&acl_beta_unset, dev_ctx, static_cast<T>(0));" in a["beta"].prelude
     # aclnn writes rstd; Paddle's variance output is rstd^-2 - eps
-    assert a["rstdOut"].decision == "rule" and a["rstdOut"].expr == "acl_rstd_out"
+    # (rstdOut then goes in `self`'s dtype at run time: aclnn_group_norm.cpp:85, checked ties)
+    assert a["rstdOut"].decision == "rule" and a["rstdOut"].expr == "acl_rstd_out_like_self"
+    assert "phi::DenseTensor acl_rstd_out;  // aclnn writes rstd = 1/sqrt(var + eps); Paddle's " \
+        "output is the variance" in a["rstdOut"].prelude
     after = "\n".join(k["after"])
     assert "EXEC_NPU_CMD(aclnnPowTensorScalar, dev_ctx, acl_rstd_out, acl_rstd_out_pow, *variance);" in after
     # NHWC x/y go as NCHW views (channel_first); Paddle sends NLC/NDHWC as "NHWC" too, so
@@ -188,9 +193,14 @@ def test_group_norm_grad_maps_d_prefixed_gradients():
     assert a["gradOut"].expr == "acl_grad_out_nchw" and a["input"].expr == "acl_input_nchw"
     assert a["gradOut"].prelude[0].startswith("phi::DenseTensor acl_grad_out_nchw(d_y);")
     assert 'if (data_layout == "NHWC" && acl_grad_out_nchw.dims().size() == 4) {' in a["gradOut"].prelude
-    assert a["gradGammaOut"].expr == "d_scale_tensor" and a["gradGammaOut"].decision == "alias"
-    assert a["gradBetaOut"].expr == "d_bias_tensor"
-    assert a["rstd"].expr == "acl_rstd"
+    # d_scale/d_bias and the statistics go in d_y's dtype at run time (checked dtype ties:
+    # aclnn_group_norm_backward.cpp:157-158 on A2/A3)
+    assert a["gradGammaOut"].expr == "acl_grad_gamma_out_like_grad_out" \
+        and a["gradGammaOut"].decision == "alias"
+    assert "opgen_dtype_as(dev_ctx, d_scale_tensor, acl_grad_out_nchw.dtype(), /*copy=*/false)" \
+        in a["gradGammaOut"].prelude[-1]
+    assert a["gradBetaOut"].expr == "acl_grad_beta_out_like_grad_out"
+    assert a["rstd"].expr == "acl_rstd_like_grad_out"
     assert "EXEC_NPU_CMD(aclnnInplaceRsqrt, dev_ctx, acl_rstd);" in a["rstd"].prelude
     assert a["outputMask"].prelude[0] == ("std::array<bool, 3> acl_output_mask = "
                                           "{d_x != nullptr, d_scale != nullptr, d_bias != nullptr};")
@@ -278,6 +288,6 @@ def test_float64_computed_in_float32_casts_the_optional_weight_too():
     k = build_paddle_kernel(NLL, NLL_OP, framework_dtypes=("float32", "float64"))
     assert k["compute_as"] == ["float64"]
     a = _args(k)
-    assert a["self"].expr == "acl_self_float32" and a["weight"].expr == "acl_weight_float32"
+    assert a["self"].expr == "acl_self_float32" and a["weight"].expr == "acl_weight_like_self"
     assert ("phi::DenseTensor acl_weight_float32 = opgen_compute_as(dev_ctx, acl_weight, "
             "{phi::DataType::FLOAT64}, phi::DataType::FLOAT32, /*copy=*/true);") in a["weight"].prelude

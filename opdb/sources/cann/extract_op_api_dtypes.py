@@ -33,6 +33,13 @@ For the tensor parameters the catalog has no dtypes for (no doc table), the one 
 dy, x->GetDataType(), ...)` ties each other one to, go to
 `aclnn_op_api_undocumented_dtypes.jsonl` (aclnnAtanGrad: FLOAT16, FLOAT, BF16).
 
+Every `OP_CHECK_DTYPE_NOT_MATCH(a, b->GetDataType(), ...)` between two parameters of an API
+goes to `aclnn_op_api_dtype_ties.jsonl` with the chips its path condition holds on (chip
+tests evaluated as above; any other condition, `if (gamma != nullptr)`, is taken as met:
+the tie binds whenever the check is reached): `a` must have `b`'s dtype there.
+aclnn_group_norm.cpp:84-85: `meanOut`, `rstdOut` in `self`'s dtype on every chip;
+aclnn_group_norm_backward.cpp:157-158: `mean`, `rstd` in `gradOut`'s outside regbase.
+
     python opdb/sources/cann/extract_op_api_dtypes.py --mirror-root DIR [--check]
 
 DIR holds `owner+name/repo` bare git mirrors at the commits of `aclnn_apis.jsonl`.
@@ -66,6 +73,7 @@ CHECK = re.compile(r"OP_CHECK_DTYPE_NOT_SUPPORT\s*\(\s*(\w+)\s*,"
 # `OP_CHECK_DTYPE_NOT_MATCH(dy, x->GetDataType(), ...)`: dy takes x's dtype
 TIE = re.compile(r"OP_CHECK_DTYPE_NOT_MATCH\s*\(\s*(\w+)\s*,\s*(\w+)\s*->\s*GetDataType\s*\(")
 UNDOC_OUT = HERE / "aclnn_op_api_undocumented_dtypes.jsonl"
+TIES_OUT = HERE / "aclnn_op_api_dtype_ties.jsonl"
 DT = re.compile(r"\bDT_([A-Z0-9_]+)")
 SKIP = "skip"  # a check not applied on the chip (its path condition fails there)
 
@@ -317,6 +325,20 @@ class File:
                             self.arch_dependent(path)))
         return out
 
+    def chip_ties(self) -> list[tuple[str, str, int, list[str]]]:
+        """(param, the param whose dtype it must have, line, chips the check is reached
+        on) per OP_CHECK_DTYPE_NOT_MATCH; a condition that is no chip test counts as met."""
+        out = []
+        for m in TIE.finditer(self.text):
+            path = self.path(m.start())
+            if path is None:
+                continue
+            socs = [soc for soc in SOCS
+                    if all(v is None or v == want
+                           for v, want in ((_cond(c, self.bools, soc), w) for c, w in path))]
+            out.append((m.group(1), m.group(2), self.line(m.start()), socs))
+        return out
+
     def ties(self) -> dict[str, str]:
         """{param: the param whose dtype it must have}, from checks on every path."""
         out = {}
@@ -419,27 +441,51 @@ def restrictions(text: str, params: set[str]) -> list[dict]:
     return out
 
 
-def extract(mirror_root: Path) -> list[dict]:
+def dtype_ties(text: str, params: set[str]) -> list[dict]:
+    """The dtype ties between `params` of one `.cpp`: {param, same_as, socs, line}, one per
+    check reached on some chip."""
+    return [{"param": a, "same_as": b, "socs": socs, "line": line}
+            for a, b, line, socs in File(text).chip_ties()
+            if a in params and b in params and a != b and socs]
+
+
+def extract(mirror_root: Path) -> tuple[list[dict], list[dict], list[dict]]:
     from api_docs import GWS_DEFINITION, op_api_sources  # the sibling module: these run as scripts
 
     recs = [json.loads(line) for line in (HERE / "aclnn_apis.jsonl").read_text().splitlines()]
     rows: list[dict] = []
     undoc: list[dict] = []
+    tied: list[dict] = []
     for repo, commit, files in op_api_sources(mirror_root, recs):
         defs: dict[str, list[tuple[str, str]]] = {}
+        tie_defs: dict[str, list[tuple[str, str]]] = {}
         for path, text in files:
-            if "OP_CHECK_DTYPE_NOT_SUPPORT" not in text and "CheckType" not in text:
+            checks = "OP_CHECK_DTYPE_NOT_SUPPORT" in text or "CheckType" in text
+            if not checks and "OP_CHECK_DTYPE_NOT_MATCH" not in text:
                 continue
             for m in GWS_DEFINITION.finditer(text):
-                defs.setdefault(m.group(1), []).append((path, text))
+                if checks:
+                    defs.setdefault(m.group(1), []).append((path, text))
+                if "OP_CHECK_DTYPE_NOT_MATCH" in text:
+                    tie_defs.setdefault(m.group(1), []).append((path, text))
         for r in recs:
-            if r["source"]["repo"] != repo or r["api"] not in defs:
+            if r["source"]["repo"] != repo:
                 continue
             # the .cpp next to the catalog's header, else one outside experimental/
             home = r["source"]["path"].rsplit("/", 1)[0]
-            path, text = min(defs[r["api"]], key=lambda d: (d[0].rsplit("/", 1)[0] != home,
-                                                            d[0].startswith("experimental/"), d[0]))
+            pick = lambda d: (d[0].rsplit("/", 1)[0] != home,  # noqa: E731
+                              d[0].startswith("experimental/"), d[0])
             params = {p["name"] for p in r.get("params", [])}
+            if r["api"] in tie_defs:
+                path, text = min(tie_defs[r["api"]], key=pick)
+                for x in dtype_ties(text, params):
+                    tied.append({"api": r["api"], "param": x["param"], "same_as": x["same_as"],
+                                 "socs": x["socs"],
+                                 "source": {"repo": repo, "commit": commit, "path": path,
+                                            "line": x["line"]}})
+            if r["api"] not in defs:
+                continue
+            path, text = min(defs[r["api"]], key=pick)
             for x in restrictions(text, params):
                 rows.append({"api": r["api"], "param": x["param"], "socs": x["socs"],
                              "allow": x["allow"],
@@ -452,7 +498,7 @@ def extract(mirror_root: Path) -> list[dict]:
                               "source": {"repo": repo, "commit": commit, "path": path,
                                          "line": x["line"]}})
     key = lambda r: (r["api"], r["param"], r["source"]["line"], r.get("socs", []))  # noqa: E731
-    return sorted(rows, key=key), sorted(undoc, key=key)
+    return sorted(rows, key=key), sorted(undoc, key=key), sorted(tied, key=key)
 
 
 def main(argv=None) -> int:
@@ -466,12 +512,14 @@ def main(argv=None) -> int:
         print(f"extract_op_api_dtypes: no directory {args.mirror_root} (--mirror-root takes the "
               "folder holding owner+name/repo bare mirrors)", file=sys.stderr)
         return 2
-    rows, undoc = extract(args.mirror_root)
+    rows, undoc, tied = extract(args.mirror_root)
     text = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows)
     rc = write_or_check(OUT, text, args.check, "extract_op_api_dtypes", "restrictions")
     text = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in undoc)
-    return rc or write_or_check(UNDOC_OUT, text, args.check, "extract_op_api_dtypes",
-                                "undocumented lists")
+    rc = rc or write_or_check(UNDOC_OUT, text, args.check, "extract_op_api_dtypes",
+                              "undocumented lists")
+    text = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in tied)
+    return rc or write_or_check(TIES_OUT, text, args.check, "extract_op_api_dtypes", "dtype ties")
 
 
 if __name__ == "__main__":
