@@ -1223,6 +1223,10 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
         own = _own_out_meta(schema, outs, list_outs, tensors_in) if functional is None else None
         if own is not None:
             return [own]
+        alloc = _api_output_allocs(api_name, outs, fwp, "{" + ", ".join(tensors_in or outs[:1])
+                                   + "}") if not meta_ok and not list_outs else None
+        if alloc is not None:
+            return [alloc]
         if functional is None or not meta_ok:
             return [{"lines": [], "binding_lines": [],
                      "todo": "TODO(opgen): no meta function known for the functional op; "
@@ -1321,6 +1325,11 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
     if conv is not None:
         out.append(conv)
         tensors = []
+    alloc = _api_output_allocs(api_name, [f.name for f in tensors], fwp, "", opts, bopts) \
+        if tensors and not meta_ok and opts else None
+    if alloc is not None:
+        out.append(alloc)
+        tensors = []
     params = {f.name: f for f in fwp if f.origin == "param"}
     for f in fresh:
         same = params.get(f.name.rstrip("_"))
@@ -1363,6 +1372,48 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                             "todo": f"TODO(opgen): allocate output `{f.name}` (no tensor input "
                                     f"to take shape/dtype from)", "note": ""})
     return out
+
+
+def _api_output_allocs(api_name: str, outputs: list[str], fwp: list[FwParam], src: str,
+                       opts: str = "", bopts: str = "") -> dict | None:
+    """The outputs of an op with no Meta kernel as upstream's adapter allocates them, by a
+    reviewed per-API entry (arg_rules.yaml `api_output_allocs`; op-plugin
+    BatchNormBackwardReduceKernelNpuOpApi.cpp: `{C}` float outputs, each only when its flag
+    is set). `opts` given: the functional member allocates each output when its `when`
+    holds and leaves it undefined otherwise (aclnn gets nullptr); else the `.out` member
+    checks/resizes each out (`src`: the inputs for check_tensor) when `when` holds. None
+    unless every output has an entry whose names all exist."""
+    from opdb.arg_rules import load as load_rules
+    if not api_name or not outputs:
+        return None
+    rules = load_rules()
+    entries = [rules.output_alloc_for(api_name, o) for o in outputs]
+    if any(e is None for e in entries):
+        return None
+    names = {f.name: f.name for f in fwp}
+    try:
+        parts = [(o, e.sizes.format(**names), e.dtype.format(**names), e.when.format(**names))
+                 for o, e in zip(outputs, entries)]
+    except KeyError:
+        return None
+    lines: list[str] = []
+    blines: list[str] = []
+    for o, sizes, dtype, when in parts:
+        if opts:
+            lines.append(f"at::Tensor {o} = ({when}) ? npu_preparation::apply_tensor_without_format("
+                         f"{sizes}, {opts}.dtype({dtype})) : at::Tensor();")
+            blines.append(f"at::Tensor {o} = ({when}) ? at::empty({sizes}, {bopts}.dtype({dtype}))"
+                          " : at::Tensor();")
+        else:
+            lines += [f"if ({when}) {{",
+                      f"    npu_preparation::check_tensor({src}, {o}, {o}.scalar_type(), {sizes});",
+                      "}"]
+            blines += [f"if ({when}) {{", f"    {o}.resize_({sizes});", "}"]
+    evidence = entries[0].evidence.split(":")[0]
+    return {"lines": lines, "binding_lines": blines, "todo": "", "meta": False,
+            "note": f"no meta function is known: the outputs as upstream's adapter allocates "
+                    f"them, each only when its flag holds (arg_rules.yaml `api_output_allocs`; "
+                    f"{evidence})"}
 
 
 def torch_gen_like(schema: TorchSchema, inputs: list[str]) -> tuple[str, str, str] | None:
