@@ -2347,6 +2347,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         ret = return_stmt(schema)
         guards += route_lines(value_routes(op.name), chosen.name, role, {a.name for a in schema.args},
                               ret[len("return "):-1] if re.fullmatch(r"return \w+;", ret) else None)
+        guards += _zero_dim_kept_route(schema, functional, role)
     return TorchFunction(
         role=role, op=op, schema=schema, name=fn, return_type=ret_cpp,
         params=[{"type": torch_cpp_type(a, ilistref), "name": a.name} for a in schema.args],
@@ -2374,6 +2375,40 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                + _other_device_route(schema, functional, role)),
         split=_list_split(chosen, branches, schema, role, host), view_shapes=view_shapes,
         per_element=_per_element(amap, schema), internal_format=nz_route is not None)
+
+
+def _zero_dim_kept_route(schema: TorchSchema, functional: TorchSchema | None,
+                         role: str) -> list[str]:
+    """0-d inputs with an `int` argument at 0 where torch's kernel keeps an element that
+    the API, which takes a 0-d tensor as `[1]`, does not (`torch_facts.zero_dim_kept`,
+    probed: `topk` with k 0 on a 0-d `self` is `(self, 0)`): that call runs torch's CPU
+    kernel and copies its results into the outputs (allocated or resized to the meta
+    function's 0-d sizes), as op-plugin TopKKernelNpuOpApi.cpp fills them before the call.
+    [] for other ops, in-place members and members with no functional op."""
+    from codegen import torch_facts
+    if role not in ("functional", "out") or functional is None \
+            or not functional.name.startswith("aten::"):
+        return []
+    names = torch_facts.zero_dim_kept(_op_name(functional))
+    tensors = [a.name for a in functional.args if a.kind == "tensor" and not a.optional]
+    if not names or not tensors:
+        return []
+    if role == "functional":
+        outs = _fresh_return_names(schema)
+    else:
+        outs = [a.name for a in schema.args if a.mutable and a.kwarg_only]
+    if len(outs) != len([r for r in functional.returns if not r.alias]):
+        return []
+    call = ", ".join(f"{a.name}.cpu()" if a.name in tensors else a.name for a in functional.args)
+    cond = " && ".join([f"{t}.dim() == 0" for t in tensors] + [f"{n} == 0" for n in names])
+    copies = [f"    {o}.copy_({'opgen_cpu_result' if len(outs) == 1 else f'std::get<{i}>(opgen_cpu_result)'});"
+              for i, o in enumerate(outs)]
+    return ([f"// a 0-d input with {', '.join(f'`{n}`' for n in names)} 0: torch's kernel keeps "
+             "an element the API (0-d as [1]) does not compute; torch's CPU kernel "
+             "(probed, codegen.torch_facts.zero_dim_kept)",
+             f"if ({cond}) {{",
+             f"    auto opgen_cpu_result = at::{functional.base}({call});"]
+            + copies + [f"    {return_stmt(schema)}", "}"])
 
 
 def _drop_mask(drop, main: Branch, branches: list[Branch], fwp: list[FwParam], ref: str,
