@@ -49,7 +49,10 @@ def test_out_member_checks_each_out_under_its_flag(rendered):
 def test_an_entry_is_strict():
     from opdb.arg_rules import parse
     from opdb.errors import OpscanError
-    with pytest.raises(OpscanError, match="api_output_allocs"):
+    entry = {"apis": "^aclnnX$", "output": "out0", "sizes": "{a}.sizes()",
+             "dtype": "at::kFloat", "when": "true", "evidence": "x"}
+    assert parse({"api_output_allocs": [entry]}).output_alloc_for("aclnnX", "out0").when == "true"
+    with pytest.raises(OpscanError, match=r"api_output_allocs\[0\].*needs exactly"):
         parse({"api_output_allocs": [{"apis": "^aclnnX$", "output": "out0", "sizes": "{a}",
                                       "dtype": "at::kFloat", "evidence": "x"}]})
 
