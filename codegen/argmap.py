@@ -354,7 +354,9 @@ def _kind_ok_for(aclnn_kind_: str, fw: FwParam, target: str | None) -> bool:
 
 def _role_ok(p: Param, fw: FwParam) -> bool:
     if p.role == "output":
-        return fw.is_output
+        # a mutable framework tensor (`_cummin_helper(Tensor self, Tensor(a!) values, ...)`)
+        # is written by the op: an aclnn output fed by it is the op's output
+        return fw.is_output or (fw.mutable and fw.kind in ("tensor", "tensor_list"))
     if p.role == "inout":
         return True
     return not fw.is_output or (fw.origin == "param" and fw.kind != "tensor")

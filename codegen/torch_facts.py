@@ -1761,3 +1761,56 @@ def meta_unset_optional_placeholders(op: str) -> tuple:
             return tuple(out)
         return ()
     return ()
+
+
+@functools.lru_cache(maxsize=None)
+def zero_dim_kept(op: str) -> tuple[str, ...]:
+    """The `int` arguments of `op` at whose value 0 torch's eager (CPU) kernel, given 0-d
+    tensors, returns an output with elements while given the same tensors as `[1]` it
+    returns that output empty (`topk` with k 0: a 0-d `self` gives `(self, 0)`, a `[1]`
+    one two empty tensors). aclnn APIs take a 0-d tensor as `[1]` (ops-nn aclnn_topk.cpp
+    TopkAdaptInputZeroDimTensor), so on such a call the API computes the empty result.
+    Probed on float32 zeros with every other required `int` at 1 and defaulted arguments
+    at their defaults; only ops with a CPU kernel whose required arguments are tensors and
+    ints. Empty when torch or the op is unknown or nothing differs."""
+    ov = _aten_overload(op)
+    torch = _torch()
+    if ov is None or torch is None or not _has_kernel(op, "CPU"):
+        return ()
+    args = list(ov._schema.arguments)
+    if not args or str(args[0].type) != "Tensor" \
+            or any(a.is_out or (a.alias_info is not None and a.alias_info.is_write)
+                   for a in args):
+        return ()
+    required = [a for a in args if not (a.has_default_value() or a.kwarg_only)]
+    if any(str(a.type) not in ("Tensor", "int", "SymInt") for a in required):
+        return ()
+    ints = [a.name for a in args if str(a.type) in ("int", "SymInt")]
+
+    def numels(shape, name):
+        kw = {}
+        for a in args:
+            if a.name == name:
+                kw[a.name] = 0
+            elif a.has_default_value() or a.kwarg_only:
+                continue
+            elif str(a.type) == "Tensor":
+                kw[a.name] = torch.zeros(shape)
+            else:
+                kw[a.name] = 1
+        with torch.random.fork_rng(devices=[]):
+            res = ov(**kw)
+        flat = list(res) if isinstance(res, (tuple, list)) else [res]
+        return [x.numel() if isinstance(x, torch.Tensor) else None for x in flat]
+
+    found = []
+    for name in ints:
+        try:
+            with _quiet_stderr():
+                zero, one = numels((), name), numels((1,), name)
+        except Exception:
+            continue
+        if len(zero) == len(one) and any(z and o == 0 for z, o in zip(zero, one)
+                                         if z is not None and o is not None):
+            found.append(name)
+    return tuple(found)

@@ -1233,6 +1233,10 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
         own = _own_out_meta(schema, outs, list_outs, tensors_in) if functional is None else None
         if own is not None:
             return [own]
+        alloc = _api_output_allocs(api_name, outs, fwp, "{" + ", ".join(tensors_in or outs[:1])
+                                   + "}") if not meta_ok and not list_outs else None
+        if alloc is not None:
+            return [alloc]
         if functional is None or not meta_ok:
             return [{"lines": [], "binding_lines": [],
                      "todo": "TODO(opgen): no meta function known for the functional op; "
@@ -1331,6 +1335,11 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
     if conv is not None:
         out.append(conv)
         tensors = []
+    alloc = _api_output_allocs(api_name, [f.name for f in tensors], fwp, "", opts, bopts) \
+        if tensors and not meta_ok and opts else None
+    if alloc is not None:
+        out.append(alloc)
+        tensors = []
     params = {f.name: f for f in fwp if f.origin == "param"}
     for f in fresh:
         same = params.get(f.name.rstrip("_"))
@@ -1373,6 +1382,48 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                             "todo": f"TODO(opgen): allocate output `{f.name}` (no tensor input "
                                     f"to take shape/dtype from)", "note": ""})
     return out
+
+
+def _api_output_allocs(api_name: str, outputs: list[str], fwp: list[FwParam], src: str,
+                       opts: str = "", bopts: str = "") -> dict | None:
+    """The outputs of an op with no Meta kernel as upstream's adapter allocates them, by a
+    reviewed per-API entry (arg_rules.yaml `api_output_allocs`; op-plugin
+    BatchNormBackwardReduceKernelNpuOpApi.cpp: `{C}` float outputs, each only when its flag
+    is set). `opts` given: the functional member allocates each output when its `when`
+    holds and leaves it undefined otherwise (aclnn gets nullptr); else the `.out` member
+    checks/resizes each out (`src`: the inputs for check_tensor) when `when` holds. None
+    unless every output has an entry whose names all exist."""
+    from opdb.arg_rules import load as load_rules
+    if not api_name or not outputs:
+        return None
+    rules = load_rules()
+    entries = [rules.output_alloc_for(api_name, o) for o in outputs]
+    if any(e is None for e in entries):
+        return None
+    names = {f.name: f.name for f in fwp}
+    try:
+        parts = [(o, e.sizes.format(**names), e.dtype.format(**names), e.when.format(**names))
+                 for o, e in zip(outputs, entries)]
+    except KeyError:
+        return None
+    lines: list[str] = []
+    blines: list[str] = []
+    for o, sizes, dtype, when in parts:
+        if opts:
+            lines.append(f"at::Tensor {o} = ({when}) ? npu_preparation::apply_tensor_without_format("
+                         f"{sizes}, {opts}.dtype({dtype})) : at::Tensor();")
+            blines.append(f"at::Tensor {o} = ({when}) ? at::empty({sizes}, {bopts}.dtype({dtype}))"
+                          " : at::Tensor();")
+        else:
+            lines += [f"if ({when}) {{",
+                      f"    npu_preparation::check_tensor({src}, {o}, {o}.scalar_type(), {sizes});",
+                      "}"]
+            blines += [f"if ({when}) {{", f"    {o}.resize_({sizes});", "}"]
+    evidence = entries[0].evidence.split(":")[0]
+    return {"lines": lines, "binding_lines": blines, "todo": "", "meta": False,
+            "note": f"no meta function is known: the outputs as upstream's adapter allocates "
+                    f"them, each only when its flag holds (arg_rules.yaml `api_output_allocs`; "
+                    f"{evidence})"}
 
 
 def torch_gen_like(schema: TorchSchema, inputs: list[str]) -> tuple[str, str, str] | None:
@@ -2367,6 +2418,7 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
         # a framework value the API does not take but the route reads is handled there
         consumed |= {u.name for u in amap.unused
                      if any(re.search(rf"(?<![\w.]){re.escape(u.name)}\b", ln) for ln in route[1:])}
+        guards += _zero_dim_kept_route(schema, functional, role)
     return TorchFunction(
         role=role, op=op, schema=schema, name=fn, return_type=ret_cpp,
         params=[{"type": torch_cpp_type(a, ilistref), "name": a.name} for a in schema.args],
@@ -2395,6 +2447,40 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                + _other_device_route(schema, functional, role)),
         split=_list_split(chosen, branches, schema, role, host), view_shapes=view_shapes,
         per_element=_per_element(amap, schema), internal_format=nz_route is not None)
+
+
+def _zero_dim_kept_route(schema: TorchSchema, functional: TorchSchema | None,
+                         role: str) -> list[str]:
+    """0-d inputs with an `int` argument at 0 where torch's kernel keeps an element that
+    the API, which takes a 0-d tensor as `[1]`, does not (`torch_facts.zero_dim_kept`,
+    probed: `topk` with k 0 on a 0-d `self` is `(self, 0)`): that call runs torch's CPU
+    kernel and copies its results into the outputs (allocated or resized to the meta
+    function's 0-d sizes), as op-plugin TopKKernelNpuOpApi.cpp fills them before the call.
+    [] for other ops, in-place members and members with no functional op."""
+    from codegen import torch_facts
+    if role not in ("functional", "out") or functional is None \
+            or not functional.name.startswith("aten::"):
+        return []
+    names = torch_facts.zero_dim_kept(_op_name(functional))
+    tensors = [a.name for a in functional.args if a.kind == "tensor" and not a.optional]
+    if not names or not tensors:
+        return []
+    if role == "functional":
+        outs = _fresh_return_names(schema)
+    else:
+        outs = [a.name for a in schema.args if a.mutable and a.kwarg_only]
+    if len(outs) != len([r for r in functional.returns if not r.alias]):
+        return []
+    call = ", ".join(f"{a.name}.cpu()" if a.name in tensors else a.name for a in functional.args)
+    cond = " && ".join([f"{t}.dim() == 0" for t in tensors] + [f"{n} == 0" for n in names])
+    copies = [f"    {o}.copy_({'opgen_cpu_result' if len(outs) == 1 else f'std::get<{i}>(opgen_cpu_result)'});"
+              for i, o in enumerate(outs)]
+    return ([f"// a 0-d input with {', '.join(f'`{n}`' for n in names)} 0: torch's kernel keeps "
+             "an element the API (0-d as [1]) does not compute; torch's CPU kernel "
+             "(probed, codegen.torch_facts.zero_dim_kept)",
+             f"if ({cond}) {{",
+             f"    auto opgen_cpu_result = at::{functional.base}({call});"]
+            + copies + [f"    {return_stmt(schema)}", "}"])
 
 
 def _drop_mask(drop, main: Branch, branches: list[Branch], fwp: list[FwParam], ref: str,

@@ -130,6 +130,22 @@ class ApiOutputLayout:
 
 
 @dataclass(frozen=True)
+class ApiOutputAlloc:
+    """(torch, per API) an output of an op torch gives no Meta kernel, as upstream's
+    adapter allocates it (the sizes and dtype live only in its C++): the framework output
+    `output` of the APIs matching `apis` is allocated with `sizes` and `dtype` (C++, `{name}`
+    framework values) when `when` holds and left undefined otherwise (aclnn gets nullptr);
+    a `.out` member checks/resizes that out to `sizes` when `when` holds."""
+
+    apis: str
+    output: str
+    sizes: str
+    dtype: str
+    when: str
+    evidence: str
+
+
+@dataclass(frozen=True)
 class ApiOutputShape:
     """(torch, per API) an aclnn output the API shapes by its own rule, not torch's meta
     function (docs/opgen.md class 19): the framework output `output` of the APIs matching
@@ -364,6 +380,7 @@ class ArgRules:
     api_output_shapes: tuple[ApiOutputShape, ...] = ()
     api_output_layouts: tuple[ApiOutputLayout, ...] = ()
     api_output_lists: tuple[ApiOutputList, ...] = ()
+    api_output_allocs: tuple[ApiOutputAlloc, ...] = ()
     meta_host_tensors: tuple[MetaHostTensor, ...] = ()
     drop_masks: tuple[DropMask, ...] = ()
     op_values: tuple[OpValue, ...] = ()
@@ -390,6 +407,11 @@ class ArgRules:
     def output_layout_for(self, api: str, output: str) -> ApiOutputLayout | None:
         import re
         return next((o for o in self.api_output_layouts
+                     if o.output == output and re.search(o.apis, api)), None)
+
+    def output_alloc_for(self, api: str, output: str) -> ApiOutputAlloc | None:
+        import re
+        return next((o for o in self.api_output_allocs
                      if o.output == output and re.search(o.apis, api)), None)
 
     def output_shape_for(self, api: str, output: str) -> ApiOutputShape | None:
@@ -461,7 +483,7 @@ _TOP_KEYS = ("aliases", "rules", "test_values", "expansions", "channel_first", "
              "zero_dim_views", "compute_as", "master_weights", "flatten", "rank_variants",
              "data_dependent", "torch_skips", "absent_affine", "bounds", "positions",
              "api_output_shapes", "api_output_layouts", "api_output_lists",
-             "meta_host_tensors", "drop_masks", "op_values")
+             "api_output_allocs", "meta_host_tensors", "drop_masks", "op_values")
 
 
 def parse(data: dict) -> ArgRules:
@@ -549,6 +571,7 @@ def parse(data: dict) -> ArgRules:
                     _api_output_shapes(data.get("api_output_shapes")),
                     _api_output_layouts(data.get("api_output_layouts")),
                     _api_output_lists(data.get("api_output_lists")),
+                    _api_output_allocs(data.get("api_output_allocs")),
                     _meta_host_tensors(data.get("meta_host_tensors")),
                     _drop_masks(data.get("drop_masks")),
                     _op_values(data.get("op_values")))
@@ -597,6 +620,18 @@ def _api_output_lists(entries) -> tuple[ApiOutputList, ...]:
                          "and `evidence`")
         out.append(ApiOutputList(str(o["apis"]), tuple(str(n) for n in o["outputs"]),
                                  *(str(o[k]) for k in keys[2:])))
+    return tuple(out)
+
+
+def _api_output_allocs(entries) -> tuple[ApiOutputAlloc, ...]:
+    keys = ("apis", "output", "sizes", "dtype", "when", "evidence")
+    out = []
+    for i, o in enumerate(entries or []):
+        where = f"api_output_allocs[{i}] ({o.get('apis') if isinstance(o, dict) else o})"
+        if not isinstance(o, dict) or set(o) != set(keys) or not all(o.values()):
+            _fail(where, "needs exactly `apis`, `output`, `sizes`, `dtype`, `when` and "
+                         "`evidence`")
+        out.append(ApiOutputAlloc(*(str(o[k]) for k in keys)))
     return tuple(out)
 
 
