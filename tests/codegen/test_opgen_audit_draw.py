@@ -124,3 +124,16 @@ def test_committed_eighth_audit_output_is_its_draw_and_skips_earlier_draws(capsy
     assert out == (BENCH / "opgen_audit8_draw.out").read_text()
     drawn = {(t, int(i)) for t, i, *_ in (line.split() for line in out.splitlines())}
     assert len(drawn) == 48 and not drawn & mod.read_excluded(earlier)
+
+
+def test_committed_ninth_audit_output_is_its_draw_and_skips_earlier_draws(capsys):
+    """The ninth audit (torch only) draws from the rows the third to eighth did not."""
+    mod = _module()
+    earlier = [str(BENCH / f"opgen_audit{n}_draw.out") for n in (3, 4, 5, 6, 7, 8)]
+    argv = ["--seed", "2617", "--torch", "24", "--paddle", "0", "--torch-rows", "234",
+            "--exclude", *earlier]
+    assert mod.main(argv) == 0
+    out = capsys.readouterr().out
+    assert out == (BENCH / "opgen_audit9_draw.out").read_text()
+    drawn = {(t, int(i)) for t, i, *_ in (line.split() for line in out.splitlines())}
+    assert len(drawn) == 24 and not drawn & mod.read_excluded(earlier)
