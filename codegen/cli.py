@@ -18,7 +18,7 @@ from opdb import clikit
 
 def _parser() -> argparse.ArgumentParser:
     p = clikit.ArgumentParser(prog="opgen", description=__doc__.split("\n\n")[0])
-    p.add_argument("--from-report", metavar="REPORT", type=Path,
+    p.add_argument("--from-report", metavar="REPORT", type=clikit.path_type,
                    help="generate every cann-available gap of an opscan report.json")
     p.add_argument("--target", choices=("paddle", "torch"))
     p.add_argument("--layout", choices=("in-tree", "standalone", "both"), default="both")
@@ -26,14 +26,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", "--out", dest="out", type=clikit.path_arg,
                    help="output directory (new or empty; --force replaces one opgen generated)")
     p.add_argument("--force", action="store_true", help="replace an output directory opgen generated (files you added are kept)")
-    p.add_argument("--snapshot", type=Path, help="opdb snapshot directory (default: shipped)")
+    p.add_argument("--snapshot", type=clikit.path_type, help="opdb snapshot directory (default: shipped)")
     p.add_argument("--soc", type=clikit.soc_arg, help="chip whose aclnn dtypes to register and test (default "
                                  "ascend910b; same ids as opscan --soc)")
     sub = p.add_subparsers(dest="command")
     a = sub.add_parser("aclnn", help="adapter for one aclnn API")
-    a.add_argument("name", help="aclnnApplyAdamW, or loosely: Adam, adamw, layer_norm")
+    a.add_argument("name", type=clikit.text_arg, help="aclnnApplyAdamW, or loosely: Adam, adamw, layer_norm")
     a.add_argument("--target", dest="target_sub", choices=("paddle", "torch"))
-    a.add_argument("--op", help="framework op to adapt (adam, aten::_fused_adamw_)")
+    a.add_argument("--op", type=clikit.text_arg, help="framework op to adapt (adam, aten::_fused_adamw_)")
     a.add_argument("--layout", dest="layout_sub", choices=("in-tree", "standalone", "both"))
     a.add_argument("-o", "--output", "--out", dest="out_sub", type=clikit.path_arg,
                    help="output directory (new or empty; --force replaces one opgen generated)")
@@ -42,7 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--soc", dest="soc_sub", type=clikit.soc_arg, help="chip whose aclnn dtypes to register and test")
     a.add_argument("--build", action="store_true",
                    help="also configure+build the standalone project and import its module")
-    a.add_argument("--check-in-tree", metavar="DIR", type=Path,
+    a.add_argument("--check-in-tree", metavar="DIR", type=clikit.path_type,
                    help="compile the in-tree adapter with -fsyntax-only inside a "
                         "PaddleCustomDevice or op-plugin checkout and report the first error")
     return p

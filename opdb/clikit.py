@@ -48,12 +48,31 @@ def path_arg(text: str) -> str:
     return text
 
 
+def path_type(text: str):
+    """argparse type for a path option the command uses as a `Path`: `path_arg`, then Path."""
+    from pathlib import Path
+
+    return Path(path_arg(text))
+
+
 def text_arg(text: str) -> str:
     """argparse type for a name or text option (--target, a search text): an empty string is
     refused instead of meaning "the default" or "everything"."""
     if not text.strip():
         raise argparse.ArgumentTypeError("empty value")
     return text
+
+
+def dtype_arg(text: str) -> str:
+    """argparse type for --dtype: the canonical name of a known dtype (a typo is a usage
+    error naming the accepted spellings, never a verdict)."""
+    from opdb.dtypes import known_dtype
+    from opdb.errors import OpscanError
+
+    try:
+        return known_dtype(text)
+    except OpscanError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _whole(text: str) -> int:

@@ -389,7 +389,30 @@ OPDB = [
     C("opdb-sync-no-what", "opdb sync", "cann", code=2),
 ]
 
-CASES = SCAN + CLASSIFY + BLACKLIST + LOG + ALIGN + ZOO + OPGEN + OPDB
+# An empty string given for a path or a name (docs/bad-input.md #14-16, #22, #24): Path("")
+# is the current directory, where `opdb build -o ""` once wrote the snapshot.
+EMPTY = [
+    C("empty-opdb-build-out", ["opdb", "build", "-o", ""], "--output", code=2),
+    C("empty-opdb-build-sources", ["opdb", "build", "--sources", "", "-o", "{t}/snap"], "--sources", code=2),
+    C("empty-opdb-sync-wheel", ["opdb", "sync", "torch-npu", "--wheel", ""], "--wheel", code=2,
+      env={"OPSCAN_HOME": "{t}/home"}),
+    C("empty-opdb-sync-home", ["opdb", "sync", "cann", "--home", ""], "--home", code=2,
+      env={"OPSCAN_HOME": "{t}/home"}),
+    C("empty-opdb-show", ["opdb", "show", ""], "name", code=2),
+    C("empty-opdb-diff", ["opdb", "diff", "", "torch_npu==2.13.0"], "argument a", code=2),
+    C("empty-classify-dtype", ["opscan", "classify", "aten::abs", "-f", "torch", "--dtype", ""], "--dtype",
+      code=2),
+    C("empty-zoo-source", ["opscan", "zoo", "", "-f", "torch", "-o", "{t}/out"], "sources", code=2),
+    C("empty-log-scan", ["opscan", "log", "{fx}/logs/paddle_npu_glog.log", "-f", "paddle", "--scan", ""],
+      "--scan", code=2),
+    C("empty-compare-map", ["opscan", "align", "compare", "{t}/a", "{t}/b", "--map", "", "-o", "{t}/out"],
+      "--map", code=2),
+    C("empty-opgen-snapshot", ["opgen", "--snapshot", "", "aclnn", "Abs", "--target", "torch", "-o", "{t}/out"],
+      "--snapshot", code=2),
+    C("empty-scan-model", ["opscan", "", "-f", "torch", "-o", "{t}/out"], "model", code=2),
+]
+
+CASES = SCAN + CLASSIFY + BLACKLIST + LOG + ALIGN + ZOO + OPGEN + OPDB + EMPTY
 
 
 # --------------------------------------------------------------------------- checks
@@ -504,6 +527,53 @@ def test_one_line_model_error_names_the_innermost_user_frame(tmp_path, capsys):
     assert rc == 2 and err.count("\n") == 1, err
     assert "build() raised ZeroDivisionError" in err
     assert "broken_build_raises.py:7 in make_layer: return nn.Linear(width, width // 0)" in err
+
+
+def _parsers():
+    """Every argparse parser of every command, subcommands included."""
+    import argparse
+
+    from analyzer import cli
+    from analyzer.align.cli import _compare_parser, _dump_parser
+    from analyzer.cli_blacklist import _parser as blacklist
+    from analyzer.logscan.cli import _parser as log
+    from analyzer.zoo.cli import parser as zoo
+    from codegen.cli import _parser as opgen
+    from opdb.cli import _parser as opdb
+
+    todo = [cli._scan_parser(), cli._classify_parser(), blacklist(), log(), zoo(), _dump_parser(),
+            _compare_parser(), opgen(), opdb()]
+    while todo:
+        p = todo.pop()
+        yield p
+        for act in p._actions:
+            if isinstance(act, argparse._SubParsersAction):
+                todo.extend(act.choices.values())
+
+
+# options where "" is a real value: an empty list (`--current "$CUSTOM_DEVICE_BLACK_LIST"`)
+EMPTY_IS_A_VALUE = {("opscan blacklist", "--suspect"), ("opscan blacklist", "--current")}
+
+
+def test_every_option_refuses_an_empty_string_at_parse_time():
+    """A path or name option given "" is a usage error (exit 2, `argument X: empty ...`),
+    whatever the command: each option's argparse type or choices refuse it."""
+    import argparse
+
+    loose = []
+    for p in _parsers():
+        for act in p._actions:
+            if act.nargs == 0 or act.choices or isinstance(act, argparse._SubParsersAction):
+                continue
+            name = act.option_strings[-1] if act.option_strings else act.dest
+            if (p.prog, name) in EMPTY_IS_A_VALUE:
+                continue
+            try:
+                act.type("") if act.type else None
+            except argparse.ArgumentTypeError:
+                continue
+            loose.append(f"{p.prog} {name}")
+    assert not loose, f"options that take an empty string: {loose}"
 
 
 # --------------------------------------------------------------------------- subprocess runner

@@ -15,11 +15,11 @@ def _parser() -> argparse.ArgumentParser:
         prog="opscan log",
         description="Read logs of real NPU runs (plain or gzip, any size) and report every op "
                     "that fell back to the CPU or failed; with --scan, join them with a scan.")
-    p.add_argument("files", nargs="+", help="log files (GLOG_v=3 Paddle logs, torch_npu stderr)")
+    p.add_argument("files", nargs="+", type=clikit.path_arg, help="log files (GLOG_v=3 Paddle logs, torch_npu stderr)")
     clikit.add_framework(p, required=True)
-    p.add_argument("--scan", default=None, help="report.json of an earlier `opscan` scan")
+    p.add_argument("--scan", default=None, type=clikit.path_arg, help="report.json of an earlier `opscan` scan")
     clikit.add_output(p)
-    p.add_argument("--format", default=",".join(FORMATS),
+    p.add_argument("--format", default=",".join(FORMATS), type=clikit.text_arg,
                    help=f"comma-separated formats (default {','.join(FORMATS)})")
     clikit.add_json(p)
     return p

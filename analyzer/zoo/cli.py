@@ -17,7 +17,7 @@ def parser() -> argparse.ArgumentParser:
         prog="opscan zoo",
         description="Scan a whole model zoo (one process per model) and rank which kernels "
                     "unblock the most models.")
-    p.add_argument("sources", nargs="+",
+    p.add_argument("sources", nargs="+", type=clikit.path_arg,
                    help="model files, directories of model files, list files (.txt/.yaml), "
                         "or generators hf:MODEL_TYPE, timm:NAME, paddle.vision:NAME")
     clikit.add_framework(p, required=True)
@@ -32,12 +32,12 @@ def parser() -> argparse.ArgumentParser:
                    help="seconds per model before it is stopped (default 600)")
     p.add_argument("--memory", type=clikit.positive_float, default=8.0,
                    help="GiB of resident memory per model before it is stopped (default 8)")
-    p.add_argument("--ray", default=None, metavar="ADDRESS",
+    p.add_argument("--ray", default=None, metavar="ADDRESS", type=clikit.text_arg,
                    help="run the scans on a Ray cluster (`local` starts one on this machine)")
-    p.add_argument("--cache", default=None,
+    p.add_argument("--cache", default=None, type=clikit.path_arg,
                    help="result cache directory (default $OPSCAN_CACHE/zoo)")
     clikit.add_output(p)
-    p.add_argument("--format", default="md,html,csv,xlsx,json",
+    p.add_argument("--format", default="md,html,csv,xlsx,json", type=clikit.text_arg,
                    help="comma-separated formats (default md,html,csv,xlsx,json)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     return p
