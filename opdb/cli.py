@@ -32,7 +32,7 @@ def _parser() -> argparse.ArgumentParser:
     clikit.add_json(s)
 
     s = sub.add_parser("sql", help="run a read-only SQL query")
-    s.add_argument("query", type=clikit.text_arg)
+    s.add_argument("query")
     clikit.add_json(s)
 
     s = sub.add_parser("build", help="regenerate the shipped snapshot from the sources")

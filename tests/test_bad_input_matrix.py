@@ -412,7 +412,42 @@ EMPTY = [
     C("empty-scan-model", ["opscan", "", "-f", "torch", "-o", "{t}/out"], "model", code=2),
 ]
 
-CASES = SCAN + CLASSIFY + BLACKLIST + LOG + ALIGN + ZOO + OPGEN + OPDB + EMPTY
+# Outputs refused before any work (docs/bad-input.md #1-10): a directory where a report file
+# goes is refused with --force too, and before the model runs (fsio.check_files); a dump's
+# output is checked up its path, its device before the model runs; a comparison's reports
+# never go inside a dump.
+OUTPUTS = [
+    C("scan-force-report-is-dir", "opscan {t}/m.py -f torch --format json --force -o {t}/out",
+      "report.json", both(model, mkdir("out/report.json"))),
+    C("scan-force-graphml-is-dir", "opscan {t}/m.py -f torch --format json --force -o {t}/out",
+      "op_graph.graphml", both(model, mkdir("out/op_graph.graphml"))),
+    C("scan-companion-exists", "opscan {t}/m.py -f torch --format csv -o {t}/out", "--force",
+      both(model, write("out/fallback_islands.csv", "mine"))),
+    C("blacklist-force-report-is-dir", "opscan blacklist {t}/p.py -f paddle --format json --force "
+      "-o {t}/out", "report.json", both(paddle_model, mkdir("out/report.json"))),
+    C("zoo-force-report-is-dir", "opscan zoo {t}/m.py -f torch --format json --force -o {t}/out",
+      "zoo.json", both(model, mkdir("out/zoo.json"))),
+    C("log-format-bad-without-output", "opscan log {fx}/logs/paddle_npu_glog.log -f paddle --format pdf",
+      "--format"),
+    C("dump-out-under-file", "opscan align dump {t}/m.py -f torch -o {t}/f/out", "file in the way",
+      both(model, write("f", "x"))),
+    C("dump-device-missing", "opscan align dump {t}/m.py -f torch --device npu -o {t}/out", "--device npu",
+      model),
+    C("dump-step-raises-leaves-no-folder", "opscan align dump {t}/s.py -f torch -o {t}/out",
+      "the step failed", write("s.py", STEP_RAISES)),
+    C("dump-scope-without-level-op", "opscan align dump {t}/q.py -f torch --scope 0 -o {t}/out",
+      "--level op", SEQ_MODEL),
+    C("dump-fault-negative-index", "opscan align dump {t}/m.py -f torch --fault gelu:-1 -o {t}/out",
+      "--fault", model),
+    C("compare-same-dump", "opscan align compare {t}/a {t}/a --no-repro -o {t}/out", "same dump",
+      dump_copy("a")),
+    C("compare-out-inside-a-dump", "opscan align compare {t}/a {t}/b --no-repro -o {t}/a/rep",
+      "inside dump A", both(dump_copy("a"), dump_copy("b"))),
+    C("compare-target-unknown", "opscan align compare {t}/a {t}/b --no-repro --target torch_npu==0.0.1 "
+      "-o {t}/out", "torch_npu==0.0.1", both(dump_copy("a"), dump_copy("b"))),
+]
+
+CASES = SCAN + CLASSIFY + BLACKLIST + LOG + ALIGN + ZOO + OPGEN + OPDB + EMPTY + OUTPUTS
 
 
 # --------------------------------------------------------------------------- checks
@@ -551,8 +586,10 @@ def _parsers():
                 todo.extend(act.choices.values())
 
 
-# options where "" is a real value: an empty list (`--current "$CUSTOM_DEVICE_BLACK_LIST"`)
-EMPTY_IS_A_VALUE = {("opscan blacklist", "--suspect"), ("opscan blacklist", "--current")}
+# options where "" is a real value (an empty list: `--current "$CUSTOM_DEVICE_BLACK_LIST"`), or
+# that the library refuses with its own words (`opdb sql ""`: "empty SQL query", as for ";")
+EMPTY_IS_A_VALUE = {("opscan blacklist", "--suspect"), ("opscan blacklist", "--current"),
+                    ("opdb sql", "query")}
 
 
 def test_every_option_refuses_an_empty_string_at_parse_time():

@@ -409,10 +409,14 @@ def read_meta(root: Path) -> dict:
 
 
 def check_output_dir(out: Path, force: bool) -> None:
-    """Refuse a non-empty output folder unless forced (before any user code runs)."""
+    """Refuse a non-empty output folder unless forced, and what fsio.check_out_dir refuses
+    (a file at the path or up it, an unwritable parent), before any user code runs."""
+    from opdb.fsio import check_out_dir
+
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise OpscanError(f"{out}: exists and is not a directory", hint="pass a folder with -o")
+    check_out_dir(out, "-o/--output")
     if out.is_dir() and any(out.iterdir()) and not force:
         raise OpscanError(f"{out}: exists and is not empty", hint="pass --force to overwrite, or another -o")
 

@@ -27,6 +27,17 @@ def seed_all(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+def device_missing(device: str) -> str:
+    """Why `device` (gpu, npu) cannot run here ("" when it can)."""
+    if device == "npu":
+        import importlib.util
+
+        return "" if importlib.util.find_spec("torch_npu") else "torch_npu is not installed"
+    if device == "gpu":
+        return "" if torch.cuda.is_available() else "torch sees no CUDA device"
+    return ""
+
+
 def deterministic() -> str:
     torch.use_deterministic_algorithms(True, warn_only=True)
     if hasattr(torch.backends, "cudnn"):

@@ -33,17 +33,12 @@ def main(argv: list[str]) -> int:
         from analyzer.logscan.render import write_log_reports
         from analyzer.report.writer import check_formats
 
-        formats = check_formats(args.format) if args.output else ()
+        formats = check_formats(args.format)  # a typo is refused with or without -o
         if args.output:  # a file in the way or an existing report is refused before reading
             from analyzer.logscan.render import RENDER
-            from opdb.errors import OutputExists
-            from opdb.fsio import check_out_dir
+            from opdb.fsio import check_files
 
-            out = check_out_dir(args.output)
-            existing = [out / RENDER[f][0] for f in formats if (out / RENDER[f][0]).exists()]
-            if existing and not args.force:
-                raise OutputExists(f"{existing[0]} already exists",
-                                   hint="pass --force to overwrite, or choose another -o/--output")
+            check_files(args.output, [RENDER[f][0] for f in formats], args.force)
         rep = scan_logs(args.files, args.framework, scan_report=args.scan)
         if args.json:
             clikit.print_json(rep.to_json())

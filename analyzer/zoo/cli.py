@@ -104,15 +104,9 @@ def _check_args(args) -> tuple[str, ...]:
 
 def _outputs(outdir: Path, formats, force: bool) -> Path:
     """Check the output directory and the files the zoo will write, before any scan."""
-    from opdb.fsio import check_out_dir
+    from opdb.fsio import check_files
 
-    out = check_out_dir(outdir)
-    names = [f"zoo.{f}" for f in formats] + ["zoo-run.json"]
-    existing = [out / n for n in names if (out / n).exists()]
-    if existing and not force:
-        raise OpscanError(f"{existing[0]} already exists",
-                          hint="pass --force to overwrite, or choose another -o/--output")
-    return out
+    return check_files(outdir, [f"zoo.{f}" for f in formats] + ["zoo-run.json"], force)
 
 
 def _resolve_targets(framework: str, targets, soc) -> list[str]:
