@@ -447,7 +447,28 @@ OUTPUTS = [
       "-o {t}/out", "torch_npu==0.0.1", both(dump_copy("a"), dump_copy("b"))),
 ]
 
-CASES = SCAN + CLASSIFY + BLACKLIST + LOG + ALIGN + ZOO + OPGEN + OPDB + EMPTY + OUTPUTS
+def _cut_gzip(rel: str, keep: int) -> Callable[[Path], None]:
+    def setup(t: Path) -> None:
+        import gzip
+        (t / rel).write_bytes(gzip.compress((FX / "logs" / "paddle_npu_glog.log").read_bytes())[:keep])
+    return setup
+
+
+# A log that cannot be read as this framework's log is an error, not "no fallback lines"
+# (docs/bad-input.md #17-19)
+LOG_CONTENT = [
+    C("log-empty-file", "opscan log {t}/a.log -f paddle", "empty", write("a.log", "")),
+    C("log-binary", "opscan log {t}/a.log -f paddle", "binary", write("a.log", bytes(range(256)) * 16)),
+    C("log-gzip-garbage", "opscan log {t}/a.log.gz -f paddle", "gzip", write("a.log.gz", b"\x1f\x8bgarbage")),
+    C("log-gzip-cut-before-any-text", "opscan log {t}/a.log.gz -f paddle", "gzip", _cut_gzip("a.log.gz", 12)),
+    C("log-torch-log-as-paddle", "opscan log {fx}/logs/torch_npu_run.log -f paddle", "--framework torch"),
+    C("log-paddle-log-as-torch", "opscan log {fx}/logs/paddle_npu_glog.log -f torch", "--framework paddle"),
+    C("log-same-file-twice", "opscan log {fx}/logs/paddle_npu_glog.log {fx}/logs/paddle_npu_glog.log "
+      "-f paddle -o {t}/out", "twice"),
+]
+
+CASES = (SCAN + CLASSIFY + BLACKLIST + LOG + ALIGN + ZOO + OPGEN + OPDB + EMPTY + OUTPUTS
+         + LOG_CONTENT)
 
 
 # --------------------------------------------------------------------------- checks

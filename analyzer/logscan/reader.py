@@ -1,7 +1,7 @@
 """Stream log files of any size in constant memory and yield the recognised lines.
 
 A file is read in fixed-size binary chunks (gzip'd files, recognised by their magic bytes,
-through `gzip.open`); each shape's trigger substrings are searched with `bytes.find` over the
+through `Gunzip`, which keeps what a cut stream yields); each shape's trigger substrings are searched with `bytes.find` over the
 whole chunk, and only the lines around a trigger are decoded (UTF-8, errors replaced, NULs
 dropped) and matched. Line numbers come from counting b"\\n" between hits. A line longer
 than `MAX_LINE` is cut (its tail is still counted), so binary garbage without newlines never
@@ -45,6 +45,52 @@ class LineHit:
     text: str  # the decoded line, stripped, cut to 400 characters
 
 
+class Gunzip:
+    """A gzip file's content (every member, in order) as a read-only binary stream that,
+    unlike gzip.GzipFile, hands out everything a truncated stream decompresses to before
+    raising EOFError for the cut (GzipFile drops the last read's bytes: a cut log smaller
+    than one read came out empty). zlib.error for bytes that are not deflate data."""
+
+    RAW = 1 << 16
+
+    def __init__(self, f):
+        self._f = f
+        self._z = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        self._buf = bytearray()
+        self._cut = False  # the file ended inside a member
+        self._z_started = False  # bytes went into the current member
+
+    def read(self, size: int = -1) -> bytes:
+        while (size < 0 or len(self._buf) < size) and not self._cut:
+            raw = self._f.read(self.RAW)
+            if not raw:
+                if self._z.eof or not self._z_started:
+                    break
+                self._cut = True
+                break
+            self._z_started = True
+            self._buf += self._z.decompress(raw)
+            while self._z.eof and self._z.unused_data:  # the next member
+                rest = self._z.unused_data
+                self._z = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                self._buf += self._z.decompress(rest)
+        if not self._buf and self._cut:
+            raise EOFError("compressed file ended before the end-of-stream marker was reached")
+        n = len(self._buf) if size < 0 else min(size, len(self._buf))
+        out = bytes(self._buf[:n])
+        del self._buf[:n]
+        return out
+
+    def close(self) -> None:
+        self._f.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 def open_log(path: Path):
     """A binary stream of the file's content (gunzipped when it is gzip; a UTF-16 file, as
     PowerShell's `Tee-Object` and `>` write, recoded to UTF-8 from its byte-order mark)."""
@@ -58,10 +104,45 @@ def open_log(path: Path):
     head = f.read(2)
     f.seek(0)
     if head == GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=f, mode="rb"), True
+        return Gunzip(f), True
     if head in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
         return codecs.EncodedFile(f, "utf-8", "utf-16", errors="replace"), False
     return f, False
+
+
+SNIFF = 64 << 10
+# bytes no text log holds (NUL is left out: a crashed writer pads files with NULs)
+_CONTROL = bytes(set(range(1, 32)) - {9, 10, 11, 12, 13, 27}) + b"\x7f"
+
+
+def read_head(path) -> bytes:
+    """The first 64 KiB of a log's text, refusing a file that cannot be a log at all:
+    empty, or a gzip stream that yields nothing. A stream cut short with some text left
+    is read (scan_file notes it)."""
+    stream, gz = open_log(Path(path))
+    head = b""
+    try:
+        with stream:
+            while len(head) < SNIFF:  # small reads: a cut gzip stream keeps what it yields
+                part = stream.read(min(4096, SNIFF - len(head)))
+                if not part:
+                    break
+                head += part
+    except (EOFError, zlib.error, gzip.BadGzipFile, OSError) as e:
+        if not head:
+            raise OpscanError(f"{path}: not a readable gzip file ({e})" if gz else f"{path}: unreadable ({e})",
+                              hint="pass the log file itself (plain text or .gz)") from None
+    if not head:
+        raise OpscanError(f"{path}: the file is empty",
+                          hint="pass the log the run wrote (e.g. GLOG_v=3 output or its stderr)")
+    return head
+
+
+def looks_binary(head: bytes) -> bool:
+    """More than a third of `head` is control bytes or invalid UTF-8 (NULs aside)."""
+    bad = sum(head.count(bytes([c])) for c in _CONTROL)
+    bad += head.decode("utf-8", errors="replace").count("\ufffd")
+    return bad * 3 > len(head)
 
 
 def _decode(raw: bytes) -> str:
