@@ -467,8 +467,23 @@ LOG_CONTENT = [
       "-f paddle -o {t}/out", "twice"),
 ]
 
+# opgen options given before and after `aclnn` with different values, or that exclude each
+# other, are usage errors (docs/bad-input.md #11-13)
+OPGEN_CONFLICTS = [
+    C("opgen-target-twice", "opgen --target paddle aclnn Abs --target torch -o {t}/out", "--target", code=2),
+    C("opgen-output-twice", "opgen -o {t}/o1 aclnn Abs --target torch -o {t}/o2", "-o/--output", code=2),
+    C("opgen-layout-twice", "opgen --layout in-tree aclnn Abs --target torch --layout standalone -o {t}/out",
+      "--layout", code=2),
+    C("opgen-soc-twice", "opgen --soc ascend910b aclnn Abs --target torch --soc ascend310p -o {t}/out",
+      "--soc", code=2),
+    C("opgen-report-and-aclnn", "opgen --from-report {t}/r.json aclnn Abs --target torch -o {t}/out",
+      "--from-report", write("r.json", "{}"), code=2),
+    C("opgen-check-in-tree-standalone", "opgen aclnn Abs --target paddle --layout standalone "
+      "--check-in-tree {t}/d -o {t}/out", "--layout", mkdir("d"), code=2),
+]
+
 CASES = (SCAN + CLASSIFY + BLACKLIST + LOG + ALIGN + ZOO + OPGEN + OPDB + EMPTY + OUTPUTS
-         + LOG_CONTENT)
+         + LOG_CONTENT + OPGEN_CONFLICTS)
 
 
 # --------------------------------------------------------------------------- checks
