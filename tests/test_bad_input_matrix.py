@@ -482,8 +482,20 @@ OPGEN_CONFLICTS = [
       "--check-in-tree {t}/d -o {t}/out", "--layout", mkdir("d"), code=2),
 ]
 
+# zoo inputs refused before any model runs (docs/bad-input.md #21, #23)
+ZOO_INPUTS = [
+    C("zoo-list-same-model-twice", "opscan zoo {t}/list.txt -f torch -o {t}/out", "listed twice",
+      both(model, write("list.txt", "m.py\n./m.py\n"))),
+    C("zoo-dir-and-its-file", "opscan zoo {t}/d {t}/d/m.py -f torch -o {t}/out", "listed twice",
+      write("d/m.py", MARKER_MODEL)),
+    C("zoo-ray-nothing-listening", "opscan zoo {t}/m.py -f torch --ray 127.0.0.1:1 -o {t}/out",
+      "--ray 127.0.0.1:1", model),
+    C("zoo-ray-not-an-address", "opscan zoo {t}/m.py -f torch --ray cluster -o {t}/out", "--ray cluster",
+      model),
+]
+
 CASES = (SCAN + CLASSIFY + BLACKLIST + LOG + ALIGN + ZOO + OPGEN + OPDB + EMPTY + OUTPUTS
-         + LOG_CONTENT + OPGEN_CONFLICTS)
+         + LOG_CONTENT + OPGEN_CONFLICTS + ZOO_INPUTS)
 
 
 # --------------------------------------------------------------------------- checks

@@ -141,6 +141,10 @@ def run(args) -> int:
 
     check_out_dir(args.cache or default_cache_dir(), "--cache")  # before any model runs
     targets = _resolve_targets(args.framework, args.target, args.soc)
+    if args.ray:
+        from analyzer.zoo.runner import check_ray_address
+
+        check_ray_address(args.ray)  # before any model runs
     soc = args.soc or "ascend910b"
     start = time.monotonic()
     with _Progress(args.quiet) as progress:

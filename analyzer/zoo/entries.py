@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import os
 import shlex
 from dataclasses import dataclass, replace
 from importlib import metadata
@@ -259,6 +260,15 @@ def expand_sources(sources: list[str]) -> list[ZooEntry]:
             raise OpscanError(f"{src}: no such file or directory",
                               hint="give model files, a directory, a list file (.txt/.yaml) or "
                                    "hf:NAME / timm:NAME / paddle.vision:NAME")
+    first: dict[tuple, ZooEntry] = {}
+    for e in out:  # the same model with the same options twice would be scanned twice
+        spec = e.spec if e.is_generated else os.path.realpath(e.spec)
+        key = (e.kind, spec, e.mode, e.steps, e.args)
+        if key in first:
+            raise OpscanError(f"{e.origin}: {e.spec} is listed twice (also at {first[key].origin})",
+                              hint="list each model once (a different --mode or --steps is a "
+                                   "different entry)")
+        first[key] = e
     seen: dict[str, int] = {}
     unique: list[ZooEntry] = []
     for e in out:
