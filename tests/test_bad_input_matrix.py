@@ -31,6 +31,10 @@ FX = ROOT / "tests" / "fixtures"
 MODELS = FX / "models"
 
 TOOLS = {"opscan": "analyzer.cli", "opgen": "codegen.cli", "opdb": "opdb.cli"}
+# the `python -m` tools the README and docs/ name (maintainers refresh opdb's sources with them)
+TOOLS.update({f"python -m {m}": m for m in (
+    "opdb.agreement", "opdb.wheels", "opdb.sources.torch_npu.fetch", "opdb.sources.paddle.extract",
+    "opdb.sources.torch.extract_call_limits")})
 
 
 # --------------------------------------------------------------------------- set-ups
@@ -494,8 +498,29 @@ ZOO_INPUTS = [
       model),
 ]
 
+# the documented `python -m` tools share the CLI's parser and error boundary (docs/bad-input.md #26)
+AGREE, EXTRACT = "python -m opdb.agreement", "python -m opdb.sources.paddle.extract"
+PYTHON_M = [
+    C("agreement-mirror-root-missing", [AGREE, "--mirror-root", "{t}/nope"], "--mirror-root"),
+    C("agreement-mirror-root-empty", [AGREE, "--mirror-root", "{t}/d", "--only", "cann"], "none of the mirrors",
+      mkdir("d")),
+    C("agreement-mirror-not-a-clone", [AGREE, "--mirror-root", "{t}/d", "--only", "paddle"], "failed in",
+      mkdir("d/PaddlePaddle+PaddleCustomDevice/repo")),
+    C("agreement-only-bad", [AGREE, "--mirror-root", "{t}", "--only", "bogus"], "--only", code=2),
+    C("agreement-examples-negative", [AGREE, "--mirror-root", "{t}", "--examples", "-1"], "--examples",
+      code=2),
+    C("paddle-extract-repo-missing", [EXTRACT, "--repo", "{t}/nope", "--check"], "nope"),
+    C("paddle-extract-repo-is-file", [EXTRACT, "--repo", "{t}/f", "--check"], "f", write("f", "x")),
+    C("paddle-extract-no-repo", [EXTRACT], "--repo", code=2),
+    C("torch-extract-repo-missing", ["python -m opdb.sources.torch.extract_call_limits", "--repo",
+                                     "{t}/nope", "--check"], "nope", code=2),
+    C("torch-npu-fetch-cache-empty", ["python -m opdb.sources.torch_npu.fetch", "--cache", "", "--check"],
+      "--cache", code=2),
+    C("wheels-version-empty", ["python -m opdb.wheels", ""], "versions", code=2),
+]
+
 CASES = (SCAN + CLASSIFY + BLACKLIST + LOG + ALIGN + ZOO + OPGEN + OPDB + EMPTY + OUTPUTS
-         + LOG_CONTENT + OPGEN_CONFLICTS + ZOO_INPUTS)
+         + LOG_CONTENT + OPGEN_CONFLICTS + ZOO_INPUTS + PYTHON_M)
 
 
 # --------------------------------------------------------------------------- checks
