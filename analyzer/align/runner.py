@@ -139,6 +139,9 @@ def run_dump(o: DumpOptions, progress=None) -> DumpResult:
     seed = o.seed
     if o.inputs_from:
         seed = int(layout.read_meta(Path(o.inputs_from)).get("seed", seed))
+    from analyzer.trace.entry import import_framework
+
+    import_framework(o.framework)  # Ctrl-C while torch imports is not lost (trace.entry)
     _seed(o.framework, seed)
     check_device(o.framework, o.device)
     entry = load_model(o.model, o.framework)

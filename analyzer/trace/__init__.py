@@ -53,6 +53,9 @@ def trace(model: str | Path, *, framework: str, mode: str = "auto", steps: int =
         raise ModelError(f"unknown framework {framework!r}", "use --framework torch or paddle")
     if mode not in MODES:
         raise ModelError(f"unknown mode {mode!r}", "use --mode real or --mode meta")
+    from analyzer.trace.entry import import_framework
+
+    import_framework(framework)  # before anything imports it: Ctrl-C is never lost in there
     if framework == "torch":
         from analyzer.trace.torch import trace as framework_trace
     else:

@@ -240,3 +240,30 @@ def test_recursion_in_the_model_prints_a_short_error(tmp_path, capsys):
     assert rc == 2 and "RecursionError" in err
     # one line naming the innermost user frame (OPSCAN_DEBUG=1 prints them all)
     assert len(err.splitlines()) == 1 and "model.py:3 in f: return f(n + 1)" in err, err
+
+
+def test_ctrl_c_while_torch_imports_is_not_lost(tmp_path):
+    """torch's C start-up imports numpy and swallows whatever that import raises: a SIGINT
+    landing there was lost and the run went on to exit 0 (docs/bad-input.md #25).
+    import_framework holds the signal until the import is done. The SIGINT is sent once,
+    from an import hook, when torch first asks for numpy."""
+    code = textwrap.dedent('''
+        import os, signal, sys
+        class Once:
+            fired = False
+            def find_spec(self, name, path=None, target=None):
+                if name == "numpy" and not self.fired:
+                    self.fired = True
+                    os.kill(os.getpid(), signal.SIGINT)
+                return None
+        sys.meta_path.insert(0, Once())
+        from analyzer.trace.entry import import_framework
+        try:
+            import_framework("torch")
+        except KeyboardInterrupt:
+            sys.exit(130)
+        print("the interrupt was lost")
+    ''')
+    proc = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 130, (proc.returncode, proc.stdout, proc.stderr[-500:])
