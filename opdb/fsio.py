@@ -85,7 +85,25 @@ def describe_oserror(exc: OSError, path=None) -> str:
     return f"{where}: {reason}" if where else reason
 
 
+def _env_dir_hint(path) -> str:
+    """When `path` is $OPSCAN_HOME or $OPSCAN_CACHE, a folder in it or a parent of it: the
+    hint names the variable (the user set it, or its default is in the way)."""
+    from opdb.fsutil import cache_dir, data_dir
+
+    p = Path(os.path.abspath(os.fspath(path)))
+    for var, d, what in (("OPSCAN_HOME", data_dir(), "the overlay of your syncs"),
+                         ("OPSCAN_CACHE", cache_dir(), "opscan's caches")):
+        d = Path(os.path.abspath(d))
+        if p == d or d in p.parents or p in d.parents:
+            return f"{var}={d} must be a directory you can write ({what}): point {var} at one"
+    return ""
+
+
 def oserror_hint(exc: OSError) -> str:
+    if exc.filename and not isinstance(exc.filename, int):
+        env = _env_dir_hint(exc.filename)
+        if env:
+            return env
     return {
         errno.EACCES: "choose a path you can write to, or fix its permissions",
         errno.EPERM: "choose a path you can write to, or fix its permissions",

@@ -519,8 +519,19 @@ PYTHON_M = [
     C("wheels-version-empty", ["python -m opdb.wheels", ""], "versions", code=2),
 ]
 
+# $OPSCAN_HOME / $OPSCAN_CACHE that cannot be a directory: the error names the variable
+ENV_DIRS = [
+    C("env-home-is-a-file", ["opdb", "sync", "cann", "--home", str(FX / "cann" / "home")], "OPSCAN_HOME=",
+      write("homefile", "x"), env={"OPSCAN_HOME": "{t}/homefile"}),
+    C("env-home-under-a-file", ["opdb", "sync", "cann", "--home", str(FX / "cann" / "home")],
+      "OPSCAN_HOME=", write("homefile", "x"), env={"OPSCAN_HOME": "{t}/homefile/sub"}),
+    C("env-cache-is-a-file", "opscan classify aten::abs -f torch", "OPSCAN_CACHE=", write("cachefile", "x"),
+      env={"OPSCAN_CACHE": "{t}/cachefile"}),
+    C("env-cache-unwritable", "opdb stats", "OPSCAN_CACHE=", env={"OPSCAN_CACHE": "/proc/opscan-cache"}),
+]
+
 CASES = (SCAN + CLASSIFY + BLACKLIST + LOG + ALIGN + ZOO + OPGEN + OPDB + EMPTY + OUTPUTS
-         + LOG_CONTENT + OPGEN_CONFLICTS + ZOO_INPUTS + PYTHON_M)
+         + LOG_CONTENT + OPGEN_CONFLICTS + ZOO_INPUTS + PYTHON_M + ENV_DIRS)
 
 
 # --------------------------------------------------------------------------- checks
