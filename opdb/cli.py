@@ -123,7 +123,11 @@ def _cmd_build(args) -> None:
     from opdb import snapshot
     from opdb.build import build
 
+    from opdb.build import default_sources_dir
+    from opdb.fsio import check_outside
+
     out = snapshot.check_out_dir(args.out, force=args.force)
+    check_outside(out, {"the sources (--sources)": args.sources or default_sources_dir()})
     manifest = build(args.sources, out, log=lambda m: sys.stderr.write(m + "\n"))
     for table, info in sorted(manifest["tables"].items()):
         sys.stdout.write(f"{table}: {info['rows']} rows\n")

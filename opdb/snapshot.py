@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from opdb import fsio
-from opdb.errors import OpscanError, OutputExists, ParseError
+from opdb.errors import OpscanError, ParseError
 from opdb.model import TABLES, IngestResult, from_row, to_row
 
 SCHEMA_VERSION = 1
@@ -53,12 +53,8 @@ def check_out_dir(out_dir: Path | None, force: bool = False) -> Path:
     if out_dir is None:
         return SNAPSHOT_DIR
     out = fsio.check_out_dir(out_dir, "-o/--output")
-    if out != SNAPSHOT_DIR and not force:
-        existing = [out / n for n in file_names() if (out / n).exists()]
-        if existing:
-            raise OutputExists(f"{existing[0]} already exists",
-                               hint="pass --force to overwrite, or choose another -o/--output")
-    return out
+    # every refusal write_snapshot's write_files would make, before the build's minutes
+    return fsio.check_files(out, file_names(), force or out == SNAPSHOT_DIR, "-o/--output")
 
 
 def write_snapshot(result: IngestResult, out_dir: Path = SNAPSHOT_DIR) -> dict:

@@ -530,8 +530,18 @@ ENV_DIRS = [
     C("env-cache-unwritable", "opdb stats", "OPSCAN_CACHE=", env={"OPSCAN_CACHE": "/proc/opscan-cache"}),
 ]
 
+# an output inside what the command reads, which --force would overwrite (fsio.check_outside)
+INSIDE_INPUT = [
+    C("opdb-build-out-inside-sources", "opdb build --sources {t}/src -o {t}/src/snap --force", "inside the sources",
+      mkdir("src")),
+    C("opdb-build-force-table-is-dir", "opdb build --force -o {t}/snap", "aclnn_apis.jsonl",
+      mkdir("snap/aclnn_apis.jsonl")),
+    C("dump-out-is-its-inputs-dump", "opscan align dump {t}/m.py -f torch --inputs {t}/a --force -o {t}/a",
+      "--inputs dump", both(model, dump_copy("a", lambda d: (d / "inputs").mkdir()))),
+]
+
 CASES = (SCAN + CLASSIFY + BLACKLIST + LOG + ALIGN + ZOO + OPGEN + OPDB + EMPTY + OUTPUTS
-         + LOG_CONTENT + OPGEN_CONFLICTS + ZOO_INPUTS + PYTHON_M + ENV_DIRS)
+         + LOG_CONTENT + OPGEN_CONFLICTS + ZOO_INPUTS + PYTHON_M + ENV_DIRS + INSIDE_INPUT)
 
 
 # --------------------------------------------------------------------------- checks

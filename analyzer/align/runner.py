@@ -84,6 +84,10 @@ def check_options(o: DumpOptions) -> None:
             raise OpscanError(f"{o.inputs_from}: no saved inputs (inputs/ folder)",
                               hint="dump side A with --save-inputs first")
     layout.check_output_dir(Path(o.output), o.force)
+    if o.inputs_from is not None:  # --force would overwrite the dump the inputs are read from
+        from opdb.fsio import check_outside
+
+        check_outside(o.output, {"the --inputs dump": o.inputs_from})
 
 
 def check_scope(model, framework: str, scope) -> None:
