@@ -110,6 +110,12 @@ def snapshot_hash(snapshot_dir: Path = SNAPSHOT_DIR) -> str:
         raise OpscanError(f"{snapshot_dir / 'manifest.json'}: not an opdb snapshot manifest "
                           f"({type(e).__name__}: {str(e)[:80]})",
                           hint=f"rebuild it with `opdb build -o {snapshot_dir} --force`") from None
+    version = manifest.get("schema_version", SCHEMA_VERSION)
+    if version != SCHEMA_VERSION:  # rows of another layout would be read as this one's
+        raise OpscanError(f"{snapshot_dir / 'manifest.json'}: snapshot schema_version {version!r}; "
+                          f"this opscan reads {SCHEMA_VERSION}",
+                          hint=f"rebuild it with `opdb build -o {snapshot_dir} --force`, or use the "
+                               f"opscan that wrote it")
     if missing:
         raise OpscanError(f"{snapshot_dir}: the snapshot lacks {missing[0]}.jsonl",
                           hint=f"rebuild it with `opdb build -o {snapshot_dir} --force`")

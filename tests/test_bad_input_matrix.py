@@ -531,6 +531,30 @@ ENV_DIRS = [
 ]
 
 # an output inside what the command reads, which --force would overwrite (fsio.check_outside)
+def _snapshot_copy(rel: str, edit: Callable[[Path], None]) -> Callable[[Path], None]:
+    def setup(t: Path) -> None:
+        from opdb.snapshot import SNAPSHOT_DIR
+        shutil.copytree(SNAPSHOT_DIR, t / rel)
+        edit(t / rel)
+    return setup
+
+
+def _manifest_version(v) -> Callable[[Path], None]:
+    def edit(d: Path) -> None:
+        import json
+        m = json.loads((d / "manifest.json").read_text())
+        (d / "manifest.json").write_text(json.dumps({**m, "schema_version": v}))
+    return edit
+
+
+SNAPSHOTS = [
+    C("opgen-snapshot-schema-version-future", "opgen --snapshot {t}/snap aclnn Abs --target torch -o {t}/out",
+      "schema_version 999", _snapshot_copy("snap", _manifest_version(999))),
+    C("opgen-snapshot-table-truncated", "opgen --snapshot {t}/snap aclnn Abs --target torch -o {t}/out",
+      "aclnn_apis.jsonl", _snapshot_copy("snap", lambda d: (d / "aclnn_apis.jsonl").write_bytes(
+          (d / "aclnn_apis.jsonl").read_bytes()[:100000]))),
+]
+
 INSIDE_INPUT = [
     C("opdb-build-out-inside-sources", "opdb build --sources {t}/src -o {t}/src/snap --force", "inside the sources",
       mkdir("src")),
@@ -541,7 +565,7 @@ INSIDE_INPUT = [
 ]
 
 CASES = (SCAN + CLASSIFY + BLACKLIST + LOG + ALIGN + ZOO + OPGEN + OPDB + EMPTY + OUTPUTS
-         + LOG_CONTENT + OPGEN_CONFLICTS + ZOO_INPUTS + PYTHON_M + ENV_DIRS + INSIDE_INPUT)
+         + LOG_CONTENT + OPGEN_CONFLICTS + ZOO_INPUTS + PYTHON_M + ENV_DIRS + INSIDE_INPUT + SNAPSHOTS)
 
 
 # --------------------------------------------------------------------------- checks
