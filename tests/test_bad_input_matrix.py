@@ -547,7 +547,26 @@ def _manifest_version(v) -> Callable[[Path], None]:
     return edit
 
 
+def _foreign_overlay(rel: str) -> Callable[[Path], None]:
+    """An SQLite file with opdb's table names and other columns (another opscan's layout)."""
+    def setup(t: Path) -> None:
+        import sqlite3
+
+        from opdb.store import TABLE_NAMES
+        (t / rel).parent.mkdir(parents=True, exist_ok=True)
+        con = sqlite3.connect(t / rel)
+        for table in TABLE_NAMES:
+            con.execute(f"CREATE TABLE {table} (x TEXT)")
+        con.commit()
+        con.close()
+    return setup
+
+
 SNAPSHOTS = [
+    C("opdb-overlay-other-columns", "opdb stats", "other columns", _foreign_overlay("home/overlay.sqlite"),
+      env={"OPSCAN_HOME": "{t}/home"}),
+    C("opdb-sync-into-other-overlay", ["opdb", "sync", "cann", "--home", str(FX / "cann" / "home")],
+      "overlay.sqlite", _foreign_overlay("home/overlay.sqlite"), env={"OPSCAN_HOME": "{t}/home"}),
     C("opgen-snapshot-schema-version-future", "opgen --snapshot {t}/snap aclnn Abs --target torch -o {t}/out",
       "schema_version 999", _snapshot_copy("snap", _manifest_version(999))),
     C("opgen-snapshot-table-truncated", "opgen --snapshot {t}/snap aclnn Abs --target torch -o {t}/out",
