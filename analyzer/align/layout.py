@@ -408,6 +408,24 @@ def read_meta(root: Path) -> dict:
     return meta if isinstance(meta, dict) else {}
 
 
+def clear_previous_dump(out: Path) -> list[str]:
+    """What an earlier dump wrote into `out` (step<N>/ folders, inputs/, opscan_align.json),
+    removed before a --force dump writes its own: left there, a shorter or input-less new
+    dump would be read with the old one's steps or saved inputs. Other files stay. Returns
+    the names removed."""
+    import re
+    import shutil
+
+    gone = []
+    for p in sorted(Path(out).iterdir()) if Path(out).is_dir() else ():
+        ours = (p.is_dir() and not p.is_symlink() and (re.fullmatch(r"step\d+", p.name) or p.name == "inputs")
+                or p.name == META_NAME)
+        if ours:
+            shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
+            gone.append(p.name)
+    return gone
+
+
 def check_output_dir(out: Path, force: bool) -> None:
     """Refuse a non-empty output folder unless forced, and what fsio.check_out_dir refuses
     (a file at the path or up it, an unwritable parent), before any user code runs."""

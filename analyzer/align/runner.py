@@ -154,6 +154,10 @@ def run_dump(o: DumpOptions, progress=None) -> DumpResult:
     notes = s.notes
     notes.append(f"deterministic algorithms on ({_deterministic(o.framework, s)})")
     created = not out.exists()
+    if o.force and not created:  # the model built: now an earlier dump there is replaced
+        gone = layout.clear_previous_dump(out)
+        if gone:
+            notes.append(f"--force: removed the earlier dump's {', '.join(gone)}")
     out.mkdir(parents=True, exist_ok=True)
     try:
         return _run(o, out, entry, s, seed, notes, progress)
