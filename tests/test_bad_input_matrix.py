@@ -772,6 +772,7 @@ if __name__ == "__main__":
     import argparse
     from concurrent.futures import ThreadPoolExecutor
 
+    sys.path.insert(0, str(ROOT))  # setups import opdb: not tests/opdb, which sys.path[0] holds
     ap = argparse.ArgumentParser(description="run the bad-input matrix as subprocesses")
     ap.add_argument("-k", default="", help="only cases whose id contains this")
     ap.add_argument("-j", type=int, default=2)

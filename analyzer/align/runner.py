@@ -139,7 +139,6 @@ def run_dump(o: DumpOptions, progress=None) -> DumpResult:
     check_options(o)
     from analyzer.align.loader import load_model
 
-    out = Path(o.output)
     seed = o.seed
     if o.inputs_from:
         seed = int(layout.read_meta(Path(o.inputs_from)).get("seed", seed))
@@ -148,6 +147,14 @@ def run_dump(o: DumpOptions, progress=None) -> DumpResult:
     import_framework(o.framework)  # Ctrl-C while torch imports is not lost (trace.entry)
     _seed(o.framework, seed)
     check_device(o.framework, o.device)
+    from analyzer.trace import user_stdout_to_stderr
+
+    with user_stdout_to_stderr():  # stdout: the dump's summary only
+        return _dump(o, seed, load_model, progress)
+
+
+def _dump(o: DumpOptions, seed: int, load_model, progress) -> DumpResult:
+    out = Path(o.output)
     entry = load_model(o.model, o.framework)
     s = _session(entry, o.framework, o.device)
     check_scope(s.model, o.framework, o.scope)

@@ -267,3 +267,25 @@ def test_ctrl_c_while_torch_imports_is_not_lost(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=str(ROOT)),
                           capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 130, (proc.returncode, proc.stdout, proc.stderr[-500:])
+
+
+def test_what_the_model_prints_goes_to_stderr_not_into_the_summary_or_json(tmp_path, capsys):
+    """stdout carries opscan's summary line (or a --json document): a model's print()s came
+    first on it, and `opscan blacklist --json | jq` failed on "building..."."""
+    model = _model(tmp_path, '''
+        import torch
+        print("module body says hi")
+        def build():
+            print("building")
+            m = torch.nn.Linear(2, 2)
+            x = torch.randn(1, 2)
+            def step():
+                print("step!")
+                m(x).sum().backward()
+            return m, (x,), step
+    ''')
+    assert main([model, "--framework", "torch", "--format", "json", "-q", "-o", str(tmp_path / "o")]) == 0
+    out, err = capsys.readouterr()
+    assert "building" not in out and "step!" not in out and "hi" not in out, out
+    assert "building" in err and "step!" in err
+    assert out.splitlines()[0].startswith("model.py on torch_npu"), out
