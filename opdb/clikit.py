@@ -19,7 +19,9 @@ class ArgumentParser(argparse.ArgumentParser):
     def error(self, message: str):  # noqa: D401 - argparse's hook
         from opdb.errors import one_line
 
-        self.exit(2, f"{self.prog}: error: {one_line(message)} (see `{self.prog} --help`)\n")
+        from opdb.errors import shorten
+
+        self.exit(2, f"{self.prog}: error: {shorten(one_line(message))} (see `{self.prog} --help`)\n")
 
 
 MAX_STEPS = 1000  # --steps above this is a typo, not a scan (see steps_int)
@@ -177,6 +179,8 @@ def run(main: Callable[[], int | None], prog: str) -> int:
             raise
         from opdb.errlines import one_line
 
+        from opdb.errors import shorten
+
         line, code = one_line(err)
-        sys.stderr.write(f"{prog}: error: {line}\n")
+        sys.stderr.write(f"{prog}: error: {shorten(line)}\n")
         return code

@@ -562,6 +562,13 @@ def _foreign_overlay(rel: str) -> Callable[[Path], None]:
     return setup
 
 
+LONG_LINES = [
+    C("zoo-list-200k-line", "opscan zoo {t}/list.txt -f torch -o {t}/out", "characters cut",
+      write("list.txt", "x" * 200_000 + ".py\n")),
+    C("log-scan-200k-name", ["opscan", "log", "{fx}/logs/paddle_npu_glog.log", "-f", "paddle", "--scan",
+                             "{t}/" + "r" * 5000 + ".json"], "characters cut"),
+]
+
 SNAPSHOTS = [
     C("opdb-overlay-other-columns", "opdb stats", "other columns", _foreign_overlay("home/overlay.sqlite"),
       env={"OPSCAN_HOME": "{t}/home"}),
@@ -584,7 +591,8 @@ INSIDE_INPUT = [
 ]
 
 CASES = (SCAN + CLASSIFY + BLACKLIST + LOG + ALIGN + ZOO + OPGEN + OPDB + EMPTY + OUTPUTS
-         + LOG_CONTENT + OPGEN_CONFLICTS + ZOO_INPUTS + PYTHON_M + ENV_DIRS + INSIDE_INPUT + SNAPSHOTS)
+         + LOG_CONTENT + OPGEN_CONFLICTS + ZOO_INPUTS + PYTHON_M + ENV_DIRS + INSIDE_INPUT + SNAPSHOTS
+         + LONG_LINES)
 
 
 # --------------------------------------------------------------------------- checks
@@ -613,6 +621,8 @@ def problems(case: Case, code: int, err: str, before: dict, after: dict) -> list
         found.append("traceback")
     if len(lines) != 1:
         found.append(f"{len(lines)} stderr lines")
+    if len(err) > 2200:  # opdb.errors.shorten cuts a quoted input in the middle
+        found.append(f"a stderr line of {len(err)} characters")
     prog = case.argv[0]
     if lines and not lines[-1].startswith(prog):
         found.append(f"stderr does not start with {prog!r}")
