@@ -95,7 +95,8 @@ def _env_dir_hint(path) -> str:
                          ("OPSCAN_CACHE", cache_dir(), "opscan's caches")):
         d = Path(os.path.abspath(d))
         if p == d or d in p.parents or p in d.parents:
-            return f"{var}={d} must be a directory you can write ({what}): point {var} at one"
+            where = f"{var}={d}" if os.environ.get(var) else f"{d} (the default {var})"
+            return f"{where} must be a directory you can write ({what}): point {var} at one"
     return ""
 
 

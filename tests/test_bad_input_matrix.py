@@ -528,6 +528,8 @@ ENV_DIRS = [
     C("env-cache-is-a-file", "opscan classify aten::abs -f torch", "OPSCAN_CACHE=", write("cachefile", "x"),
       env={"OPSCAN_CACHE": "{t}/cachefile"}),
     C("env-cache-unwritable", "opdb stats", "OPSCAN_CACHE=", env={"OPSCAN_CACHE": "/proc/opscan-cache"}),
+    C("env-xdg-cache-is-a-file", "opdb stats", "the default OPSCAN_CACHE", write("xdg", "x"),
+      env={"OPSCAN_CACHE": "", "XDG_CACHE_HOME": "{t}/xdg"}),
 ]
 
 # an output inside what the command reads, which --force would overwrite (fsio.check_outside)
