@@ -195,7 +195,7 @@ class TorchSession:
         if self.device == "cpu":
             return
         if self.device == "npu":
-            import torch_npu  # noqa: F401  (registers the npu device)
+            __import__("torch_npu")  # registers the npu device
         dev = {"gpu": "cuda", "npu": "npu"}[self.device]
         self.model.to(dev)
         for t in self._input_tensors():
