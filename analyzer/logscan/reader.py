@@ -47,35 +47,46 @@ class LineHit:
 
 class Gunzip:
     """A gzip file's content (every member, in order) as a read-only binary stream that,
-    unlike gzip.GzipFile, hands out everything a truncated stream decompresses to before
-    raising EOFError for the cut (GzipFile drops the last read's bytes: a cut log smaller
-    than one read came out empty). zlib.error for bytes that are not deflate data."""
+    unlike gzip.GzipFile, hands out everything a damaged stream decompresses to before
+    raising: EOFError for a file cut inside a member, zlib.error for bytes that are not
+    deflate data (trailing garbage). GzipFile dropped the bytes of the read that hit the
+    damage: a cut log smaller than one read (8 MiB) came out empty. At most OUT bytes are
+    decompressed per step, so memory stays bounded whatever the compression ratio."""
 
     RAW = 1 << 16
+    OUT = 1 << 22
 
     def __init__(self, f):
         self._f = f
         self._z = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        self._buf = bytearray()
-        self._cut = False  # the file ended inside a member
-        self._z_started = False  # bytes went into the current member
+        self._in = b""  # compressed bytes read and not yet decompressed
+        self._buf = bytearray()  # decompressed bytes not yet handed out
+        self._inside = False  # a member has begun and not ended
+        self._end: BaseException | None = None  # why the stream stopped (None: not yet)
+
+    def _step(self) -> None:
+        if not self._in:
+            self._in = self._f.read(self.RAW)
+            if not self._in:
+                self._end = (EOFError("compressed file ended before the end-of-stream marker "
+                                      "was reached") if self._inside else StopIteration())
+                return
+        if self._z.eof:  # the previous member ended: the next one starts here
+            self._z = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        self._inside = True
+        try:
+            self._buf += self._z.decompress(self._in, self.OUT)
+        except zlib.error as e:
+            self._end = e
+            return
+        self._in = self._z.unused_data if self._z.eof else self._z.unconsumed_tail
+        self._inside = not self._z.eof
 
     def read(self, size: int = -1) -> bytes:
-        while (size < 0 or len(self._buf) < size) and not self._cut:
-            raw = self._f.read(self.RAW)
-            if not raw:
-                if self._z.eof or not self._z_started:
-                    break
-                self._cut = True
-                break
-            self._z_started = True
-            self._buf += self._z.decompress(raw)
-            while self._z.eof and self._z.unused_data:  # the next member
-                rest = self._z.unused_data
-                self._z = zlib.decompressobj(16 + zlib.MAX_WBITS)
-                self._buf += self._z.decompress(rest)
-        if not self._buf and self._cut:
-            raise EOFError("compressed file ended before the end-of-stream marker was reached")
+        while (size < 0 or len(self._buf) < size) and self._end is None:
+            self._step()
+        if not self._buf and self._end is not None and not isinstance(self._end, StopIteration):
+            raise self._end
         n = len(self._buf) if size < 0 else min(size, len(self._buf))
         out = bytes(self._buf[:n])
         del self._buf[:n]

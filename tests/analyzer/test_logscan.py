@@ -235,3 +235,14 @@ def test_a_cut_gzip_log_keeps_the_lines_before_the_cut(tmp_path):
     assert rep.notes and "ends early" in rep.notes[0]
     assert 0 < sum(f.lines for f in rep.files) < sum(f.lines for f in whole.files)
     assert {o.op for o in rep.ops} and {o.op for o in rep.ops} <= {o.op for o in whole.ops}
+
+
+def test_gzip_trailing_garbage_keeps_every_line_before_it(tmp_path):
+    """Bytes after the last gzip member (a copy tool's padding, a second file appended
+    raw): the lines before them are all read, with a note."""
+    p = tmp_path / "padded.log.gz"
+    p.write_bytes(gzip.compress(PADDLE.read_bytes()) + b"not gzip at all\n")
+    rep, whole = scan_logs([p], "paddle"), scan_logs([PADDLE], "paddle")
+    assert sum(f.lines for f in rep.files) == sum(f.lines for f in whole.files)
+    assert [(o.op, o.count) for o in rep.ops] == [(o.op, o.count) for o in whole.ops]
+    assert rep.notes and "ends early" in rep.notes[0]
