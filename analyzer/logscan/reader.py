@@ -53,14 +53,15 @@ class Gunzip:
     damage: a cut log smaller than one read (8 MiB) came out empty. At most OUT bytes are
     decompressed per step, so memory stays bounded whatever the compression ratio."""
 
-    RAW = 1 << 16
+    RAW = 1 << 20
     OUT = 1 << 22
 
     def __init__(self, f):
         self._f = f
         self._z = zlib.decompressobj(16 + zlib.MAX_WBITS)
         self._in = b""  # compressed bytes read and not yet decompressed
-        self._buf = bytearray()  # decompressed bytes not yet handed out
+        self._parts: list[bytes] = []  # decompressed bytes not yet handed out
+        self._have = 0  # their total length
         self._inside = False  # a member has begun and not ended
         self._end: BaseException | None = None  # why the stream stopped (None: not yet)
 
@@ -75,21 +76,24 @@ class Gunzip:
             self._z = zlib.decompressobj(16 + zlib.MAX_WBITS)
         self._inside = True
         try:
-            self._buf += self._z.decompress(self._in, self.OUT)
+            part = self._z.decompress(self._in, self.OUT)
         except zlib.error as e:
             self._end = e
             return
+        self._parts.append(part)
+        self._have += len(part)
         self._in = self._z.unused_data if self._z.eof else self._z.unconsumed_tail
         self._inside = not self._z.eof
 
     def read(self, size: int = -1) -> bytes:
-        while (size < 0 or len(self._buf) < size) and self._end is None:
+        while (size < 0 or self._have < size) and self._end is None:
             self._step()
-        if not self._buf and self._end is not None and not isinstance(self._end, StopIteration):
+        if not self._have and self._end is not None and not isinstance(self._end, StopIteration):
             raise self._end
-        n = len(self._buf) if size < 0 else min(size, len(self._buf))
-        out = bytes(self._buf[:n])
-        del self._buf[:n]
+        out = self._parts[0] if len(self._parts) == 1 else b"".join(self._parts)
+        rest = out[size:] if 0 <= size < len(out) else b""
+        out = out[:len(out) - len(rest)]
+        self._parts, self._have = ([rest], len(rest)) if rest else ([], 0)
         return out
 
     def close(self) -> None:
@@ -134,8 +138,8 @@ def read_head(path) -> bytes:
     head = b""
     try:
         with stream:
-            while len(head) < SNIFF:  # small reads: a cut gzip stream keeps what it yields
-                part = stream.read(min(4096, SNIFF - len(head)))
+            while len(head) < SNIFF:  # (Gunzip hands out what a cut stream yields first)
+                part = stream.read(SNIFF - len(head))
                 if not part:
                     break
                 head += part
