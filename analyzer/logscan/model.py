@@ -84,11 +84,21 @@ def scan_logs(paths, framework: str, scan_report: str | None = None,
                               hint="pass each log file once")
         seen[real] = str(p)
         heads[str(p)] = read_head(p)
+    # the other framework's own lines are read in the same pass (CANN's lines appear under
+    # either framework): a log with none of ours and some of theirs is the wrong --framework
+    other = "torch" if framework == "paddle" else "paddle"
+    theirs = tuple(s for s in shapes_for(other) if s.name.startswith(f"{other}-"))
+    their_names = {s.name for s in theirs}
+    first_theirs = None
     ops: dict[tuple[str, str], LogOp] = {}
     files = []
     for p in paths:
         st = FileStats(str(p))
-        for h in scan_file(p, shapes, st, prefilter=prefilter):
+        for h in scan_file(p, shapes + theirs, st, prefilter=prefilter):
+            if h.hit.shape in their_names:
+                st.hits -= 1
+                first_theirs = first_theirs or h
+                continue
             k = (h.hit.op, h.hit.kind)
             o = ops.get(k)
             if o is None:
@@ -104,7 +114,10 @@ def scan_logs(paths, framework: str, scan_report: str | None = None,
                 o.dtypes.append(d)
         files.append(st)
     if not ops:  # nothing found: say so only of files that are this framework's logs
-        _refuse_other_framework(paths, framework, prefilter)
+        if first_theirs is not None:
+            h = first_theirs
+            raise OpscanError(f"{h.path} is a {other} log, not a {framework} one (line {h.line}: "
+                              f"{h.text[:80]})", hint=f"use --framework {other}")
         for p in paths:  # (binary junk inside a log with hits is tolerated)
             if looks_binary(heads[str(p)]):
                 raise OpscanError(f"{p}: binary data, not a text log",
@@ -119,16 +132,6 @@ def scan_logs(paths, framework: str, scan_report: str | None = None,
         rep.join = join_scan(rep, scan_report)
     rep.summary = summary_line(rep)
     return rep
-
-
-def _refuse_other_framework(paths, framework: str, prefilter: str) -> None:
-    """A log with no line of `framework`'s shapes that has lines of the other framework's
-    is the other framework's log: an error, not "no fallback lines"."""
-    other = "torch" if framework == "paddle" else "paddle"
-    for p in paths:
-        for h in scan_file(p, shapes_for(other), prefilter=prefilter):
-            raise OpscanError(f"{p} is a {other} log, not a {framework} one (line {h.line}: "
-                              f"{h.text[:80]})", hint=f"use --framework {other}")
 
 
 def summary_line(rep: LogReport) -> str:
