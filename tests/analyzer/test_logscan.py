@@ -15,6 +15,7 @@ from analyzer.logscan.model import scan_logs
 from analyzer.logscan.reader import FileStats, scan_file
 from analyzer.logscan.render import write_log_reports
 from analyzer.logscan.shapes import match_line, shapes_for
+from opdb.errors import OpscanError
 
 LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "logs"
 PADDLE = LOGS / "paddle_npu_glog.log"
@@ -246,3 +247,16 @@ def test_gzip_trailing_garbage_keeps_every_line_before_it(tmp_path):
     assert sum(f.lines for f in rep.files) == sum(f.lines for f in whole.files)
     assert [(o.op, o.count) for o in rep.ops] == [(o.op, o.count) for o in whole.ops]
     assert rep.notes and "ends early" in rep.notes[0]
+
+
+def test_cann_lines_alone_do_not_make_a_paddle_log_a_torch_one(tmp_path):
+    """CANN's lines (AIcoreEngine, libopapi.so) appear under either framework: only the
+    other framework's own lines call for `--framework torch`."""
+    cann = [line for line in TORCH.read_text().splitlines()
+            if "AIcoreEngine" in line or "libopapi" in line]
+    p = tmp_path / "paddle_run.log"
+    p.write_text("I1121 22:40:30.101125  4331 init.cc:233] ENV ok\n" + "\n".join(cann) + "\n")
+    rep = scan_logs([p], "paddle")
+    assert not rep.ops and "no fallback or failure lines" in rep.summary
+    with pytest.raises(OpscanError, match="is a torch log"):
+        scan_logs([TORCH], "paddle")
