@@ -27,7 +27,7 @@ def _scan_parser() -> argparse.ArgumentParser:
         description="Trace a training step on CPU, classify every op against opdb for an "
                     "Ascend target, and write reports. (`opscan classify OP ...` checks ops "
                     "without a model.)")
-    p.add_argument("model", help="model file defining build(), or a training script with --script")
+    p.add_argument("model", type=clikit.path_arg, help="model file defining build(), or a training script with --script")
     clikit.add_framework(p)  # default: the one framework the model file imports
     p.add_argument("--mode", choices=("auto", "real", "meta"), default="auto",
                    help="auto (default): real when a meta trace estimates the step fits "
@@ -42,7 +42,7 @@ def _scan_parser() -> argparse.ArgumentParser:
     p.add_argument("--script", action="store_true",
                    help="run MODEL as __main__ with the args after --, stop after --steps optimizer steps")
     clikit.add_output(p)
-    p.add_argument("--format", default=",".join(FORMATS),
+    p.add_argument("--format", default=",".join(FORMATS), type=clikit.text_arg,
                    help=f"comma-separated report formats (default {','.join(FORMATS)})")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no progress on stderr (the summary line still goes to stdout)")
@@ -52,9 +52,9 @@ def _scan_parser() -> argparse.ArgumentParser:
 def _classify_parser() -> argparse.ArgumentParser:
     p = clikit.ArgumentParser(prog="opscan classify",
                                 description="Is this op covered on the target, and if not, what now?")
-    p.add_argument("ops", nargs="+", help="aten::erfinv, aten::add.Tensor, adam, conv2d_grad, ...")
+    p.add_argument("ops", nargs="+", type=clikit.text_arg, help="aten::erfinv, aten::add.Tensor, adam, conv2d_grad, ...")
     clikit.add_framework(p, required=True)
-    p.add_argument("--dtype", action="append", default=[], help="traced dtype (repeatable)")
+    p.add_argument("--dtype", action="append", default=[], type=clikit.dtype_arg, help="traced dtype (repeatable)")
     p.add_argument("--target", default=None, type=clikit.text_arg)
     clikit.add_soc(p)
     clikit.add_json(p)
@@ -68,10 +68,9 @@ def main_classify(argv: list[str]) -> int:
         import dataclasses
 
         from analyzer.classify import ClassifyContext, check_op_name, classify_op
-        from opdb.dtypes import known_dtype
         from opdb.query import OpDB
 
-        dtypes = tuple(known_dtype(d) for d in args.dtype)  # a typo is an error, not a verdict
+        dtypes = tuple(args.dtype)  # canonical: clikit.dtype_arg refused typos at parse time
         ctx = ClassifyContext.create(OpDB.open(), args.framework, args.target, args.soc)
         for op in args.ops:
             check_op_name(ctx, op)  # unknown names exit 2 with the closest matches

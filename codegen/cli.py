@@ -18,22 +18,23 @@ from opdb import clikit
 
 def _parser() -> argparse.ArgumentParser:
     p = clikit.ArgumentParser(prog="opgen", description=__doc__.split("\n\n")[0])
-    p.add_argument("--from-report", metavar="REPORT", type=Path,
+    p.add_argument("--from-report", metavar="REPORT", type=clikit.path_type,
                    help="generate every cann-available gap of an opscan report.json")
     p.add_argument("--target", choices=("paddle", "torch"))
-    p.add_argument("--layout", choices=("in-tree", "standalone", "both"), default="both")
+    p.add_argument("--layout", choices=("in-tree", "standalone", "both"), default=None,
+                   help="in-tree, standalone or both (default)")
     # -o/--output as in every opscan command (--out: the spelling opgen had first, kept)
     p.add_argument("-o", "--output", "--out", dest="out", type=clikit.path_arg,
                    help="output directory (new or empty; --force replaces one opgen generated)")
     p.add_argument("--force", action="store_true", help="replace an output directory opgen generated (files you added are kept)")
-    p.add_argument("--snapshot", type=Path, help="opdb snapshot directory (default: shipped)")
+    p.add_argument("--snapshot", type=clikit.path_type, help="opdb snapshot directory (default: shipped)")
     p.add_argument("--soc", type=clikit.soc_arg, help="chip whose aclnn dtypes to register and test (default "
                                  "ascend910b; same ids as opscan --soc)")
     sub = p.add_subparsers(dest="command")
     a = sub.add_parser("aclnn", help="adapter for one aclnn API")
-    a.add_argument("name", help="aclnnApplyAdamW, or loosely: Adam, adamw, layer_norm")
+    a.add_argument("name", type=clikit.text_arg, help="aclnnApplyAdamW, or loosely: Adam, adamw, layer_norm")
     a.add_argument("--target", dest="target_sub", choices=("paddle", "torch"))
-    a.add_argument("--op", help="framework op to adapt (adam, aten::_fused_adamw_)")
+    a.add_argument("--op", type=clikit.text_arg, help="framework op to adapt (adam, aten::_fused_adamw_)")
     a.add_argument("--layout", dest="layout_sub", choices=("in-tree", "standalone", "both"))
     a.add_argument("-o", "--output", "--out", dest="out_sub", type=clikit.path_arg,
                    help="output directory (new or empty; --force replaces one opgen generated)")
@@ -42,23 +43,39 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--soc", dest="soc_sub", type=clikit.soc_arg, help="chip whose aclnn dtypes to register and test")
     a.add_argument("--build", action="store_true",
                    help="also configure+build the standalone project and import its module")
-    a.add_argument("--check-in-tree", metavar="DIR", type=Path,
+    a.add_argument("--check-in-tree", metavar="DIR", type=clikit.path_type,
                    help="compile the in-tree adapter with -fsyntax-only inside a "
                         "PaddleCustomDevice or op-plugin checkout and report the first error")
     return p
 
 
+def _once(parser, args, option: str, top: str, sub: str):
+    """An option `opgen` takes before and after `aclnn`: its one value (given on either side,
+    or the same on both), else a usage error naming both."""
+    a, b = getattr(args, top, None), getattr(args, sub, None)
+    if a is not None and b is not None and a != b:
+        parser.error(f"{option} given twice with different values ({a} before `aclnn`, {b} "
+                     f"after): give it once")
+    return b if b is not None else a
+
+
 def main(argv=None, db=None) -> int:
-    args = _parser().parse_args(argv)
-    target = getattr(args, "target_sub", None) or args.target
-    layout = getattr(args, "layout_sub", None) or args.layout
-    out = getattr(args, "out_sub", None) or args.out
+    parser = _parser()
+    args = parser.parse_args(argv)
+    target = _once(parser, args, "--target", "target", "target_sub")
+    layout = _once(parser, args, "--layout", "layout", "layout_sub") or "both"
+    out = _once(parser, args, "-o/--output", "out", "out_sub")
     out = Path(out) if out is not None else None
     force = getattr(args, "force_sub", False) or args.force
+    args.soc = _once(parser, args, "--soc", "soc", "soc_sub")
     if args.command != "aclnn" and args.from_report is None:
         print("opgen: error: give `aclnn NAME` or --from-report REPORT (see `opgen --help`)",
               file=sys.stderr)
         return 2
+    if args.command == "aclnn" and args.from_report is not None:
+        parser.error(f"--from-report and `aclnn {args.name}` exclude each other: give one")
+    if getattr(args, "check_in_tree", None) is not None and layout == "standalone":
+        parser.error("--check-in-tree compiles the in-tree adapter: use --layout in-tree or both")
     if target is None:
         print("opgen: error: --target paddle|torch is required", file=sys.stderr)
         return 2
@@ -80,7 +97,7 @@ def _run(args, argv, target, layout, out, force, db) -> int:
     if out is not None:
         out = api.check_out(out, force)  # absolute, refused before anything is rendered
     from opdb.soc import resolve_soc
-    soc = resolve_soc(getattr(args, "soc_sub", None) or args.soc).id  # one-line error first
+    soc = resolve_soc(args.soc).id  # one-line error first (args.soc: either side, main())
     if getattr(args, "check_in_tree", None) is not None:
         from codegen.intree import check_tree
         check_tree(args.check_in_tree, target)  # a wrong tree is refused before anything is written

@@ -25,7 +25,6 @@ first disagreements per source, or `--json`.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import tarfile
@@ -33,6 +32,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from opdb.errors import OpscanError
 from opdb.git_read import git_bytes
 
 MAX_EXAMPLES = 8
@@ -235,20 +235,33 @@ def render(rows: list[Agreement]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     global MAX_EXAMPLES
-    ap = argparse.ArgumentParser(prog="python -m opdb.agreement", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--mirror-root", type=Path, required=True)
+    from opdb import clikit
+
+    prog = "python -m opdb.agreement"
+    ap = clikit.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mirror-root", type=clikit.path_type, required=True)
     ap.add_argument("--only", action="append", choices=("cann", "paddle", "op-plugin"))
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--examples", type=int, default=MAX_EXAMPLES,
+    ap.add_argument("--examples", type=clikit.non_negative_int, default=MAX_EXAMPLES,
                     help=f"disagreements listed per source (default {MAX_EXAMPLES})")
     args = ap.parse_args(argv)
     MAX_EXAMPLES = args.examples
-    rows = run(args.mirror_root, tuple(args.only or ("cann", "paddle", "op-plugin")))
-    if args.json:
-        print(json.dumps([{**a.__dict__, "percent": round(a.percent, 2)} for a in rows], indent=1))
-    else:
-        sys.stdout.write(render(rows))
-    return 0
+
+    def go() -> None:
+        if not args.mirror_root.is_dir():
+            raise OpscanError(f"--mirror-root {args.mirror_root}: no such directory",
+                              hint="pass the folder holding the OWNER+NAME/repo bare clones")
+        rows = run(args.mirror_root, tuple(args.only or ("cann", "paddle", "op-plugin")))
+        if rows and not any(a.compared for a in rows):
+            raise OpscanError(f"--mirror-root {args.mirror_root}: none of the mirrors is there "
+                              f"({rows[0].examples[0] if rows[0].examples else 'nothing compared'})",
+                              hint="clone each upstream as OWNER+NAME/repo (bare) under that folder")
+        if args.json:
+            print(json.dumps([{**a.__dict__, "percent": round(a.percent, 2)} for a in rows], indent=1))
+        else:
+            sys.stdout.write(render(rows))
+
+    return clikit.run(go, prog)
 
 
 if __name__ == "__main__":

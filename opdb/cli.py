@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from opdb import clikit
 
@@ -17,7 +16,7 @@ def _parser() -> argparse.ArgumentParser:
     clikit.add_json(s)
 
     s = sub.add_parser("show", help="everything known about an op or aclnn API")
-    s.add_argument("name", help="aten::erfinv, adam, conv2d_grad, aclnnAdd, ...")
+    s.add_argument("name", type=clikit.text_arg, help="aten::erfinv, adam, conv2d_grad, aclnnAdd, ...")
     clikit.add_framework(s)
     clikit.add_soc(s)
     clikit.add_json(s)
@@ -28,8 +27,8 @@ def _parser() -> argparse.ArgumentParser:
     clikit.add_json(s)
 
     s = sub.add_parser("diff", help="what changed between two provider releases")
-    s.add_argument("a", help="torch_npu==2.13.0, PaddleCustomDevice@release-2.6, ...")
-    s.add_argument("b", help="the release to compare it with")
+    s.add_argument("a", type=clikit.text_arg, help="torch_npu==2.13.0, PaddleCustomDevice@release-2.6, ...")
+    s.add_argument("b", type=clikit.text_arg, help="the release to compare it with")
     clikit.add_json(s)
 
     s = sub.add_parser("sql", help="run a read-only SQL query")
@@ -37,9 +36,9 @@ def _parser() -> argparse.ArgumentParser:
     clikit.add_json(s)
 
     s = sub.add_parser("build", help="regenerate the shipped snapshot from the sources")
-    s.add_argument("--sources", type=Path, default=None,
+    s.add_argument("--sources", type=clikit.path_type, default=None,
                    help="opdb-sources directory (default: opdb/sources in the repository, or $OPSCAN_SOURCES)")
-    s.add_argument("-o", "--output", "--out", dest="out", type=Path, default=None,
+    s.add_argument("-o", "--output", "--out", dest="out", type=clikit.path_type, default=None,
                    help="snapshot directory (default: opdb/snapshot, the shipped snapshot, rebuilt "
                         "in place); another existing one needs --force")
     s.add_argument("--force", action="store_true",
@@ -49,18 +48,18 @@ def _parser() -> argparse.ArgumentParser:
     ss = s.add_subparsers(dest="what", required=True,
                           metavar="{cann,torch-npu,op-plugin,paddle-custom-device,paddle-live}")
     x = ss.add_parser("cann", help="aclnn headers of a CANN install")
-    x.add_argument("--home", type=Path, required=True, help="$ASCEND_HOME_PATH")
+    x.add_argument("--home", type=clikit.path_type, required=True, help="$ASCEND_HOME_PATH")
     x = ss.add_parser("torch-npu", help="a torch_npu wheel or installed package directory")
     g = x.add_mutually_exclusive_group(required=True)
-    g.add_argument("--wheel", type=Path, help="torch_npu-*.whl")
-    g.add_argument("--installed", type=Path, help="site-packages/torch_npu directory")
+    g.add_argument("--wheel", type=clikit.path_type, help="torch_npu-*.whl")
+    g.add_argument("--installed", type=clikit.path_type, help="site-packages/torch_npu directory")
     x = ss.add_parser("op-plugin", help="an op-plugin checkout, into torch_npu releases")
-    x.add_argument("--src", type=Path, required=True)
-    x.add_argument("--release", action="append", metavar="VERSION",
+    x.add_argument("--src", type=clikit.path_type, required=True)
+    x.add_argument("--release", action="append", metavar="VERSION", type=clikit.text_arg,
                    help="torch_npu release to sync it into (repeatable; default: every committed "
                         "release whose torch version the checkout's all_version lists)")
     x = ss.add_parser("paddle-custom-device", help="a PaddleCustomDevice checkout")
-    x.add_argument("--src", type=Path, required=True)
+    x.add_argument("--src", type=clikit.path_type, required=True)
     ss.add_parser("paddle-live", help="the live kernel registry (needs the NPU plugin loaded)")
     for x in ss.choices.values():
         x.add_argument("--force", action="store_true",
@@ -124,7 +123,11 @@ def _cmd_build(args) -> None:
     from opdb import snapshot
     from opdb.build import build
 
+    from opdb.build import default_sources_dir
+    from opdb.fsio import check_outside
+
     out = snapshot.check_out_dir(args.out, force=args.force)
+    check_outside(out, {"the sources (--sources)": args.sources or default_sources_dir()})
     manifest = build(args.sources, out, log=lambda m: sys.stderr.write(m + "\n"))
     for table, info in sorted(manifest["tables"].items()):
         sys.stdout.write(f"{table}: {info['rows']} rows\n")

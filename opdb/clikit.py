@@ -19,7 +19,9 @@ class ArgumentParser(argparse.ArgumentParser):
     def error(self, message: str):  # noqa: D401 - argparse's hook
         from opdb.errors import one_line
 
-        self.exit(2, f"{self.prog}: error: {one_line(message)} (see `{self.prog} --help`)\n")
+        from opdb.errors import shorten
+
+        self.exit(2, f"{self.prog}: error: {shorten(one_line(message))} (see `{self.prog} --help`)\n")
 
 
 MAX_STEPS = 1000  # --steps above this is a typo, not a scan (see steps_int)
@@ -48,12 +50,31 @@ def path_arg(text: str) -> str:
     return text
 
 
+def path_type(text: str):
+    """argparse type for a path option the command uses as a `Path`: `path_arg`, then Path."""
+    from pathlib import Path
+
+    return Path(path_arg(text))
+
+
 def text_arg(text: str) -> str:
     """argparse type for a name or text option (--target, a search text): an empty string is
     refused instead of meaning "the default" or "everything"."""
     if not text.strip():
         raise argparse.ArgumentTypeError("empty value")
     return text
+
+
+def dtype_arg(text: str) -> str:
+    """argparse type for --dtype: the canonical name of a known dtype (a typo is a usage
+    error naming the accepted spellings, never a verdict)."""
+    from opdb.dtypes import known_dtype
+    from opdb.errors import OpscanError
+
+    try:
+        return known_dtype(text)
+    except OpscanError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _whole(text: str) -> int:
@@ -158,6 +179,8 @@ def run(main: Callable[[], int | None], prog: str) -> int:
             raise
         from opdb.errlines import one_line
 
+        from opdb.errors import shorten
+
         line, code = one_line(err)
-        sys.stderr.write(f"{prog}: error: {line}\n")
+        sys.stderr.write(f"{prog}: error: {shorten(line)}\n")
         return code

@@ -10,6 +10,19 @@ def one_line(text) -> str:
     return re.sub(r"\s*[\r\n]+\s*", " ", str(text).strip())
 
 
+MAX_LINE = 2000
+
+
+def shorten(line: str, limit: int = MAX_LINE) -> str:
+    """`line` cut in the middle when longer than `limit` characters: an error that quotes a
+    200 KB input (a list file's one line, a huge argument) stays readable, and its end, the
+    hint with the fix, is kept."""
+    if len(line) <= limit:
+        return line
+    head, tail = limit * 2 // 3, limit // 3
+    return f"{line[:head]} [... {len(line) - head - tail} characters cut ...] {line[-tail:]}"
+
+
 class OpscanError(Exception):
     """Base of every user-facing error. `str(err)` is the one line the CLI prints."""
 

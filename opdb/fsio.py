@@ -85,7 +85,26 @@ def describe_oserror(exc: OSError, path=None) -> str:
     return f"{where}: {reason}" if where else reason
 
 
+def _env_dir_hint(path) -> str:
+    """When `path` is $OPSCAN_HOME or $OPSCAN_CACHE, a folder in it or a parent of it: the
+    hint names the variable (the user set it, or its default is in the way)."""
+    from opdb.fsutil import cache_dir, data_dir
+
+    p = Path(os.path.abspath(os.fspath(path)))
+    for var, d, what in (("OPSCAN_HOME", data_dir(), "the overlay of your syncs"),
+                         ("OPSCAN_CACHE", cache_dir(), "opscan's caches")):
+        d = Path(os.path.abspath(d))
+        if p == d or d in p.parents or p in d.parents:
+            where = f"{var}={d}" if os.environ.get(var) else f"{d} (the default {var})"
+            return f"{where} must be a directory you can write ({what}): point {var} at one"
+    return ""
+
+
 def oserror_hint(exc: OSError) -> str:
+    if exc.filename and not isinstance(exc.filename, int):
+        env = _env_dir_hint(exc.filename)
+        if env:
+            return env
     return {
         errno.EACCES: "choose a path you can write to, or fix its permissions",
         errno.EPERM: "choose a path you can write to, or fix its permissions",
@@ -228,6 +247,42 @@ def atomic_write_bytes(path, data: bytes) -> None:
     write_files(Path(path).parent, {Path(path).name: data}, force=True)
 
 
+def _refuse_targets(dests: list[Path], force: bool, option: str) -> None:
+    """The refusals `write_files` makes before writing, in one place (`check_files` makes
+    them before any work): an existing target without `force`; a directory where a file is
+    to go, `force` or not (replacing it would lose the directory's contents)."""
+    existing = [str(p) for p in dests if p.exists() or p.is_symlink()]
+    if existing and not force:
+        more = f" (and {len(existing) - 1} more)" if len(existing) > 1 else ""
+        raise OutputExists(f"{existing[0]} already exists{more}",
+                           hint=f"pass --force to overwrite, or choose another {option}")
+    for dest in dests:
+        if dest.is_dir() and not dest.is_symlink():
+            raise OutputError(f"{dest}: is a directory, where {option} needs to write a file",
+                              hint=f"move it away, or choose another {option}")
+
+
+def check_outside(out_dir, inputs: dict[str, str], option: str = "-o/--output") -> None:
+    """Refuse an output directory that is one of `inputs` ({what: path}, e.g. {"dump A":
+    ...}) or inside one: the outputs would be mixed into what the command reads (and read
+    back as input next time)."""
+    out = Path(os.path.realpath(os.fspath(out_dir)))
+    for what, path in inputs.items():
+        src = Path(os.path.realpath(os.fspath(path)))
+        if out == src or src in out.parents:
+            raise OutputError(f"{option} {out_dir} is inside {what} ({path})",
+                              hint=f"choose an {option} outside the inputs")
+
+
+def check_files(out_dir, names, force: bool = False, option: str = "-o/--output") -> Path:
+    """Every refusal `write_files(out_dir, {name: ...}, force, option)` would make, made
+    now, before the command does its work or runs any user code: `check_out_dir`, then
+    `_refuse_targets`. Returns `out_dir` as an absolute path."""
+    out = check_out_dir(out_dir, option)
+    _refuse_targets([Path(os.path.normpath(out / n)) for n in names], force, option)
+    return out
+
+
 def write_files(out_dir, files: dict[str, bytes | Callable[[], bytes]], force: bool = False,
                 option: str = "-o/--output") -> list[Path]:
     """Write `files` ({relative name: bytes, or a function rendering them}) into `out_dir`
@@ -248,14 +303,7 @@ def write_files(out_dir, files: dict[str, bytes | Callable[[], bytes]], force: b
         if out not in dest.parents:
             raise OutputError(f"refusing to write {name!r} outside {out}")
         targets.append((dest, data))
-    existing = [str(p) for p, _ in targets if p.exists() or p.is_symlink()]
-    if existing and not force:
-        more = f" (and {len(existing) - 1} more)" if len(existing) > 1 else ""
-        raise OutputExists(f"{existing[0]} already exists{more}",
-                           hint=f"pass --force to overwrite, or choose another {option}")
-    for dest, _ in targets:
-        if dest.is_dir() and not dest.is_symlink():
-            raise OutputError(f"{dest}: is a directory", hint=f"choose another {option}")
+    _refuse_targets([d for d, _ in targets], force, option)
     temps: list[tuple[Path, Path]] = []
     fds: list[int] = []
     syncs = Syncs()

@@ -5,9 +5,12 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from opdb.errors import OpscanError
 
-class GitError(RuntimeError):
-    """A git command failed: `git show ... failed in DIR: <git's last line>`."""
+
+class GitError(OpscanError, RuntimeError):
+    """A git command failed: `git show ... failed in DIR: <git's last line>` (a user error:
+    the directory is not the bare clone asked for, or lacks the commit; one line, exit 1)."""
 
 
 def git_bytes(gitdir: Path, *args: str) -> bytes:

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from opdb import fsio
-from opdb.errors import OpscanError, OutputExists, ParseError
+from opdb.errors import OpscanError, ParseError
 from opdb.model import TABLES, IngestResult, from_row, to_row
 
 SCHEMA_VERSION = 1
@@ -53,12 +53,8 @@ def check_out_dir(out_dir: Path | None, force: bool = False) -> Path:
     if out_dir is None:
         return SNAPSHOT_DIR
     out = fsio.check_out_dir(out_dir, "-o/--output")
-    if out != SNAPSHOT_DIR and not force:
-        existing = [out / n for n in file_names() if (out / n).exists()]
-        if existing:
-            raise OutputExists(f"{existing[0]} already exists",
-                               hint="pass --force to overwrite, or choose another -o/--output")
-    return out
+    # every refusal write_snapshot's write_files would make, before the build's minutes
+    return fsio.check_files(out, file_names(), force or out == SNAPSHOT_DIR, "-o/--output")
 
 
 def write_snapshot(result: IngestResult, out_dir: Path = SNAPSHOT_DIR) -> dict:
@@ -114,6 +110,12 @@ def snapshot_hash(snapshot_dir: Path = SNAPSHOT_DIR) -> str:
         raise OpscanError(f"{snapshot_dir / 'manifest.json'}: not an opdb snapshot manifest "
                           f"({type(e).__name__}: {str(e)[:80]})",
                           hint=f"rebuild it with `opdb build -o {snapshot_dir} --force`") from None
+    version = manifest.get("schema_version", SCHEMA_VERSION)
+    if version != SCHEMA_VERSION:  # rows of another layout would be read as this one's
+        raise OpscanError(f"{snapshot_dir / 'manifest.json'}: snapshot schema_version {version!r}; "
+                          f"this opscan reads {SCHEMA_VERSION}",
+                          hint=f"rebuild it with `opdb build -o {snapshot_dir} --force`, or use the "
+                               f"opscan that wrote it")
     if missing:
         raise OpscanError(f"{snapshot_dir}: the snapshot lacks {missing[0]}.jsonl",
                           hint=f"rebuild it with `opdb build -o {snapshot_dir} --force`")

@@ -233,11 +233,36 @@ def write_overlay(result: IngestResult, replace_sources: set[tuple[str, str]],
     return path
 
 
+def _columns() -> dict[str, list[str]]:
+    """Each table's column names as SCHEMA creates them."""
+    mem = sqlite3.connect(":memory:")
+    try:
+        mem.executescript(SCHEMA)
+        return {t: [r[1] for r in mem.execute(f"PRAGMA table_info({t})")] for t in TABLE_NAMES}
+    finally:
+        mem.close()
+
+
+def _layout_problem(con: sqlite3.Connection, schema: str = "main") -> str:
+    """Why the tables of `schema` are not SCHEMA's ("" when they are, or are absent): an
+    overlay another opscan wrote, or any SQLite file with tables of these names."""
+    for table, want in _columns().items():
+        got = [r[1] for r in con.execute(f"PRAGMA {schema}.table_info({table})")]
+        if got and got != want:
+            return f"table {table} has other columns than this opscan's ({', '.join(got[:4])}...)"
+    return ""
+
+
 def _write_overlay(result: IngestResult, replace_sources: set[tuple[str, str]], path: Path) -> None:
     con = sqlite3.connect(path, isolation_level=None)
     try:
-        con.executescript(SCHEMA)
-        con.execute("BEGIN IMMEDIATE")
+        con.execute("BEGIN IMMEDIATE")  # the tables too: a refused sync leaves the file as it was
+        for statement in SCHEMA.split(";"):
+            if statement.strip():
+                con.execute(statement)
+        problem = _layout_problem(con)
+        if problem:
+            raise sqlite3.DatabaseError(problem)
         for source, version in sorted(replace_sources):
             for table, vcol in (("aclnn_apis", "version"), ("framework_ops", "version"),
                                 ("adapters", "source_version"), ("op_aclnn_map", "version"),
@@ -303,6 +328,8 @@ def connect(snapshot_db: Path, overlay: Path | None) -> sqlite3.Connection:
             has_overlay = False
         elif not set(TABLE_NAMES) <= have:
             raise overlay_error(overlay, "missing tables: " + ", ".join(sorted(set(TABLE_NAMES) - have)))
+        elif _layout_problem(con, "ov"):  # another layout would break the views below
+            raise overlay_error(overlay, _layout_problem(con, "ov"))
     for table in TABLE_NAMES:
         sql = f"SELECT *, 'snapshot' AS origin FROM main.{table}"
         if has_overlay:

@@ -64,14 +64,19 @@ def fetch_wheel(version: str, cache: Path | None = None) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    versions = list(sys.argv[1:] if argv is None else argv) or list(RELEASES)
-    try:
+    from opdb import clikit
+
+    prog = "python -m opdb.wheels"
+    ap = clikit.ArgumentParser(prog=prog, description="download torch_npu wheels into the cache")
+    ap.add_argument("versions", nargs="*", type=clikit.text_arg,
+                    help=f"torch_npu versions (default: {' '.join(RELEASES)})")
+    versions = ap.parse_args(argv).versions or list(RELEASES)
+
+    def go() -> None:
         for v in versions:
             print(f"torch_npu {v}: {fetch_wheel(v)}")
-    except OpscanError as exc:
-        print(f"opdb.wheels: error: {exc}", file=sys.stderr)
-        return 1
-    return 0
+
+    return clikit.run(go, prog)
 
 
 if __name__ == "__main__":

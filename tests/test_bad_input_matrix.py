@@ -31,6 +31,10 @@ FX = ROOT / "tests" / "fixtures"
 MODELS = FX / "models"
 
 TOOLS = {"opscan": "analyzer.cli", "opgen": "codegen.cli", "opdb": "opdb.cli"}
+# the `python -m` tools the README and docs/ name (maintainers refresh opdb's sources with them)
+TOOLS.update({f"python -m {m}": m for m in (
+    "opdb.agreement", "opdb.wheels", "opdb.sources.torch_npu.fetch", "opdb.sources.paddle.extract",
+    "opdb.sources.torch.extract_call_limits")})
 
 
 # --------------------------------------------------------------------------- set-ups
@@ -389,7 +393,212 @@ OPDB = [
     C("opdb-sync-no-what", "opdb sync", "cann", code=2),
 ]
 
-CASES = SCAN + CLASSIFY + BLACKLIST + LOG + ALIGN + ZOO + OPGEN + OPDB
+# An empty string given for a path or a name (docs/bad-input.md #14-16, #22, #24): Path("")
+# is the current directory, where `opdb build -o ""` once wrote the snapshot.
+EMPTY = [
+    C("empty-opdb-build-out", ["opdb", "build", "-o", ""], "--output", code=2),
+    C("empty-opdb-build-sources", ["opdb", "build", "--sources", "", "-o", "{t}/snap"], "--sources", code=2),
+    C("empty-opdb-sync-wheel", ["opdb", "sync", "torch-npu", "--wheel", ""], "--wheel", code=2,
+      env={"OPSCAN_HOME": "{t}/home"}),
+    C("empty-opdb-sync-home", ["opdb", "sync", "cann", "--home", ""], "--home", code=2,
+      env={"OPSCAN_HOME": "{t}/home"}),
+    C("empty-opdb-show", ["opdb", "show", ""], "name", code=2),
+    C("empty-opdb-diff", ["opdb", "diff", "", "torch_npu==2.13.0"], "argument a", code=2),
+    C("empty-classify-dtype", ["opscan", "classify", "aten::abs", "-f", "torch", "--dtype", ""], "--dtype",
+      code=2),
+    C("empty-zoo-source", ["opscan", "zoo", "", "-f", "torch", "-o", "{t}/out"], "sources", code=2),
+    C("empty-log-scan", ["opscan", "log", "{fx}/logs/paddle_npu_glog.log", "-f", "paddle", "--scan", ""],
+      "--scan", code=2),
+    C("empty-compare-map", ["opscan", "align", "compare", "{t}/a", "{t}/b", "--map", "", "-o", "{t}/out"],
+      "--map", code=2),
+    C("empty-opgen-snapshot", ["opgen", "--snapshot", "", "aclnn", "Abs", "--target", "torch", "-o", "{t}/out"],
+      "--snapshot", code=2),
+    C("empty-scan-model", ["opscan", "", "-f", "torch", "-o", "{t}/out"], "model", code=2),
+]
+
+# Outputs refused before any work (docs/bad-input.md #1-10): a directory where a report file
+# goes is refused with --force too, and before the model runs (fsio.check_files); a dump's
+# output is checked up its path, its device before the model runs; a comparison's reports
+# never go inside a dump.
+OUTPUTS = [
+    C("scan-force-report-is-dir", "opscan {t}/m.py -f torch --format json --force -o {t}/out",
+      "report.json", both(model, mkdir("out/report.json"))),
+    C("scan-force-graphml-is-dir", "opscan {t}/m.py -f torch --format json --force -o {t}/out",
+      "op_graph.graphml", both(model, mkdir("out/op_graph.graphml"))),
+    C("scan-companion-exists", "opscan {t}/m.py -f torch --format csv -o {t}/out", "--force",
+      both(model, write("out/fallback_islands.csv", "mine"))),
+    C("blacklist-force-report-is-dir", "opscan blacklist {t}/p.py -f paddle --format json --force "
+      "-o {t}/out", "report.json", both(paddle_model, mkdir("out/report.json"))),
+    C("zoo-force-report-is-dir", "opscan zoo {t}/m.py -f torch --format json --force -o {t}/out",
+      "zoo.json", both(model, mkdir("out/zoo.json"))),
+    C("log-format-bad-without-output", "opscan log {fx}/logs/paddle_npu_glog.log -f paddle --format pdf",
+      "--format"),
+    C("dump-out-under-file", "opscan align dump {t}/m.py -f torch -o {t}/f/out", "file in the way",
+      both(model, write("f", "x"))),
+    C("dump-device-missing", "opscan align dump {t}/m.py -f torch --device npu -o {t}/out", "--device npu",
+      model),
+    C("dump-step-raises-leaves-no-folder", "opscan align dump {t}/s.py -f torch -o {t}/out",
+      "the step failed", write("s.py", STEP_RAISES)),
+    C("dump-scope-without-level-op", "opscan align dump {t}/q.py -f torch --scope 0 -o {t}/out",
+      "--level op", SEQ_MODEL),
+    C("dump-fault-negative-index", "opscan align dump {t}/m.py -f torch --fault gelu:-1 -o {t}/out",
+      "--fault", model),
+    C("compare-same-dump", "opscan align compare {t}/a {t}/a --no-repro -o {t}/out", "same dump",
+      dump_copy("a")),
+    C("compare-out-inside-a-dump", "opscan align compare {t}/a {t}/b --no-repro -o {t}/a/rep",
+      "inside dump A", both(dump_copy("a"), dump_copy("b"))),
+    C("compare-target-unknown", "opscan align compare {t}/a {t}/b --no-repro --target torch_npu==0.0.1 "
+      "-o {t}/out", "torch_npu==0.0.1", both(dump_copy("a"), dump_copy("b"))),
+]
+
+def _cut_gzip(rel: str, keep: int) -> Callable[[Path], None]:
+    def setup(t: Path) -> None:
+        import gzip
+        (t / rel).write_bytes(gzip.compress((FX / "logs" / "paddle_npu_glog.log").read_bytes())[:keep])
+    return setup
+
+
+# A log that cannot be read as this framework's log is an error, not "no fallback lines"
+# (docs/bad-input.md #17-19)
+LOG_CONTENT = [
+    C("log-empty-file", "opscan log {t}/a.log -f paddle", "empty", write("a.log", "")),
+    C("log-binary", "opscan log {t}/a.log -f paddle", "binary", write("a.log", bytes(range(256)) * 16)),
+    C("log-gzip-garbage", "opscan log {t}/a.log.gz -f paddle", "gzip", write("a.log.gz", b"\x1f\x8bgarbage")),
+    C("log-gzip-cut-before-any-text", "opscan log {t}/a.log.gz -f paddle", "gzip", _cut_gzip("a.log.gz", 12)),
+    C("log-torch-log-as-paddle", "opscan log {fx}/logs/torch_npu_run.log -f paddle", "--framework torch"),
+    C("log-paddle-log-as-torch", "opscan log {fx}/logs/paddle_npu_glog.log -f torch", "--framework paddle"),
+    C("log-same-file-twice", "opscan log {fx}/logs/paddle_npu_glog.log {fx}/logs/paddle_npu_glog.log "
+      "-f paddle -o {t}/out", "twice"),
+]
+
+# opgen options given before and after `aclnn` with different values, or that exclude each
+# other, are usage errors (docs/bad-input.md #11-13)
+OPGEN_CONFLICTS = [
+    C("opgen-target-twice", "opgen --target paddle aclnn Abs --target torch -o {t}/out", "--target", code=2),
+    C("opgen-output-twice", "opgen -o {t}/o1 aclnn Abs --target torch -o {t}/o2", "-o/--output", code=2),
+    C("opgen-layout-twice", "opgen --layout in-tree aclnn Abs --target torch --layout standalone -o {t}/out",
+      "--layout", code=2),
+    C("opgen-soc-twice", "opgen --soc ascend910b aclnn Abs --target torch --soc ascend310p -o {t}/out",
+      "--soc", code=2),
+    C("opgen-report-and-aclnn", "opgen --from-report {t}/r.json aclnn Abs --target torch -o {t}/out",
+      "--from-report", write("r.json", "{}"), code=2),
+    C("opgen-check-in-tree-standalone", "opgen aclnn Abs --target paddle --layout standalone "
+      "--check-in-tree {t}/d -o {t}/out", "--layout", mkdir("d"), code=2),
+]
+
+# zoo inputs refused before any model runs (docs/bad-input.md #21, #23)
+ZOO_INPUTS = [
+    C("zoo-list-same-model-twice", "opscan zoo {t}/list.txt -f torch -o {t}/out", "listed twice",
+      both(model, write("list.txt", "m.py\n./m.py\n"))),
+    C("zoo-dir-and-its-file", "opscan zoo {t}/d {t}/d/m.py -f torch -o {t}/out", "listed twice",
+      write("d/m.py", MARKER_MODEL)),
+    C("zoo-list-names-itself", "opscan zoo {t}/list.txt -f torch -o {t}/out", "do not nest",
+      write("list.txt", "list.txt\n")),
+    C("zoo-yaml-names-a-list", "opscan zoo {t}/a.yaml -f torch -o {t}/out", "do not nest",
+      both(write("a.yaml", "models:\n  - b.txt\n"), write("b.txt", "m.py\n"), model)),
+    C("zoo-ray-nothing-listening", "opscan zoo {t}/m.py -f torch --ray 127.0.0.1:1 -o {t}/out",
+      "--ray 127.0.0.1:1", model),
+    C("zoo-ray-not-an-address", "opscan zoo {t}/m.py -f torch --ray cluster -o {t}/out", "--ray cluster",
+      model),
+]
+
+# the documented `python -m` tools share the CLI's parser and error boundary (docs/bad-input.md #26)
+AGREE, EXTRACT = "python -m opdb.agreement", "python -m opdb.sources.paddle.extract"
+PYTHON_M = [
+    C("agreement-mirror-root-missing", [AGREE, "--mirror-root", "{t}/nope"], "--mirror-root"),
+    C("agreement-mirror-root-empty", [AGREE, "--mirror-root", "{t}/d", "--only", "cann"], "none of the mirrors",
+      mkdir("d")),
+    C("agreement-mirror-not-a-clone", [AGREE, "--mirror-root", "{t}/d", "--only", "paddle"], "failed in",
+      mkdir("d/PaddlePaddle+PaddleCustomDevice/repo")),
+    C("agreement-only-bad", [AGREE, "--mirror-root", "{t}", "--only", "bogus"], "--only", code=2),
+    C("agreement-examples-negative", [AGREE, "--mirror-root", "{t}", "--examples", "-1"], "--examples",
+      code=2),
+    C("paddle-extract-repo-missing", [EXTRACT, "--repo", "{t}/nope", "--check"], "nope"),
+    C("paddle-extract-repo-is-file", [EXTRACT, "--repo", "{t}/f", "--check"], "f", write("f", "x")),
+    C("paddle-extract-no-repo", [EXTRACT], "--repo", code=2),
+    C("torch-extract-repo-missing", ["python -m opdb.sources.torch.extract_call_limits", "--repo",
+                                     "{t}/nope", "--check"], "nope", code=2),
+    C("torch-npu-fetch-cache-empty", ["python -m opdb.sources.torch_npu.fetch", "--cache", "", "--check"],
+      "--cache", code=2),
+    C("wheels-version-empty", ["python -m opdb.wheels", ""], "versions", code=2),
+]
+
+# $OPSCAN_HOME / $OPSCAN_CACHE that cannot be a directory: the error names the variable
+ENV_DIRS = [
+    C("env-home-is-a-file", ["opdb", "sync", "cann", "--home", str(FX / "cann" / "home")], "OPSCAN_HOME=",
+      write("homefile", "x"), env={"OPSCAN_HOME": "{t}/homefile"}),
+    C("env-home-under-a-file", ["opdb", "sync", "cann", "--home", str(FX / "cann" / "home")],
+      "OPSCAN_HOME=", write("homefile", "x"), env={"OPSCAN_HOME": "{t}/homefile/sub"}),
+    C("env-cache-is-a-file", "opscan classify aten::abs -f torch", "OPSCAN_CACHE=", write("cachefile", "x"),
+      env={"OPSCAN_CACHE": "{t}/cachefile"}),
+    C("env-cache-unwritable", "opdb stats", "OPSCAN_CACHE=", env={"OPSCAN_CACHE": "/proc/opscan-cache"}),
+    C("env-xdg-cache-is-a-file", "opdb stats", "the default OPSCAN_CACHE", write("xdg", "x"),
+      env={"OPSCAN_CACHE": "", "XDG_CACHE_HOME": "{t}/xdg"}),
+]
+
+# an output inside what the command reads, which --force would overwrite (fsio.check_outside)
+def _snapshot_copy(rel: str, edit: Callable[[Path], None]) -> Callable[[Path], None]:
+    def setup(t: Path) -> None:
+        from opdb.snapshot import SNAPSHOT_DIR
+        shutil.copytree(SNAPSHOT_DIR, t / rel)
+        edit(t / rel)
+    return setup
+
+
+def _manifest_version(v) -> Callable[[Path], None]:
+    def edit(d: Path) -> None:
+        import json
+        m = json.loads((d / "manifest.json").read_text())
+        (d / "manifest.json").write_text(json.dumps({**m, "schema_version": v}))
+    return edit
+
+
+def _foreign_overlay(rel: str) -> Callable[[Path], None]:
+    """An SQLite file with opdb's table names and other columns (another opscan's layout)."""
+    def setup(t: Path) -> None:
+        import sqlite3
+
+        from opdb.store import TABLE_NAMES
+        (t / rel).parent.mkdir(parents=True, exist_ok=True)
+        con = sqlite3.connect(t / rel)
+        for table in TABLE_NAMES:
+            con.execute(f"CREATE TABLE {table} (x TEXT)")
+        con.commit()
+        con.close()
+    return setup
+
+
+LONG_LINES = [
+    C("zoo-list-200k-line", "opscan zoo {t}/list.txt -f torch -o {t}/out", "characters cut",
+      write("list.txt", "x" * 200_000 + ".py\n")),
+    C("log-scan-200k-name", ["opscan", "log", "{fx}/logs/paddle_npu_glog.log", "-f", "paddle", "--scan",
+                             "{t}/" + "r" * 5000 + ".json"], "characters cut"),
+]
+
+SNAPSHOTS = [
+    C("opdb-overlay-other-columns", "opdb stats", "other columns", _foreign_overlay("home/overlay.sqlite"),
+      env={"OPSCAN_HOME": "{t}/home"}),
+    C("opdb-sync-into-other-overlay", ["opdb", "sync", "cann", "--home", str(FX / "cann" / "home")],
+      "overlay.sqlite", _foreign_overlay("home/overlay.sqlite"), env={"OPSCAN_HOME": "{t}/home"}),
+    C("opgen-snapshot-schema-version-future", "opgen --snapshot {t}/snap aclnn Abs --target torch -o {t}/out",
+      "schema_version 999", _snapshot_copy("snap", _manifest_version(999))),
+    C("opgen-snapshot-table-truncated", "opgen --snapshot {t}/snap aclnn Abs --target torch -o {t}/out",
+      "aclnn_apis.jsonl", _snapshot_copy("snap", lambda d: (d / "aclnn_apis.jsonl").write_bytes(
+          (d / "aclnn_apis.jsonl").read_bytes()[:100000]))),
+]
+
+INSIDE_INPUT = [
+    C("opdb-build-out-inside-sources", "opdb build --sources {t}/src -o {t}/src/snap --force", "inside the sources",
+      mkdir("src")),
+    C("opdb-build-force-table-is-dir", "opdb build --force -o {t}/snap", "aclnn_apis.jsonl",
+      mkdir("snap/aclnn_apis.jsonl")),
+    C("dump-out-is-its-inputs-dump", "opscan align dump {t}/m.py -f torch --inputs {t}/a --force -o {t}/a",
+      "--inputs dump", both(model, dump_copy("a", lambda d: (d / "inputs").mkdir()))),
+]
+
+CASES = (SCAN + CLASSIFY + BLACKLIST + LOG + ALIGN + ZOO + OPGEN + OPDB + EMPTY + OUTPUTS
+         + LOG_CONTENT + OPGEN_CONFLICTS + ZOO_INPUTS + PYTHON_M + ENV_DIRS + INSIDE_INPUT + SNAPSHOTS
+         + LONG_LINES)
 
 
 # --------------------------------------------------------------------------- checks
@@ -418,6 +627,8 @@ def problems(case: Case, code: int, err: str, before: dict, after: dict) -> list
         found.append("traceback")
     if len(lines) != 1:
         found.append(f"{len(lines)} stderr lines")
+    if len(err) > 2200:  # opdb.errors.shorten cuts a quoted input in the middle
+        found.append(f"a stderr line of {len(err)} characters")
     prog = case.argv[0]
     if lines and not lines[-1].startswith(prog):
         found.append(f"stderr does not start with {prog!r}")
@@ -506,6 +717,55 @@ def test_one_line_model_error_names_the_innermost_user_frame(tmp_path, capsys):
     assert "broken_build_raises.py:7 in make_layer: return nn.Linear(width, width // 0)" in err
 
 
+def _parsers():
+    """Every argparse parser of every command, subcommands included."""
+    import argparse
+
+    from analyzer import cli
+    from analyzer.align.cli import _compare_parser, _dump_parser
+    from analyzer.cli_blacklist import _parser as blacklist
+    from analyzer.logscan.cli import _parser as log
+    from analyzer.zoo.cli import parser as zoo
+    from codegen.cli import _parser as opgen
+    from opdb.cli import _parser as opdb
+
+    todo = [cli._scan_parser(), cli._classify_parser(), blacklist(), log(), zoo(), _dump_parser(),
+            _compare_parser(), opgen(), opdb()]
+    while todo:
+        p = todo.pop()
+        yield p
+        for act in p._actions:
+            if isinstance(act, argparse._SubParsersAction):
+                todo.extend(act.choices.values())
+
+
+# options where "" is a real value (an empty list: `--current "$CUSTOM_DEVICE_BLACK_LIST"`), or
+# that the library refuses with its own words (`opdb sql ""`: "empty SQL query", as for ";")
+EMPTY_IS_A_VALUE = {("opscan blacklist", "--suspect"), ("opscan blacklist", "--current"),
+                    ("opdb sql", "query")}
+
+
+def test_every_option_refuses_an_empty_string_at_parse_time():
+    """A path or name option given "" is a usage error (exit 2, `argument X: empty ...`),
+    whatever the command: each option's argparse type or choices refuse it."""
+    import argparse
+
+    loose = []
+    for p in _parsers():
+        for act in p._actions:
+            if act.nargs == 0 or act.choices or isinstance(act, argparse._SubParsersAction):
+                continue
+            name = act.option_strings[-1] if act.option_strings else act.dest
+            if (p.prog, name) in EMPTY_IS_A_VALUE:
+                continue
+            try:
+                act.type("") if act.type else None
+            except argparse.ArgumentTypeError:
+                continue
+            loose.append(f"{p.prog} {name}")
+    assert not loose, f"options that take an empty string: {loose}"
+
+
 # --------------------------------------------------------------------------- subprocess runner
 def run_subprocess(case: Case) -> tuple[Case, list[str], str]:
     import tempfile
@@ -528,6 +788,7 @@ if __name__ == "__main__":
     import argparse
     from concurrent.futures import ThreadPoolExecutor
 
+    sys.path.insert(0, str(ROOT))  # setups import opdb: not tests/opdb, which sys.path[0] holds
     ap = argparse.ArgumentParser(description="run the bad-input matrix as subprocesses")
     ap.add_argument("-k", default="", help="only cases whose id contains this")
     ap.add_argument("-j", type=int, default=2)

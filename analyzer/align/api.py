@@ -16,10 +16,24 @@ def compare_and_report(a, b, out, reference=None, floors=(), mapping=None, step=
     from analyzer.align.localize import write_repro
     from analyzer.align.report import check_targets, write_reports
 
+    from opdb.errors import OpscanError
+    from opdb.fsio import check_outside
+
     out = Path(out)
     check_targets(out, formats, force)  # refuse before re-running any model code
     rep = compare_dumps(a, b, reference=reference, floors=tuple(floors), mapping=mapping, step=step)
+    # the dumps are read (nothing written yet): refuse what would compare or write wrongly
+    if Path(a).resolve() == Path(b).resolve():
+        raise OpscanError(f"A and B are the same dump ({a})",
+                          hint="pass side A (the reference run) and side B (the run to check)")
+    dumps = {"dump A": a, "dump B": b, **({"the --reference dump": reference} if reference else {}),
+             **{f"the --floor dump {f}": f for f in floors}}
+    check_outside(out, dumps)  # reports mixed into a dump would be read back as part of it
     framework = rep.meta_a.get("framework") or ("paddle" if _is_paddle(a) else "torch")
+    if target is not None and classify is None:  # an unknown release is refused before anything is re-run or written
+        from opdb.query import OpDB
+
+        OpDB.open().parse_target(framework, target)
     if repro and rep.op is None and rep.origin is not None and rep.origin.phase == "forward":
         rerun_op_level(rep, out)
     rep.suspects = suspects(rep, framework, target, soc, classify=classify)

@@ -21,22 +21,22 @@ def _dump_parser() -> argparse.ArgumentParser:
     p = clikit.ArgumentParser(prog="opscan align dump",
                                 description="Run training steps of MODEL.py with statistics hooks; "
                                             "write msprobe's dump layout.")
-    p.add_argument("model", help="model file defining build() (the same contract as `opscan`)")
+    p.add_argument("model", type=clikit.path_arg, help="model file defining build() (the same contract as `opscan`)")
     clikit.add_framework(p, required=True)
     p.add_argument("--device", choices=("cpu", "gpu", "npu"), default="cpu")
     p.add_argument("--steps", type=clikit.steps_int, default=1, help="training steps to dump (default 1)")
     p.add_argument("--level", choices=("module", "op"), default="module",
                    help="module: per module call (msprobe L0); op: also every framework op inside")
-    p.add_argument("--scope", action="append", default=[], metavar="PATH",
+    p.add_argument("--scope", action="append", default=[], metavar="PATH", type=clikit.text_arg,
                    help="at --level op, only ops inside this module path (repeatable)")
     p.add_argument("--amp", choices=("bf16", "fp16"), default=None, help="autocast dtype")
     p.add_argument("--reference", choices=("fp64",), default=None,
                    help="the float64 CPU run that sets the noise floor of a comparison")
     p.add_argument("--save-inputs", action="store_true",
                    help="save weights and build() inputs so the other side can load them")
-    p.add_argument("--inputs", default=None, metavar="DUMP_A", help="load weights, inputs and seed from DUMP_A")
+    p.add_argument("--inputs", default=None, metavar="DUMP_A", type=clikit.path_arg, help="load weights, inputs and seed from DUMP_A")
     p.add_argument("--seed", type=clikit.seed_arg, default=0)
-    p.add_argument("--fault", default=None, metavar="KIND[:N[:REL]]",
+    p.add_argument("--fault", default=None, metavar="KIND[:N[:REL]]", type=clikit.text_arg,
                    help="plant a fault for testing the localiser: scale the N-th forward call of "
                         "gelu|layer_norm|softmax|conv|matmul by 1+REL (default 1e-3)")
     p.add_argument("-o", "--output", required=True, type=clikit.path_arg, help="dump directory")
@@ -50,16 +50,16 @@ def _compare_parser() -> argparse.ArgumentParser:
     p = clikit.ArgumentParser(prog="opscan align compare",
                                 description="Compare two dumps (opscan's or msprobe's): first "
                                             "diverging module, then the op, its coverage verdict, a repro.")
-    p.add_argument("a", help="side A dump directory (the reference side, e.g. CPU)")
-    p.add_argument("b", help="side B dump directory (e.g. the NPU)")
+    p.add_argument("a", type=clikit.path_arg, help="side A dump directory (the reference side, e.g. CPU)")
+    p.add_argument("b", type=clikit.path_arg, help="side B dump directory (e.g. the NPU)")
     p.add_argument("-o", "--output", default=None, type=clikit.path_arg, help="report directory (default opscan-out/align)")
-    p.add_argument("--map", default=None, metavar="FILE",
+    p.add_argument("--map", default=None, metavar="FILE", type=clikit.path_arg,
                    help='JSON/YAML {"module.path.in.b": "module.path.in.a"} for renamed modules')
-    p.add_argument("--reference", default=None, metavar="REF", help="a --reference fp64 dump (noise floor)")
-    p.add_argument("--floor", action="append", default=[], metavar="DUMP",
+    p.add_argument("--reference", default=None, metavar="REF", type=clikit.path_arg, help="a --reference fp64 dump (noise floor)")
+    p.add_argument("--floor", action="append", default=[], metavar="DUMP", type=clikit.path_arg,
                    help="a CPU run in the device side's dtype, for that side's floor (repeatable)")
     p.add_argument("--step", type=clikit.non_negative_int, default=None, help="step to compare (default the first)")
-    p.add_argument("--format", default=",".join(FORMATS), help=f"report formats (default {','.join(FORMATS)})")
+    p.add_argument("--format", default=",".join(FORMATS), type=clikit.text_arg, help=f"report formats (default {','.join(FORMATS)})")
     p.add_argument("--target", default=None, type=clikit.text_arg, help="provider release for the suspects' verdicts")
     clikit.add_soc(p)
     p.add_argument("--no-repro", action="store_true", help="do not re-run side A for a single-op repro")

@@ -8,6 +8,7 @@ the compare's answer against the truth.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 # Op kind -> op names (torch: aten schema names without "aten::"; paddle: _C_ops names).
@@ -32,6 +33,10 @@ class Fault:
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"unknown fault kind {self.kind!r}; use one of {', '.join(KINDS)}")
+        if self.occurrence < 0 or self.step < 0:
+            raise ValueError(f"the call index N must be 0 or more, got {self.occurrence}")
+        if not math.isfinite(self.rel) or self.rel == 0:
+            raise ValueError(f"the relative size REL must be a finite number other than 0, got {self.rel}")
 
     def names(self, framework: str) -> set[str]:
         return KINDS[self.kind][framework]

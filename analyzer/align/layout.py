@@ -408,11 +408,33 @@ def read_meta(root: Path) -> dict:
     return meta if isinstance(meta, dict) else {}
 
 
+def clear_previous_dump(out: Path) -> list[str]:
+    """What an earlier dump wrote into `out` (step<N>/ folders, inputs/, opscan_align.json),
+    removed before a --force dump writes its own: left there, a shorter or input-less new
+    dump would be read with the old one's steps or saved inputs. Other files stay. Returns
+    the names removed."""
+    import re
+    import shutil
+
+    gone = []
+    for p in sorted(Path(out).iterdir()) if Path(out).is_dir() else ():
+        ours = (p.is_dir() and not p.is_symlink() and (re.fullmatch(r"step\d+", p.name) or p.name == "inputs")
+                or p.name == META_NAME)
+        if ours:
+            shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
+            gone.append(p.name)
+    return gone
+
+
 def check_output_dir(out: Path, force: bool) -> None:
-    """Refuse a non-empty output folder unless forced (before any user code runs)."""
+    """Refuse a non-empty output folder unless forced, and what fsio.check_out_dir refuses
+    (a file at the path or up it, an unwritable parent), before any user code runs."""
+    from opdb.fsio import check_out_dir
+
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise OpscanError(f"{out}: exists and is not a directory", hint="pass a folder with -o")
+    check_out_dir(out, "-o/--output")
     if out.is_dir() and any(out.iterdir()) and not force:
         raise OpscanError(f"{out}: exists and is not empty", hint="pass --force to overwrite, or another -o")
 

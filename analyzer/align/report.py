@@ -11,7 +11,7 @@ import json
 import math
 from pathlib import Path
 
-from opdb.errors import OpscanError, OutputExists
+from opdb.errors import OpscanError
 
 FORMATS = ("md", "html", "csv", "xlsx", "json")
 COLUMNS = ("order", "key", "kind", "phase", "dtype_a", "dtype_b", "err", "threshold", "floor",
@@ -251,14 +251,14 @@ def check_formats(formats) -> tuple[str, ...]:
 
 
 def check_targets(outdir: Path, formats, force: bool) -> list[Path]:
-    out = Path(outdir)
-    if out.exists() and not out.is_dir():
-        raise OpscanError(f"{out}: exists and is not a directory", hint="pass a folder with -o")
-    paths = [out / RENDER[f][0] for f in check_formats(formats)]
-    existing = [p for p in paths if p.exists()]
-    if existing and not force:
-        raise OutputExists(f"{existing[0]}: exists", hint="pass --force to overwrite, or another -o")
-    return paths
+    """The report paths for `formats`, after every refusal writing them would make
+    (opdb.fsio.check_files: a file in the way, an existing report without --force, a
+    directory where a report goes)."""
+    from opdb.fsio import check_files
+
+    names = [RENDER[f][0] for f in check_formats(formats)]
+    check_files(outdir, names, force, "-o/--output")
+    return [Path(outdir) / n for n in names]
 
 
 def write_reports(rep: dict, outdir, formats=FORMATS, force: bool = False) -> list[Path]:

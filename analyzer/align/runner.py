@@ -74,6 +74,9 @@ def check_options(o: DumpOptions) -> None:
         raise OpscanError("the float64 reference runs on the CPU", hint="drop --device for --reference fp64")
     if o.steps < 1:
         raise OpscanError(f"--steps must be at least 1, got {o.steps}")
+    if o.scope and o.level != "op":
+        raise OpscanError(f"--scope {o.scope[0]} only applies at --level op",
+                          hint="add --level op, or drop --scope")
     if not Path(o.model).is_file():
         raise OpscanError(f"{o.model}: no such model file", hint="pass a MODEL.py defining build()")
     if o.inputs_from is not None:
@@ -81,6 +84,10 @@ def check_options(o: DumpOptions) -> None:
             raise OpscanError(f"{o.inputs_from}: no saved inputs (inputs/ folder)",
                               hint="dump side A with --save-inputs first")
     layout.check_output_dir(Path(o.output), o.force)
+    if o.inputs_from is not None:  # --force would overwrite the dump the inputs are read from
+        from opdb.fsio import check_outside
+
+        check_outside(o.output, {"the --inputs dump": o.inputs_from})
 
 
 def check_scope(model, framework: str, scope) -> None:
@@ -105,6 +112,21 @@ def _session(entry, framework: str, device: str):
     return PaddleSession(entry, device)
 
 
+def check_device(framework: str, device: str) -> None:
+    """--device gpu/npu is refused before the model runs when this machine lacks it (the
+    framework's own check: torch_npu importable, CUDA devices, Paddle's custom devices)."""
+    if device == "cpu":
+        return
+    if framework == "torch":
+        from analyzer.align.session_torch import device_missing
+    else:
+        from analyzer.align.session_paddle import device_missing
+    why = device_missing(device)
+    if why:
+        raise OpscanError(f"--device {device}: {why}",
+                          hint="run on a machine with that device, or drop --device (CPU)")
+
+
 def _seed(framework: str, seed: int) -> None:
     if framework == "torch":
         from analyzer.align.session_torch import seed_all
@@ -115,19 +137,50 @@ def _seed(framework: str, seed: int) -> None:
 
 def run_dump(o: DumpOptions, progress=None) -> DumpResult:
     check_options(o)
-    from analyzer.align.loader import load_model, user_error
+    from analyzer.align.loader import load_model
 
-    out = Path(o.output)
     seed = o.seed
     if o.inputs_from:
         seed = int(layout.read_meta(Path(o.inputs_from)).get("seed", seed))
+    from analyzer.trace.entry import import_framework
+
+    import_framework(o.framework)  # Ctrl-C while torch imports is not lost (trace.entry)
     _seed(o.framework, seed)
+    check_device(o.framework, o.device)
+    from analyzer.trace import user_stdout_to_stderr
+
+    with user_stdout_to_stderr():  # stdout: the dump's summary only
+        return _dump(o, seed, load_model, progress)
+
+
+def _dump(o: DumpOptions, seed: int, load_model, progress) -> DumpResult:
+    out = Path(o.output)
     entry = load_model(o.model, o.framework)
     s = _session(entry, o.framework, o.device)
     check_scope(s.model, o.framework, o.scope)
     notes = s.notes
     notes.append(f"deterministic algorithms on ({_deterministic(o.framework, s)})")
+    created = not out.exists()
+    if o.force and not created:  # the model built: now an earlier dump there is replaced
+        gone = layout.clear_previous_dump(out)
+        if gone:
+            notes.append(f"--force: removed the earlier dump's {', '.join(gone)}")
     out.mkdir(parents=True, exist_ok=True)
+    try:
+        return _run(o, out, entry, s, seed, notes, progress)
+    except BaseException:
+        # nothing to compare yet: the folder this run created goes (steps already written
+        # stay, readable, as after an interrupt: docs/align.md)
+        if created and not any(p.name.startswith("step") for p in out.iterdir()):
+            import shutil
+
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+def _run(o: DumpOptions, out: Path, entry, s, seed: int, notes: list, progress) -> DumpResult:
+    from analyzer.align.loader import user_error
+
     if o.inputs_from:
         s.load_inputs(Path(o.inputs_from) / "inputs")
         notes.append(f"weights and build() inputs loaded from {o.inputs_from}; seed {seed}")

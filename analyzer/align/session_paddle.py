@@ -25,6 +25,17 @@ def seed_all(seed: int) -> None:
     paddle.seed(seed)
 
 
+def device_missing(device: str) -> str:
+    """Why `device` (gpu, npu) cannot run here ("" when it can)."""
+    if device == "npu":
+        types = paddle.device.get_all_custom_device_type() or []
+        return "" if "npu" in types else f"no Paddle custom device 'npu' is loaded (found {types})"
+    if device == "gpu":
+        ok = paddle.device.is_compiled_with_cuda() and paddle.device.cuda.device_count() > 0
+        return "" if ok else "Paddle sees no CUDA device"
+    return ""
+
+
 def deterministic() -> str:
     import os
 

@@ -27,6 +27,17 @@ def seed_all(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+def device_missing(device: str) -> str:
+    """Why `device` (gpu, npu) cannot run here ("" when it can)."""
+    if device == "npu":
+        import importlib.util
+
+        return "" if importlib.util.find_spec("torch_npu") else "torch_npu is not installed"
+    if device == "gpu":
+        return "" if torch.cuda.is_available() else "torch sees no CUDA device"
+    return ""
+
+
 def deterministic() -> str:
     torch.use_deterministic_algorithms(True, warn_only=True)
     if hasattr(torch.backends, "cudnn"):
@@ -184,7 +195,7 @@ class TorchSession:
         if self.device == "cpu":
             return
         if self.device == "npu":
-            import torch_npu  # noqa: F401  (registers the npu device)
+            __import__("torch_npu")  # registers the npu device
         dev = {"gpu": "cuda", "npu": "npu"}[self.device]
         self.model.to(dev)
         for t in self._input_tensors():

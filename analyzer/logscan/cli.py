@@ -15,11 +15,11 @@ def _parser() -> argparse.ArgumentParser:
         prog="opscan log",
         description="Read logs of real NPU runs (plain or gzip, any size) and report every op "
                     "that fell back to the CPU or failed; with --scan, join them with a scan.")
-    p.add_argument("files", nargs="+", help="log files (GLOG_v=3 Paddle logs, torch_npu stderr)")
+    p.add_argument("files", nargs="+", type=clikit.path_arg, help="log files (GLOG_v=3 Paddle logs, torch_npu stderr)")
     clikit.add_framework(p, required=True)
-    p.add_argument("--scan", default=None, help="report.json of an earlier `opscan` scan")
+    p.add_argument("--scan", default=None, type=clikit.path_arg, help="report.json of an earlier `opscan` scan")
     clikit.add_output(p)
-    p.add_argument("--format", default=",".join(FORMATS),
+    p.add_argument("--format", default=",".join(FORMATS), type=clikit.text_arg,
                    help=f"comma-separated formats (default {','.join(FORMATS)})")
     clikit.add_json(p)
     return p
@@ -33,17 +33,12 @@ def main(argv: list[str]) -> int:
         from analyzer.logscan.render import write_log_reports
         from analyzer.report.writer import check_formats
 
-        formats = check_formats(args.format) if args.output else ()
+        formats = check_formats(args.format)  # a typo is refused with or without -o
         if args.output:  # a file in the way or an existing report is refused before reading
             from analyzer.logscan.render import RENDER
-            from opdb.errors import OutputExists
-            from opdb.fsio import check_out_dir
+            from opdb.fsio import check_files
 
-            out = check_out_dir(args.output)
-            existing = [out / RENDER[f][0] for f in formats if (out / RENDER[f][0]).exists()]
-            if existing and not args.force:
-                raise OutputExists(f"{existing[0]} already exists",
-                                   hint="pass --force to overwrite, or choose another -o/--output")
+            check_files(args.output, [RENDER[f][0] for f in formats], args.force)
         rep = scan_logs(args.files, args.framework, scan_report=args.scan)
         if args.json:
             clikit.print_json(rep.to_json())

@@ -7,9 +7,10 @@ dtypes, the first occurrence and its line), so memory does not grow with the log
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass, field
 
-from analyzer.logscan.reader import FileStats, scan_file
+from analyzer.logscan.reader import FileStats, looks_binary, read_head, scan_file
 from analyzer.logscan.shapes import KINDS, shapes_for
 from opdb.errors import OpscanError
 
@@ -75,11 +76,31 @@ def scan_logs(paths, framework: str, scan_report: str | None = None,
     if not paths:
         raise OpscanError("no log file given", hint="pass one or more log files")
     shapes = shapes_for(framework)
+    seen: dict[str, str] = {}
+    heads = {}
+    for p in paths:  # every file is checked before any is read in full
+        real = os.path.realpath(p)
+        if real in seen:
+            same = "is given twice" if seen[real] == str(p) else f"and {seen[real]} are the same file"
+            raise OpscanError(f"{p} {same}: its lines would count twice",
+                              hint="pass each log file once")
+        seen[real] = str(p)
+        heads[str(p)] = read_head(p)
+    # the other framework's own lines are read in the same pass (CANN's lines appear under
+    # either framework): a log with none of ours and some of theirs is the wrong --framework
+    other = "torch" if framework == "paddle" else "paddle"
+    theirs = tuple(s for s in shapes_for(other) if s.name.startswith(f"{other}-"))
+    their_names = {s.name for s in theirs}
+    first_theirs = None
     ops: dict[tuple[str, str], LogOp] = {}
     files = []
     for p in paths:
         st = FileStats(str(p))
-        for h in scan_file(p, shapes, st, prefilter=prefilter):
+        for h in scan_file(p, shapes + theirs, st, prefilter=prefilter):
+            if h.hit.shape in their_names:
+                st.hits -= 1
+                first_theirs = first_theirs or h
+                continue
             k = (h.hit.op, h.hit.kind)
             o = ops.get(k)
             if o is None:
@@ -94,6 +115,15 @@ def scan_logs(paths, framework: str, scan_report: str | None = None,
             if d and d not in o.dtypes and len(o.dtypes) < MAX_KEYS:
                 o.dtypes.append(d)
         files.append(st)
+    if not ops:  # nothing found: say so only of files that are this framework's logs
+        if first_theirs is not None:
+            h = first_theirs
+            raise OpscanError(f"{h.path} is a {other} log, not a {framework} one (line {h.line}: "
+                              f"{h.text[:80]})", hint=f"use --framework {other}")
+        for p in paths:  # (binary junk inside a log with hits is tolerated)
+            if looks_binary(heads[str(p)]):
+                raise OpscanError(f"{p}: binary data, not a text log",
+                                  hint="pass the log file itself (plain text or .gz)")
     order = {k: i for i, k in enumerate(KINDS)}
     rows = sorted(ops.values(), key=lambda o: (order[o.kind], -o.count, o.op))
     rep = LogReport(LOG_SCHEMA_VERSION, "opscan 0.1.0", framework, "", files, rows)

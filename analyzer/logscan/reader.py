@@ -1,7 +1,7 @@
 """Stream log files of any size in constant memory and yield the recognised lines.
 
 A file is read in fixed-size binary chunks (gzip'd files, recognised by their magic bytes,
-through `gzip.open`); each shape's trigger substrings are searched with `bytes.find` over the
+through `Gunzip`, which keeps what a cut stream yields); each shape's trigger substrings are searched with `bytes.find` over the
 whole chunk, and only the lines around a trigger are decoded (UTF-8, errors replaced, NULs
 dropped) and matched. Line numbers come from counting b"\\n" between hits. A line longer
 than `MAX_LINE` is cut (its tail is still counted), so binary garbage without newlines never
@@ -49,6 +49,67 @@ class LineHit:
     text: str  # the decoded line, stripped, cut to 400 characters
 
 
+class Gunzip:
+    """A gzip file's content (every member, in order) as a read-only binary stream that,
+    unlike gzip.GzipFile, hands out everything a damaged stream decompresses to before
+    raising: EOFError for a file cut inside a member, zlib.error for bytes that are not
+    deflate data (trailing garbage). GzipFile dropped the bytes of the read that hit the
+    damage: a cut log smaller than one read (8 MiB) came out empty. At most OUT bytes are
+    decompressed per step, so memory stays bounded whatever the compression ratio."""
+
+    RAW = 1 << 20
+    OUT = 1 << 22
+
+    def __init__(self, f):
+        self._f = f
+        self._z = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        self._in = b""  # compressed bytes read and not yet decompressed
+        self._parts: list[bytes] = []  # decompressed bytes not yet handed out
+        self._have = 0  # their total length
+        self._inside = False  # a member has begun and not ended
+        self._end: BaseException | None = None  # why the stream stopped (None: not yet)
+
+    def _step(self) -> None:
+        if not self._in:
+            self._in = self._f.read(self.RAW)
+            if not self._in:
+                self._end = (EOFError("compressed file ended before the end-of-stream marker "
+                                      "was reached") if self._inside else StopIteration())
+                return
+        if self._z.eof:  # the previous member ended: the next one starts here
+            self._z = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        self._inside = True
+        try:
+            part = self._z.decompress(self._in, self.OUT)
+        except zlib.error as e:
+            self._end = e
+            return
+        self._parts.append(part)
+        self._have += len(part)
+        self._in = self._z.unused_data if self._z.eof else self._z.unconsumed_tail
+        self._inside = not self._z.eof
+
+    def read(self, size: int = -1) -> bytes:
+        while (size < 0 or self._have < size) and self._end is None:
+            self._step()
+        if not self._have and self._end is not None and not isinstance(self._end, StopIteration):
+            raise self._end
+        out = self._parts[0] if len(self._parts) == 1 else b"".join(self._parts)
+        rest = out[size:] if 0 <= size < len(out) else b""
+        out = out[:len(out) - len(rest)]
+        self._parts, self._have = ([rest], len(rest)) if rest else ([], 0)
+        return out
+
+    def close(self) -> None:
+        self._f.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 def open_log(path: Path):
     """A binary stream of the file's content (gunzipped when it is gzip; a UTF-16 file, as
     PowerShell's `Tee-Object` and `>` write, recoded to UTF-8 from its byte-order mark)."""
@@ -62,10 +123,45 @@ def open_log(path: Path):
     head = f.read(2)
     f.seek(0)
     if head == GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=f, mode="rb"), True
+        return Gunzip(f), True
     if head in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
         return codecs.EncodedFile(f, "utf-8", "utf-16", errors="replace"), False
     return f, False
+
+
+SNIFF = 64 << 10
+# bytes no text log holds (NUL is left out: a crashed writer pads files with NULs)
+_CONTROL = bytes(set(range(1, 32)) - {9, 10, 11, 12, 13, 27}) + b"\x7f"
+
+
+def read_head(path) -> bytes:
+    """The first 64 KiB of a log's text, refusing a file that cannot be a log at all:
+    empty, or a gzip stream that yields nothing. A stream cut short with some text left
+    is read (scan_file notes it)."""
+    stream, gz = open_log(Path(path))
+    head = b""
+    try:
+        with stream:
+            while len(head) < SNIFF:  # (Gunzip hands out what a cut stream yields first)
+                part = stream.read(SNIFF - len(head))
+                if not part:
+                    break
+                head += part
+    except (EOFError, zlib.error, gzip.BadGzipFile, OSError) as e:
+        if not head:
+            raise OpscanError(f"{path}: not a readable gzip file ({e})" if gz else f"{path}: unreadable ({e})",
+                              hint="pass the log file itself (plain text or .gz)") from None
+    if not head:
+        raise OpscanError(f"{path}: the file is empty",
+                          hint="pass the log the run wrote (e.g. GLOG_v=3 output or its stderr)")
+    return head
+
+
+def looks_binary(head: bytes) -> bool:
+    """More than a third of `head` is control bytes or invalid UTF-8 (NULs aside)."""
+    bad = sum(head.count(bytes([c])) for c in _CONTROL)
+    bad += head.decode("utf-8", errors="replace").count("\ufffd")
+    return bad * 3 > len(head)
 
 
 def _decode(raw: bytes) -> str:

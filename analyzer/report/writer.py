@@ -51,8 +51,9 @@ def check_formats(formats) -> tuple[str, ...]:
 
 
 def output_names(formats, graphml_name: str | None = DEFAULT_GRAPHML_NAME) -> list[str]:
-    """The file names a scan writes for `formats` (and the GraphML file, when named)."""
-    names = [FORMATS[f][0] for f in check_formats(formats)]
+    """The file names a scan writes for `formats` (their companions, and the GraphML file
+    when named): what write_reports writes."""
+    names = [n for f in check_formats(formats) for n, _ in (FORMATS[f], *COMPANIONS.get(f, ()))]
     return names + ([graphml_name] if graphml_name else [])
 
 
@@ -60,14 +61,7 @@ def check_outputs(outdir, formats=DEFAULT_FORMATS, force: bool = False,
                   graphml_name: str | None = DEFAULT_GRAPHML_NAME) -> Path:
     """Everything write_reports would refuse, checked before the scan runs any user code:
     returns `outdir` as an absolute path (a model's os.chdir cannot move the reports)."""
-    out = fsio.check_out_dir(outdir, "-o/--output")
-    existing = [out / n for n in output_names(formats, graphml_name) if (out / n).exists()]
-    if existing and not force:
-        from opdb.errors import OutputExists
-        more = f" (and {len(existing) - 1} more)" if len(existing) > 1 else ""
-        raise OutputExists(f"{existing[0]} already exists{more}",
-                           hint="pass --force to overwrite, or choose another -o/--output directory")
-    return out
+    return fsio.check_files(outdir, output_names(formats, graphml_name), force, "-o/--output")
 
 
 def write_reports(report_json: dict, outdir, formats=DEFAULT_FORMATS, force: bool = False,

@@ -53,6 +53,9 @@ def trace(model: str | Path, *, framework: str, mode: str = "auto", steps: int =
         raise ModelError(f"unknown framework {framework!r}", "use --framework torch or paddle")
     if mode not in MODES:
         raise ModelError(f"unknown mode {mode!r}", "use --mode real or --mode meta")
+    from analyzer.trace.entry import import_framework
+
+    import_framework(framework)  # before anything imports it: Ctrl-C is never lost in there
     if framework == "torch":
         from analyzer.trace.torch import trace as framework_trace
     else:
@@ -66,9 +69,21 @@ def trace(model: str | Path, *, framework: str, mode: str = "auto", steps: int =
         return framework_trace(model, mode=m, steps=n, adapted=adapted,
                                script_argv=script_argv, progress=progress)
 
-    if mode == "auto":
-        return _trace_auto(run, framework, steps, script_argv, progress)
-    return run(mode)
+    # the model's print()s go to stderr: stdout carries opscan's summary, or its --json
+    with user_stdout_to_stderr():
+        if mode == "auto":
+            return _trace_auto(run, framework, steps, script_argv, progress)
+        return run(mode)
+
+
+def user_stdout_to_stderr():
+    """While user code runs: what it writes to sys.stdout goes to sys.stderr, so that
+    `opscan blacklist --json | jq` reads JSON whatever the model prints (a model's
+    "building..." came first on stdout). Writes to file descriptor 1 from C are not moved."""
+    import contextlib
+    import sys
+
+    return contextlib.redirect_stdout(sys.stderr)
 
 
 def _watched(fn: Callable[[], Trace]) -> Trace:

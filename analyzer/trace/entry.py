@@ -200,6 +200,21 @@ def _basename(filename: str) -> str:
 
 # ---------------------------------------------------------------- checks
 
+def import_framework(framework: str) -> None:
+    """Import torch or paddle (once per process) with SIGINT/SIGTERM held until it is done.
+    torch's C start-up imports numpy and swallows any exception that import raises, a
+    KeyboardInterrupt included: Ctrl-C in that ~0.1 s was lost and the run went on to exit 0
+    (docs/bad-input.md #25). Held, the signal arrives right after the import."""
+    import importlib
+
+    if framework in sys.modules or framework not in FRAMEWORKS:
+        return
+    from opdb.fsio import deferred_signals
+
+    with deferred_signals():
+        importlib.import_module(framework)
+
+
 def _check_framework(framework: str) -> None:
     if framework not in FRAMEWORKS:
         raise ModelError(f"unknown framework {framework!r}", "use --framework torch or paddle")

@@ -17,7 +17,7 @@ def parser() -> argparse.ArgumentParser:
         prog="opscan zoo",
         description="Scan a whole model zoo (one process per model) and rank which kernels "
                     "unblock the most models.")
-    p.add_argument("sources", nargs="+",
+    p.add_argument("sources", nargs="+", type=clikit.path_arg,
                    help="model files, directories of model files, list files (.txt/.yaml), "
                         "or generators hf:MODEL_TYPE, timm:NAME, paddle.vision:NAME")
     clikit.add_framework(p, required=True)
@@ -32,12 +32,12 @@ def parser() -> argparse.ArgumentParser:
                    help="seconds per model before it is stopped (default 600)")
     p.add_argument("--memory", type=clikit.positive_float, default=8.0,
                    help="GiB of resident memory per model before it is stopped (default 8)")
-    p.add_argument("--ray", default=None, metavar="ADDRESS",
+    p.add_argument("--ray", default=None, metavar="ADDRESS", type=clikit.text_arg,
                    help="run the scans on a Ray cluster (`local` starts one on this machine)")
-    p.add_argument("--cache", default=None,
+    p.add_argument("--cache", default=None, type=clikit.path_arg,
                    help="result cache directory (default $OPSCAN_CACHE/zoo)")
     clikit.add_output(p)
-    p.add_argument("--format", default="md,html,csv,xlsx,json",
+    p.add_argument("--format", default="md,html,csv,xlsx,json", type=clikit.text_arg,
                    help="comma-separated formats (default md,html,csv,xlsx,json)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     return p
@@ -104,15 +104,9 @@ def _check_args(args) -> tuple[str, ...]:
 
 def _outputs(outdir: Path, formats, force: bool) -> Path:
     """Check the output directory and the files the zoo will write, before any scan."""
-    from opdb.fsio import check_out_dir
+    from opdb.fsio import check_files
 
-    out = check_out_dir(outdir)
-    names = [f"zoo.{f}" for f in formats] + ["zoo-run.json"]
-    existing = [out / n for n in names if (out / n).exists()]
-    if existing and not force:
-        raise OpscanError(f"{existing[0]} already exists",
-                          hint="pass --force to overwrite, or choose another -o/--output")
-    return out
+    return check_files(outdir, [f"zoo.{f}" for f in formats] + ["zoo-run.json"], force)
 
 
 def _resolve_targets(framework: str, targets, soc) -> list[str]:
@@ -147,6 +141,10 @@ def run(args) -> int:
 
     check_out_dir(args.cache or default_cache_dir(), "--cache")  # before any model runs
     targets = _resolve_targets(args.framework, args.target, args.soc)
+    if args.ray:
+        from analyzer.zoo.runner import check_ray_address
+
+        check_ray_address(args.ray)  # before any model runs
     soc = args.soc or "ascend910b"
     start = time.monotonic()
     with _Progress(args.quiet) as progress:

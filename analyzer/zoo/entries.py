@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import os
 import shlex
 from dataclasses import dataclass, replace
 from importlib import metadata
@@ -96,6 +97,9 @@ def _generator(spec: str) -> tuple[str, str] | None:
     return None
 
 
+LIST_SUFFIXES = (".txt", ".yaml", ".yml", ".list")
+
+
 def _entry_from_spec(spec: str, base: Path, origin: str, **opts) -> ZooEntry:
     gen = _generator(spec)
     if gen:
@@ -107,6 +111,9 @@ def _entry_from_spec(spec: str, base: Path, origin: str, **opts) -> ZooEntry:
         raise OpscanError(f"{origin}: model file {spec} not found",
                           hint="give a model file, a directory, a list file, or hf:/timm:/"
                                "paddle.vision: NAME")
+    if path.suffix in LIST_SUFFIXES:  # a list naming a list (itself, even) scanned it as a model
+        raise OpscanError(f"{origin}: {spec} is a list file, and lists do not nest",
+                          hint="name its models in this list, or pass it as a source of its own")
     kind = "script" if opts.pop("script", False) else "file"
     return ZooEntry(name=opts.pop("name", None) or _display(path), kind=kind, spec=str(path),
                     origin=origin, **opts)
@@ -251,7 +258,7 @@ def expand_sources(sources: list[str]) -> list[ZooEntry]:
                 raise OpscanError(f"{src}: no model file (a .py with build()) in the directory",
                                   hint="point at a directory of opscan model files")
             out.extend(_entry_from_spec(str(p), Path.cwd(), src) for p in found)
-        elif path.is_file() and path.suffix in (".txt", ".yaml", ".yml", ".list"):
+        elif path.is_file() and path.suffix in LIST_SUFFIXES:
             out.extend(_read_list(path))
         elif path.is_file():
             out.append(_entry_from_spec(src, Path.cwd(), src))
@@ -259,6 +266,15 @@ def expand_sources(sources: list[str]) -> list[ZooEntry]:
             raise OpscanError(f"{src}: no such file or directory",
                               hint="give model files, a directory, a list file (.txt/.yaml) or "
                                    "hf:NAME / timm:NAME / paddle.vision:NAME")
+    first: dict[tuple, ZooEntry] = {}
+    for e in out:  # the same model with the same options twice would be scanned twice
+        spec = e.spec if e.is_generated else os.path.realpath(e.spec)
+        key = (e.kind, spec, e.mode, e.steps, e.args)
+        if key in first:
+            raise OpscanError(f"{e.origin}: {e.spec} is listed twice (also at {first[key].origin})",
+                              hint="list each model once (a different --mode or --steps is a "
+                                   "different entry)")
+        first[key] = e
     seen: dict[str, int] = {}
     unique: list[ZooEntry] = []
     for e in out:

@@ -171,6 +171,27 @@ def _ray_run(payload: dict, timeout: float, memory_gb: float) -> dict:
     return run_worker(payload, timeout, memory_gb)
 
 
+def check_ray_address(address: str, timeout: float = 5.0) -> None:
+    """Refuse, before any model runs, a --ray ADDRESS that is not HOST:PORT (or ray://...)
+    or where nothing listens: ray.init retries a dead address for minutes. `local` and
+    `auto` are Ray's own words and pass."""
+    import socket
+
+    if address in ("local", "auto"):
+        return
+    host, sep, port = address.split("://", 1)[-1].rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise OpscanError(f"--ray {address}: not an address",
+                          hint="use --ray local, or HOST:PORT (ray://HOST:PORT) of a running cluster")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except (OSError, OverflowError) as e:
+        why = getattr(e, "strerror", None) or str(e) or type(e).__name__
+        raise OpscanError(f"--ray {address}: cannot reach {host}:{port} ({why})",
+                          hint="start the cluster (`ray start --head`) or check the address; "
+                               "--ray local starts one here") from None
+
+
 def _submit_ray(todo: list[Task], opts: ZooOptions):
     try:
         import ray

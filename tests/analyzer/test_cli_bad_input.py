@@ -17,7 +17,7 @@ from analyzer.cli import main
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "models"
 
-import torch  # noqa: F401 - installed by scripts/setup.sh
+__import__("torch")  # installed by scripts/setup.sh
 
 
 def _model(tmp_path: Path, body: str, name: str = "model.py") -> str:
@@ -214,7 +214,7 @@ def test_a_signal_while_reports_are_written_leaves_old_or_new_never_a_mix(tmp_pa
 
 
 def test_paddle_errors_are_not_preceded_by_the_ccache_warning(tmp_path):
-    import paddle  # noqa: F401 - installed by scripts/setup.sh
+    __import__("paddle")  # installed by scripts/setup.sh
     model = _model(tmp_path, '''
         import paddle
         def build():
@@ -240,3 +240,52 @@ def test_recursion_in_the_model_prints_a_short_error(tmp_path, capsys):
     assert rc == 2 and "RecursionError" in err
     # one line naming the innermost user frame (OPSCAN_DEBUG=1 prints them all)
     assert len(err.splitlines()) == 1 and "model.py:3 in f: return f(n + 1)" in err, err
+
+
+def test_ctrl_c_while_torch_imports_is_not_lost(tmp_path):
+    """torch's C start-up imports numpy and swallows whatever that import raises: a SIGINT
+    landing there was lost and the run went on to exit 0 (docs/bad-input.md #25).
+    import_framework holds the signal until the import is done. The SIGINT is sent once,
+    from an import hook, when torch first asks for numpy."""
+    code = textwrap.dedent('''
+        import os, signal, sys
+        class Once:
+            fired = False
+            def find_spec(self, name, path=None, target=None):
+                if name == "numpy" and not self.fired:
+                    self.fired = True
+                    os.kill(os.getpid(), signal.SIGINT)
+                return None
+        sys.meta_path.insert(0, Once())
+        from analyzer.trace.entry import import_framework
+        try:
+            import_framework("torch")
+        except KeyboardInterrupt:
+            sys.exit(130)
+        print("the interrupt was lost")
+    ''')
+    proc = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 130, (proc.returncode, proc.stdout, proc.stderr[-500:])
+
+
+def test_what_the_model_prints_goes_to_stderr_not_into_the_summary_or_json(tmp_path, capsys):
+    """stdout carries opscan's summary line (or a --json document): a model's print()s came
+    first on it, and `opscan blacklist --json | jq` failed on "building..."."""
+    model = _model(tmp_path, '''
+        import torch
+        print("module body says hi")
+        def build():
+            print("building")
+            m = torch.nn.Linear(2, 2)
+            x = torch.randn(1, 2)
+            def step():
+                print("step!")
+                m(x).sum().backward()
+            return m, (x,), step
+    ''')
+    assert main([model, "--framework", "torch", "--format", "json", "-q", "-o", str(tmp_path / "o")]) == 0
+    out, err = capsys.readouterr()
+    assert "building" not in out and "step!" not in out and "hi" not in out, out
+    assert "building" in err and "step!" in err
+    assert out.splitlines()[0].startswith("model.py on torch_npu"), out

@@ -15,6 +15,7 @@ from analyzer.logscan.model import scan_logs
 from analyzer.logscan.reader import FileStats, scan_file
 from analyzer.logscan.render import write_log_reports
 from analyzer.logscan.shapes import match_line, shapes_for
+from opdb.errors import OpscanError
 
 LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "logs"
 PADDLE = LOGS / "paddle_npu_glog.log"
@@ -192,14 +193,17 @@ def test_fuzz_mutated_lines_never_crash(tmp_path, edits, chunk):
         out += line
     p = tmp_path / "mut.log"
     p.write_bytes(bytes(out))
+    hits = {}
     for fw in ("paddle", "torch"):
         got = [(h.hit, h.line) for h in scan_file(p, shapes_for(fw), FileStats(str(p)), chunk,
                                                   "python")]
         assert all(hit.op and line >= 1 for hit, line in got)
         if not out.startswith(b"\x1f\x8b"):
             assert [(h.hit, h.line) for h in scan_file(p, shapes_for(fw), prefilter="grep")] == got
+        hits[fw] = got
     if all(how == "keep" for *_, how in edits) and edits:
-        rep = scan_logs([p], "paddle")
+        # a log with torch lines only is refused as --framework paddle (docs/bad-input.md #18)
+        rep = scan_logs([p], "paddle" if hits["paddle"] or not hits["torch"] else "torch")
         assert sum(f.lines for f in rep.files) == bytes(out).count(b"\n") + (
             0 if out.endswith(b"\n") else 1)
 
@@ -220,3 +224,40 @@ def test_every_log_field_is_documented():
             yield from fields(schema["items"])
 
     assert set(fields(LOG_SCHEMA)) <= documented
+
+
+def test_a_cut_gzip_log_keeps_the_lines_before_the_cut(tmp_path):
+    """gzip.GzipFile dropped what its last read decompressed when the stream was cut: a cut
+    log smaller than one read (8 MiB) came out with no line at all (docs/bad-input.md #17)."""
+    data = gzip.compress(PADDLE.read_bytes())
+    cut = tmp_path / "cut.log.gz"
+    cut.write_bytes(data[: len(data) * 3 // 4])
+    rep = scan_logs([cut], "paddle")
+    whole = scan_logs([PADDLE], "paddle")
+    assert rep.notes and "ends early" in rep.notes[0]
+    assert 0 < sum(f.lines for f in rep.files) < sum(f.lines for f in whole.files)
+    assert {o.op for o in rep.ops} and {o.op for o in rep.ops} <= {o.op for o in whole.ops}
+
+
+def test_gzip_trailing_garbage_keeps_every_line_before_it(tmp_path):
+    """Bytes after the last gzip member (a copy tool's padding, a second file appended
+    raw): the lines before them are all read, with a note."""
+    p = tmp_path / "padded.log.gz"
+    p.write_bytes(gzip.compress(PADDLE.read_bytes()) + b"not gzip at all\n")
+    rep, whole = scan_logs([p], "paddle"), scan_logs([PADDLE], "paddle")
+    assert sum(f.lines for f in rep.files) == sum(f.lines for f in whole.files)
+    assert [(o.op, o.count) for o in rep.ops] == [(o.op, o.count) for o in whole.ops]
+    assert rep.notes and "ends early" in rep.notes[0]
+
+
+def test_cann_lines_alone_do_not_make_a_paddle_log_a_torch_one(tmp_path):
+    """CANN's lines (AIcoreEngine, libopapi.so) appear under either framework: only the
+    other framework's own lines call for `--framework torch`."""
+    cann = [line for line in TORCH.read_text().splitlines()
+            if "AIcoreEngine" in line or "libopapi" in line]
+    p = tmp_path / "paddle_run.log"
+    p.write_text("I1121 22:40:30.101125  4331 init.cc:233] ENV ok\n" + "\n".join(cann) + "\n")
+    rep = scan_logs([p], "paddle")
+    assert not rep.ops and "no fallback or failure lines" in rep.summary
+    with pytest.raises(OpscanError, match="is a torch log"):
+        scan_logs([TORCH], "paddle")

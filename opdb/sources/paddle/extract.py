@@ -18,7 +18,6 @@ with one line on error.
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import sys
@@ -26,6 +25,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+from opdb.errors import OpscanError
 from opdb.git_read import GitError, git_bytes
 
 HERE = Path(__file__).resolve().parent
@@ -34,8 +34,8 @@ PROVENANCE = SCAN_DIR / "provenance.json"
 BRANCHES = ("develop", "release/3.0-beta", "release/2.6", "release/2.5")
 
 
-class ExtractError(Exception):
-    pass
+class ExtractError(OpscanError):
+    """The checkout lacks a branch or a file, or an extract differs (one line, exit 1)."""
 
 
 def _git(repo: Path, *args: str) -> bytes:
@@ -107,22 +107,21 @@ def run(repo: Path, branches: list[str], check: bool) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m opdb.sources.paddle.extract",
-                                 description=__doc__.split("\n\n")[0])
-    ap.add_argument("branches", nargs="*", default=list(BRANCHES))
-    ap.add_argument("--repo", type=Path, required=True,
+    from opdb import clikit
+
+    prog = "python -m opdb.sources.paddle.extract"
+    ap = clikit.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
+    ap.add_argument("branches", nargs="*", default=list(BRANCHES), type=clikit.text_arg)
+    ap.add_argument("--repo", type=clikit.path_type, required=True,
                     help="bare git dir of PaddlePaddle/PaddleCustomDevice")
     ap.add_argument("--check", action="store_true", help="verify only, write nothing")
     args = ap.parse_args(argv)
-    from opdb.errors import OpscanError
 
-    try:
+    def go() -> None:
         for line in run(args.repo, args.branches, args.check):
             print(line)
-    except (ExtractError, OpscanError, OSError, tarfile.TarError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    return 0
+
+    return clikit.run(go, prog)  # ExtractError, GitError, OSError, a bad tar: one line
 
 
 if __name__ == "__main__":

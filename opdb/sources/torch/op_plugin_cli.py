@@ -3,7 +3,6 @@
 and `--check`; rows written one JSON object per line, sorted keys."""
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -17,14 +16,17 @@ def main(argv, description: str, extract: Callable[[Path], list[dict]], commit: 
          out: Path, name: str, what: str) -> int:
     """Parse `argv`, run `extract(repo)` and write (or `--check`) `out`; a git error is one
     line on stderr naming what --repo must hold, exit 2."""
-    ap = argparse.ArgumentParser(description=description)
-    ap.add_argument("--repo", type=Path, required=True, help="bare git dir of Ascend/op-plugin")
+    from opdb import clikit
+
+    prog = f"python -m opdb.sources.torch.{name}"
+    ap = clikit.ArgumentParser(prog=prog, description=description)
+    ap.add_argument("--repo", type=clikit.path_type, required=True, help="bare git dir of Ascend/op-plugin")
     ap.add_argument("--check", action="store_true", help="compare with the shipped file")
     args = ap.parse_args(argv)
     try:
         rows = extract(args.repo)
     except GitError as e:
-        print(f"{name}: {e} (--repo takes a bare git clone of Ascend/op-plugin "
+        print(f"{prog}: error: {e} (--repo takes a bare git clone of Ascend/op-plugin "
               f"holding {commit[:8]})", file=sys.stderr)
         return 2
     text = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows)

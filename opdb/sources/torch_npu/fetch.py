@@ -17,7 +17,6 @@ writes nothing. Exit status 0 on success, 1 with a one-line message on error.
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import sys
@@ -30,11 +29,12 @@ YAML_IN_WHEEL = "torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml"
 VERSION_IN_WHEEL = "torch_npu/version.py"
 
 # Newest post-release of each line at the time of extraction (pip index versions torch-npu).
+from opdb.errors import OpscanError  # noqa: E402
 from opdb.wheels import RELEASES  # one list, shared with scripts/setup.sh
 
 
-class FetchError(Exception):
-    pass
+class FetchError(OpscanError):
+    """A wheel or an extracted file does not match the committed record (one line, exit 1)."""
 
 
 def _sha256(data: bytes) -> str:
@@ -142,24 +142,25 @@ def run(versions: list[str], cache: Path, check: bool, force: bool) -> list[str]
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m opdb.sources.torch_npu.fetch",
-                                 description=__doc__.split("\n\n")[0])
-    ap.add_argument("versions", nargs="*", default=list(RELEASES),
+    from opdb import clikit
+
+    prog = "python -m opdb.sources.torch_npu.fetch"
+    ap = clikit.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
+    ap.add_argument("versions", nargs="*", default=list(RELEASES), type=clikit.text_arg,
                     help=f"torch_npu versions (default: {' '.join(RELEASES)})")
     from opdb.wheels import wheel_cache_dir
 
-    ap.add_argument("--cache", type=Path, default=wheel_cache_dir(),
+    ap.add_argument("--cache", type=clikit.path_type, default=wheel_cache_dir(),
                     help="where downloaded wheels are kept (default: the user cache, see opdb.wheels)")
     ap.add_argument("--check", action="store_true", help="verify only, write nothing")
     ap.add_argument("--force", action="store_true", help="replace differing extracted files")
     args = ap.parse_args(argv)
-    try:
+
+    def go() -> None:
         for line in run(args.versions, args.cache, args.check, args.force):
             print(line)
-    except (FetchError, OSError, zipfile.BadZipFile, json.JSONDecodeError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    return 0
+
+    return clikit.run(go, prog)  # FetchError, OSError, a bad zip or JSON: one line
 
 
 if __name__ == "__main__":

@@ -94,3 +94,18 @@ def test_norm_relative_error_stays_meaningful_near_zero():
     assert stat_error(a, dict(a, shape=[10, 10])) == float("inf")
     assert stat_error(a, dict(a, NanCount=1)) == float("inf")
     assert mean_within({"Mean": 1.0}, {"Mean": 1.009}) and not mean_within({"Mean": 2.0}, {"Mean": 2.05})
+
+
+def test_a_forced_dump_replaces_the_earlier_dump_not_mixes_with_it(tmp_path, capsys):
+    """--force into an earlier dump with more steps and saved inputs left step1/ and inputs/
+    of the old run beside the new run's step0/: `--step 1` or `--inputs` then read stale
+    data (docs/bad-input.md). The user's own files stay."""
+    out = tmp_path / "d"
+    model = str(TORCH)
+    assert main(["align", "dump", model, "-f", "torch", "--steps", "2", "--save-inputs", "-o", str(out)]) == 0
+    (out / "mine.txt").write_text("mine")
+    assert main(["align", "dump", model, "-f", "torch", "--force", "-o", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["mine.txt", "opscan_align.json", "step0"]
+    meta = json.loads((out / "opscan_align.json").read_text())
+    assert meta["steps"] == 1 and any("removed the earlier dump's" in n for n in meta["notes"])
+    capsys.readouterr()
