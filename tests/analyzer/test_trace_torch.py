@@ -281,3 +281,31 @@ def test_trace_is_deterministic(adapted, real_trace):
     b = _trace(ROOT / "examples" / "torch_transformer.py", adapted)
     assert a is not b
     assert a.calls == b.calls and a.notes == b.notes and a.cpu_only_ops == b.cpu_only_ops
+
+
+@pytest.mark.parametrize("mode", ["real", "meta"])
+def test_non_reentrant_checkpoint_recomputes_in_backward(mode):
+    """torch.utils.checkpoint(use_reentrant=False) builds `torch.amp.autocast("npu")` for
+    each recomputation in backward; torch requires the device module's
+    `get_amp_supported_dtype` for that, and the error on the autograd engine's device
+    thread aborted the whole process (std::terminate), so the trace runs in a child."""
+    import json
+    import subprocess
+    import sys
+
+    code = ("import json, sys\n"
+            "from analyzer.trace.torch.tracer import trace_torch\n"
+            "from tests.analyzer import npu_adapted\n"
+            "tr = trace_torch(sys.argv[1], adapted=set(npu_adapted.adapted_ops()), "
+            "mode=sys.argv[2])\n"
+            "print(json.dumps([[c.op, c.phase] for c in tr.calls]))\n")
+    proc = subprocess.run([sys.executable, "-c", code,
+                           str(FIX / "checkpoint_nonreentrant.py"), mode],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    calls = Counter(tuple(c) for c in json.loads(proc.stdout.splitlines()[-1]))
+    # the checkpointed block (addmm, tanh) runs in forward and again in backward; the
+    # uncheckpointed `b` runs its addmm in forward only
+    assert calls[("aten::tanh", "forward")] == calls[("aten::tanh", "backward")] == 1, calls
+    assert calls[("aten::addmm", "forward")] == 2 and calls[("aten::addmm", "backward")] == 1
+    assert calls[("aten::tanh_backward", "backward")] == 1

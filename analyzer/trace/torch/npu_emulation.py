@@ -61,8 +61,31 @@ def ensure_npu_backend() -> None:
         from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
 
         if name == "privateuseone":
-            _setup_privateuseone_for_python_backend(DEVICE)
+            _setup_privateuseone_for_python_backend(DEVICE, backend_module=_device_module())
         _setup_done = True
+
+
+def _device_module():
+    """`torch.npu` for the emulated device: torch's placeholder backend module plus what
+    device-generic torch code asks of a backend module and torch_npu's `torch.npu`
+    provides. `get_amp_supported_dtype` is the one torch requires before it builds any
+    `torch.amp.autocast(device_type="npu")`, and non-reentrant activation checkpointing
+    (`torch.utils.checkpoint(use_reentrant=False)`, transformers' gradient checkpointing)
+    builds one for every recomputation in backward: without it the recomputation raises
+    on the autograd engine's device thread, where the Python backend's device guard turns
+    the error into `std::terminate` (the whole process aborts). The dtypes are
+    what torch_npu's `torch.npu.get_amp_supported_dtype()` answers on a chip with bfloat16."""
+    import torch
+    from torch.utils.backend_registration import _DummyBackendModule
+
+    class NpuModule(_DummyBackendModule):
+        def get_amp_supported_dtype(self) -> list:
+            return [torch.float16, torch.bfloat16, torch.float32]
+
+        def is_bf16_supported(self) -> bool:
+            return True
+
+    return NpuModule()
 
 
 # ------------------------------------------------------------------ tensors
