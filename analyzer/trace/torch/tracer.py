@@ -251,7 +251,11 @@ def _hooks(rec: _Recorder):
     from torch.optim.optimizer import register_optimizer_step_pre_hook
 
     h1 = register_module_forward_pre_hook(rec.pre_forward)
-    h2 = register_module_forward_hook(rec.post_forward)
+    # always_call: a forward that raises still leaves the module stack. Non-reentrant
+    # checkpointing stops its recomputation in backward by raising inside the block's
+    # forward once the last saved tensor is back; without it every later call of the
+    # step (gradient clipping, EMA updates) was put in that block's forward.
+    h2 = register_module_forward_hook(rec.post_forward, always_call=True)
     seen: set[int] = set()
 
     def note(opt, args, kwargs):
