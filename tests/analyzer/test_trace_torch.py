@@ -316,3 +316,26 @@ def test_non_reentrant_checkpoint_recomputes_in_backward(mode):
     clip = [(phase, module) for op, phase, module in calls
             if op.startswith("aten::_foreach_norm")]
     assert clip == [("other", "")]
+
+
+def test_autocast_on_npu_stops_with_what_is_missing(adapted, tmp_path):
+    """torch.autocast("npu") needs torch_npu's per-op cast policy, which the emulator does
+    not have: the step stops at the first op inside it with a one-line reason, and the
+    calls before it are kept (a partial trace), instead of torch's dispatch error."""
+    model = tmp_path / "amp_model.py"
+    model.write_text(
+        "import torch\n"
+        "from torch import nn\n\n\n"
+        "def build():\n"
+        "    model = nn.Linear(4, 2)\n"
+        "    x = torch.randn(2, 4)\n\n"
+        "    def step():\n"
+        "        h = torch.tanh(x.to(model.weight.device))\n"
+        "        with torch.autocast('npu', dtype=torch.float16):\n"
+        "            model(h).sum().backward()\n\n"
+        "    return model, (x,), step\n")
+    tr = _trace(model, adapted)
+    assert tr.partial
+    assert "raised NotImplementedError: torch.autocast on the npu device is not emulated " \
+        "(reached by aten::linear)" in tr.error
+    assert "aten::tanh" in {c.op for c in tr.calls}

@@ -684,6 +684,7 @@ class Emulator:
             except RuntimeError:
                 self.unknown_ops.append(name)
         fb.fallback(self._fallback, "PrivateUse1")
+        fb.fallback(_autocast_not_emulated, "AutocastPrivateUse1")
 
     def uninstall(self) -> None:
         for lib in reversed(self._libs):
@@ -709,6 +710,18 @@ class Emulator:
 _CACHEABLE: dict = {}  # OpOverload -> bool
 _NO_CACHE = ()  # cached "recompute every time" answer
 _PLAIN_ARGS: frozenset = frozenset()
+
+
+def _autocast_not_emulated(op, *args, **kwargs):
+    """The AutocastPrivateUse1 kernel of every op: only reached inside an enabled
+    `torch.autocast("npu")` (autocast keys are excluded otherwise). torch_npu registers its
+    own cast policy per op there (which ops run in float16/bfloat16, which in float32);
+    the emulator has no such table, so it stops the step with what is missing and what
+    to do, rather than let torch fail with a dispatch error naming every backend."""
+    raise NotImplementedError(
+        f"torch.autocast on the npu device is not emulated (reached by "
+        f"{qualified_name(op)}): opscan does not know which ops torch_npu casts to "
+        "float16/bfloat16; scan the step without autocast to get its float32 ops")
 
 
 class _Uncacheable(Exception):
