@@ -339,3 +339,38 @@ def test_autocast_on_npu_stops_with_what_is_missing(adapted, tmp_path):
     assert "raised NotImplementedError: torch.autocast on the npu device is not emulated " \
         "(reached by aten::linear)" in tr.error
     assert "aten::tanh" in {c.op for c in tr.calls}
+
+
+def test_meta_mode_runs_ops_without_a_meta_kernel_on_stand_ins(adapted, tmp_path):
+    """Ops whose output size depends on values (`nonzero`, `masked_select`: DeBERTa-v2's
+    relative positions, wav2vec2's CTC lengths) have no meta kernel: meta mode runs them
+    on CPU on ones of their inputs' shapes (every element selected) and goes on, so the
+    backward and optimizer are traced as in real mode, with a note."""
+    model = tmp_path / "select_model.py"
+    model.write_text(
+        "import torch\n"
+        "from torch import nn\n\n\n"
+        "def build():\n"
+        "    torch.manual_seed(0)\n"
+        "    model = nn.Linear(4, 4)\n"
+        "    x = torch.ones(3, 4)\n"
+        "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n\n"
+        "    def step():\n"
+        "        opt.zero_grad()\n"
+        "        h = model(x)\n"
+        "        idx = torch.nonzero(x[:, 0] > 0).squeeze(1)\n"
+        "        picked = h.index_select(0, idx)\n"
+        "        kept = torch.masked_select(h, x > 0)\n"
+        "        (picked.sum() + kept.sum()).backward()\n"
+        "        opt.step()\n\n"
+        "    return model, (x,), step\n")
+    real = _trace(model, adapted, mode="real")
+    meta = _trace(model, adapted, mode="meta")
+    assert not meta.partial, meta.error
+    assert Counter((c.op, c.phase) for c in meta.calls) == \
+        Counter((c.op, c.phase) for c in real.calls)
+    # every element of x is selected, so the stand-ins give the real sizes here
+    assert [(t.dtype, t.shape) for c in meta.calls for t in c.outputs] == \
+        [(t.dtype, t.shape) for c in real.calls for t in c.outputs]
+    assert any(n.startswith("meta mode: ops without a meta kernel ran on CPU") and
+               "aten::masked_select x1" in n and "aten::nonzero x1" in n for n in meta.notes)

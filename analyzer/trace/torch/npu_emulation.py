@@ -245,6 +245,8 @@ def qualified_name(op) -> str:
 
 _MODE_CLASS = None
 _NOT_SPECIAL = object()  # _meta_special: "compute this op normally"
+# meta mode: the most input bytes an op without a meta kernel may be run on CPU with
+STAND_IN_BYTES = 64 * 1024 * 1024
 
 # In-place random initialisers: on meta tensors they only return their argument.
 _RANDOM_FILL = frozenset({
@@ -372,6 +374,7 @@ class Emulator:
         self.unknown_ops: list[str] = []  # adapted names this torch does not have
         self.registered: dict[str, str] = {}  # name -> adapted | composite
         self.meta_notes: set[str] = set()
+        self.meta_stand_ins: dict[str, int] = {}  # op -> calls run on CPU stand-ins
         # True while a profiler records the step: kernels then mark themselves
         # (`opscan::kernel::<op>` around the kernel, `opscan::cpu` around the CPU/meta
         # computation) so analyzer.trace.torch.route can tell which CPU ops ran inside
@@ -498,10 +501,13 @@ class Emulator:
                 if op._schema.name == "aten::_copy_from_and_resize":
                     dst.resize_(src.shape)
                 out = dst.copy_(src, *raw_args[2:3])
+            elif self.mode == "meta":
+                out = self._meta_or_stand_in(op, raw_args, raw_kwargs)
             else:
                 out = op(*raw_args, **raw_kwargs)
         wrapped = self._wrap(out, raw_args, by_raw, to_npu, _keeps_layout_free(op))
-        if key is not None:
+        if key is not None and qualified_name(op) not in self.meta_stand_ins:
+            # (a stand-in op is recomputed every time: each call is counted in the note)
             self._meta_cache[key] = _meta_specs(args, kwargs, wrapped, cap.names)
         return wrapped, out, cap.names
 
@@ -531,6 +537,38 @@ class Emulator:
             t = raw_args[0]
             return torch.zeros(t.shape, dtype=raw_kwargs.get("dtype") or t.dtype)
         return _NOT_SPECIAL
+
+    def _meta_or_stand_in(self, op, raw_args, raw_kwargs):
+        """`op` on meta tensors; when the meta device cannot run it (an output size that
+        depends on values: `nonzero`, `masked_select`), the op runs on CPU on ones shaped
+        like its meta inputs (every element selected: an upper bound, torch's own
+        `meta_nonzero_assume_all_nonzero` assumption) and its outputs come back as meta
+        tensors of those sizes, so the step and its backward go on. Only for ops that
+        write no argument and whose inputs total at most STAND_IN_BYTES; noted."""
+        import torch
+
+        try:
+            return op(*raw_args, **raw_kwargs)
+        except NotImplementedError:
+            if any(a.alias_info is not None and a.alias_info.is_write
+                   for a in op._schema.arguments):
+                raise
+            metas = _tensors((raw_args, raw_kwargs), [])
+            if sum(t.numel() * t.element_size() for t in metas
+                   if t.device.type == "meta") > STAND_IN_BYTES:
+                raise
+
+        def stand_in(x):
+            if isinstance(x, torch.Tensor) and x.device.type == "meta":
+                return torch.ones(x.shape, dtype=x.dtype)
+            if isinstance(x, torch.device) and x.type == "meta":
+                return torch.device("cpu")
+            return x
+
+        out = op(*_map(stand_in, raw_args), **_map(stand_in, raw_kwargs))
+        name = qualified_name(op)
+        self.meta_stand_ins[name] = self.meta_stand_ins.get(name, 0) + 1
+        return _map(lambda t: t.to("meta") if isinstance(t, torch.Tensor) else t, out)
 
     def _emit(self, op, kind, args, kwargs, out, cpu_ops, backward=False, origin=None):
         if not self.recording or self._depth() > 1:
