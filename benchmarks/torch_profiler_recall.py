@@ -22,7 +22,9 @@ Scores (names folded as tests/analyzer/test_cpu_route.py does: overload dropped,
     CPU's `bernoulli_` inside it);
   - overloads: of the OpOverloads the CPU dispatch saw whose op the report lists, the
     share the report lists with the same overload (an overload the report spells
-    differently is printed).
+    differently is printed, with a first guess at why). Overloads are counted once inside
+    and once outside `torch/optim`; optimizer-only ones a foreach route row covers are
+    left out (the CPU's single-tensor optimizer path).
 
     python benchmarks/torch_profiler_recall.py benchmarks/models/hf_gpt2_tiny.py ...
 
