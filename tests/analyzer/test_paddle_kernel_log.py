@@ -47,6 +47,29 @@ def test_trace_holds_every_kernel_the_runtime_selects(model):
     assert selected - log.kernels == Counter(), "in the trace, never selected by Paddle"
 
 
+def test_log_reads_the_legacy_operator_path():
+    """Ops run through the legacy operator path select their phi kernel in
+    prepared_operator.cc, which names the kernel itself (no `API kernel key` line)."""
+    text = ("I1125 10:35:22.928642 15570 prepared_operator.cc:299] Dynamic mode PrepareImpl"
+            " - kernel name: relu | kernel key: (CPU, Undefined(AnyLayout), float32) | "
+            "kernel: {\n"
+            "I1125 10:35:22.928824 15570 api.cc:122399] sum API kernel key: [CPU, NCHW, "
+            "float32]\n"
+            "I1125 10:35:22.929066 15570 prepared_operator.cc:299] Dynamic mode PrepareImpl"
+            " - kernel name: relu_grad | kernel key: (CPU, Undefined(AnyLayout), float32)\n")
+    log = parse(text)
+    assert log.kernels == Counter({"relu": 1, "sum": 1, "relu_grad": 1})
+    assert log.apis == Counter({"sum": 1}) and log.lines == 3
+
+
+def test_legacy_activation_is_logged_and_traced():
+    path = ROOT / "tests/fixtures/models/paddle_legacy_act.py"
+    log = run_logged(path)
+    assert log.kernels["relu"] == 1 and log.kernels["relu_grad"] == 1
+    selected, _ = _split(trace_paddle(path))
+    assert selected == log.kernels
+
+
 def test_unrecorded_kernels_are_in_the_trace():
     trace = trace_paddle(ROOT / "tests/fixtures/models/paddle_embedding_fanout.py")
     selected, accumulated = _split(trace)

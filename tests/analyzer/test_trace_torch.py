@@ -281,3 +281,96 @@ def test_trace_is_deterministic(adapted, real_trace):
     b = _trace(ROOT / "examples" / "torch_transformer.py", adapted)
     assert a is not b
     assert a.calls == b.calls and a.notes == b.notes and a.cpu_only_ops == b.cpu_only_ops
+
+
+@pytest.mark.parametrize("mode", ["real", "meta"])
+def test_non_reentrant_checkpoint_recomputes_in_backward(mode):
+    """torch.utils.checkpoint(use_reentrant=False) builds `torch.amp.autocast("npu")` for
+    each recomputation in backward; torch requires the device module's
+    `get_amp_supported_dtype` for that, and the error on the autograd engine's device
+    thread aborted the whole process (std::terminate), so the trace runs in a child.
+    The recomputation stops early by raising inside `block`'s forward: the module stack
+    must still pop it, or every later call (the clipping) is put in `block`'s forward."""
+    import json
+    import subprocess
+    import sys
+
+    code = ("import json, sys\n"
+            "from analyzer.trace.torch.tracer import trace_torch\n"
+            "from tests.analyzer import npu_adapted\n"
+            "tr = trace_torch(sys.argv[1], adapted=set(npu_adapted.adapted_ops()), "
+            "mode=sys.argv[2])\n"
+            "print(json.dumps([[c.op, c.phase, c.module] for c in tr.calls]))\n")
+    proc = subprocess.run([sys.executable, "-c", code,
+                           str(FIX / "checkpoint_nonreentrant.py"), mode],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    calls = json.loads(proc.stdout.splitlines()[-1])
+    phases = Counter((op, phase) for op, phase, _ in calls)
+    # the checkpointed block (addmm, tanh) runs in forward and again in backward; the
+    # uncheckpointed `b` runs its addmm in forward only
+    assert phases[("aten::tanh", "forward")] == phases[("aten::tanh", "backward")] == 1
+    assert phases[("aten::addmm", "forward")] == 2 and phases[("aten::addmm", "backward")] == 1
+    assert phases[("aten::tanh_backward", "backward")] == 1
+    # clip_grad_norm_ after backward: phase other, no module
+    clip = [(phase, module) for op, phase, module in calls
+            if op.startswith("aten::_foreach_norm")]
+    assert clip == [("other", "")]
+
+
+def test_autocast_on_npu_stops_with_what_is_missing(adapted, tmp_path):
+    """torch.autocast("npu") needs torch_npu's per-op cast policy, which the emulator does
+    not have: the step stops at the first op inside it with a one-line reason, and the
+    calls before it are kept (a partial trace), instead of torch's dispatch error."""
+    model = tmp_path / "amp_model.py"
+    model.write_text(
+        "import torch\n"
+        "from torch import nn\n\n\n"
+        "def build():\n"
+        "    model = nn.Linear(4, 2)\n"
+        "    x = torch.randn(2, 4)\n\n"
+        "    def step():\n"
+        "        h = torch.tanh(x.to(model.weight.device))\n"
+        "        with torch.autocast('npu', dtype=torch.float16):\n"
+        "            model(h).sum().backward()\n\n"
+        "    return model, (x,), step\n")
+    tr = _trace(model, adapted)
+    assert tr.partial
+    assert "raised NotImplementedError: torch.autocast on the npu device is not emulated " \
+        "(reached by aten::linear)" in tr.error
+    assert "aten::tanh" in {c.op for c in tr.calls}
+
+
+def test_meta_mode_runs_ops_without_a_meta_kernel_on_stand_ins(adapted, tmp_path):
+    """Ops whose output size depends on values (`nonzero`, `masked_select`: DeBERTa-v2's
+    relative positions, wav2vec2's CTC lengths) have no meta kernel: meta mode runs them
+    on CPU on ones of their inputs' shapes (every element selected) and goes on, so the
+    backward and optimizer are traced as in real mode, with a note."""
+    model = tmp_path / "select_model.py"
+    model.write_text(
+        "import torch\n"
+        "from torch import nn\n\n\n"
+        "def build():\n"
+        "    torch.manual_seed(0)\n"
+        "    model = nn.Linear(4, 4)\n"
+        "    x = torch.ones(3, 4)\n"
+        "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n\n"
+        "    def step():\n"
+        "        opt.zero_grad()\n"
+        "        h = model(x)\n"
+        "        idx = torch.nonzero(x[:, 0] > 0).squeeze(1)\n"
+        "        picked = h.index_select(0, idx)\n"
+        "        kept = torch.masked_select(h, x > 0)\n"
+        "        (picked.sum() + kept.sum()).backward()\n"
+        "        opt.step()\n\n"
+        "    return model, (x,), step\n")
+    real = _trace(model, adapted, mode="real")
+    meta = _trace(model, adapted, mode="meta")
+    assert not meta.partial, meta.error
+    assert Counter((c.op, c.phase) for c in meta.calls) == \
+        Counter((c.op, c.phase) for c in real.calls)
+    # every element of x is selected, so the stand-ins give the real sizes here
+    assert [(t.dtype, t.shape) for c in meta.calls for t in c.outputs] == \
+        [(t.dtype, t.shape) for c in real.calls for t in c.outputs]
+    assert any(n.startswith("meta mode: ops without a meta kernel ran on CPU") and
+               "aten::masked_select x1" in n and "aten::nonzero x1" in n for n in meta.notes)

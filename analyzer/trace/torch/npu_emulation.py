@@ -61,8 +61,31 @@ def ensure_npu_backend() -> None:
         from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
 
         if name == "privateuseone":
-            _setup_privateuseone_for_python_backend(DEVICE)
+            _setup_privateuseone_for_python_backend(DEVICE, backend_module=_device_module())
         _setup_done = True
+
+
+def _device_module():
+    """`torch.npu` for the emulated device: torch's placeholder backend module plus what
+    device-generic torch code asks of a backend module and torch_npu's `torch.npu`
+    provides. `get_amp_supported_dtype` is the one torch requires before it builds any
+    `torch.amp.autocast(device_type="npu")`, and non-reentrant activation checkpointing
+    (`torch.utils.checkpoint(use_reentrant=False)`, transformers' gradient checkpointing)
+    builds one for every recomputation in backward: without it the recomputation raises
+    on the autograd engine's device thread, where the Python backend's device guard turns
+    the error into `std::terminate` (the whole process aborts). The dtypes are
+    what torch_npu's `torch.npu.get_amp_supported_dtype()` answers on a chip with bfloat16."""
+    import torch
+    from torch.utils.backend_registration import _DummyBackendModule
+
+    class NpuModule(_DummyBackendModule):
+        def get_amp_supported_dtype(self) -> list:
+            return [torch.float16, torch.bfloat16, torch.float32]
+
+        def is_bf16_supported(self) -> bool:
+            return True
+
+    return NpuModule()
 
 
 # ------------------------------------------------------------------ tensors
@@ -222,6 +245,8 @@ def qualified_name(op) -> str:
 
 _MODE_CLASS = None
 _NOT_SPECIAL = object()  # _meta_special: "compute this op normally"
+# meta mode: the most input bytes an op without a meta kernel may be run on CPU with
+STAND_IN_BYTES = 64 * 1024 * 1024
 
 # In-place random initialisers: on meta tensors they only return their argument.
 _RANDOM_FILL = frozenset({
@@ -349,6 +374,7 @@ class Emulator:
         self.unknown_ops: list[str] = []  # adapted names this torch does not have
         self.registered: dict[str, str] = {}  # name -> adapted | composite
         self.meta_notes: set[str] = set()
+        self.meta_stand_ins: dict[str, int] = {}  # op -> calls run on CPU stand-ins
         # True while a profiler records the step: kernels then mark themselves
         # (`opscan::kernel::<op>` around the kernel, `opscan::cpu` around the CPU/meta
         # computation) so analyzer.trace.torch.route can tell which CPU ops ran inside
@@ -475,10 +501,13 @@ class Emulator:
                 if op._schema.name == "aten::_copy_from_and_resize":
                     dst.resize_(src.shape)
                 out = dst.copy_(src, *raw_args[2:3])
+            elif self.mode == "meta":
+                out = self._meta_or_stand_in(op, raw_args, raw_kwargs)
             else:
                 out = op(*raw_args, **raw_kwargs)
         wrapped = self._wrap(out, raw_args, by_raw, to_npu, _keeps_layout_free(op))
-        if key is not None:
+        if key is not None and qualified_name(op) not in self.meta_stand_ins:
+            # (a stand-in op is recomputed every time: each call is counted in the note)
             self._meta_cache[key] = _meta_specs(args, kwargs, wrapped, cap.names)
         return wrapped, out, cap.names
 
@@ -508,6 +537,38 @@ class Emulator:
             t = raw_args[0]
             return torch.zeros(t.shape, dtype=raw_kwargs.get("dtype") or t.dtype)
         return _NOT_SPECIAL
+
+    def _meta_or_stand_in(self, op, raw_args, raw_kwargs):
+        """`op` on meta tensors; when the meta device cannot run it (an output size that
+        depends on values: `nonzero`, `masked_select`), the op runs on CPU on ones shaped
+        like its meta inputs (every element selected: an upper bound, torch's own
+        `meta_nonzero_assume_all_nonzero` assumption) and its outputs come back as meta
+        tensors of those sizes, so the step and its backward go on. Only for ops that
+        write no argument and whose inputs total at most STAND_IN_BYTES; noted."""
+        import torch
+
+        try:
+            return op(*raw_args, **raw_kwargs)
+        except NotImplementedError:
+            if any(a.alias_info is not None and a.alias_info.is_write
+                   for a in op._schema.arguments):
+                raise
+            metas = _tensors((raw_args, raw_kwargs), [])
+            if sum(t.numel() * t.element_size() for t in metas
+                   if t.device.type == "meta") > STAND_IN_BYTES:
+                raise
+
+        def stand_in(x):
+            if isinstance(x, torch.Tensor) and x.device.type == "meta":
+                return torch.ones(x.shape, dtype=x.dtype)
+            if isinstance(x, torch.device) and x.type == "meta":
+                return torch.device("cpu")
+            return x
+
+        out = op(*_map(stand_in, raw_args), **_map(stand_in, raw_kwargs))
+        name = qualified_name(op)
+        self.meta_stand_ins[name] = self.meta_stand_ins.get(name, 0) + 1
+        return _map(lambda t: t.to("meta") if isinstance(t, torch.Tensor) else t, out)
 
     def _emit(self, op, kind, args, kwargs, out, cpu_ops, backward=False, origin=None):
         if not self.recording or self._depth() > 1:
@@ -661,6 +722,7 @@ class Emulator:
             except RuntimeError:
                 self.unknown_ops.append(name)
         fb.fallback(self._fallback, "PrivateUse1")
+        fb.fallback(_autocast_not_emulated, "AutocastPrivateUse1")
 
     def uninstall(self) -> None:
         for lib in reversed(self._libs):
@@ -686,6 +748,18 @@ class Emulator:
 _CACHEABLE: dict = {}  # OpOverload -> bool
 _NO_CACHE = ()  # cached "recompute every time" answer
 _PLAIN_ARGS: frozenset = frozenset()
+
+
+def _autocast_not_emulated(op, *args, **kwargs):
+    """The AutocastPrivateUse1 kernel of every op: only reached inside an enabled
+    `torch.autocast("npu")` (autocast keys are excluded otherwise). torch_npu registers its
+    own cast policy per op there (which ops run in float16/bfloat16, which in float32);
+    the emulator has no such table, so it stops the step with what is missing and what
+    to do, rather than let torch fail with a dispatch error naming every backend."""
+    raise NotImplementedError(
+        f"torch.autocast on the npu device is not emulated (reached by "
+        f"{qualified_name(op)}): opscan does not know which ops torch_npu casts to "
+        "float16/bfloat16; scan the step without autocast to get its float32 ops")
 
 
 class _Uncacheable(Exception):

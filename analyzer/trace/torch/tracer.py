@@ -251,7 +251,11 @@ def _hooks(rec: _Recorder):
     from torch.optim.optimizer import register_optimizer_step_pre_hook
 
     h1 = register_module_forward_pre_hook(rec.pre_forward)
-    h2 = register_module_forward_hook(rec.post_forward)
+    # always_call: a forward that raises still leaves the module stack. Non-reentrant
+    # checkpointing stops its recomputation in backward by raising inside the block's
+    # forward once the last saved tensor is back; without it every later call of the
+    # step (gradient clipping, EMA updates) was put in that block's forward.
+    h2 = register_module_forward_hook(rec.post_forward, always_call=True)
     seen: set[int] = set()
 
     def note(opt, args, kwargs):
@@ -516,6 +520,11 @@ def trace_torch(target: str | Path | Script, *, adapted: set[str],
     trace.cpu_only_ops = dict(sorted(rec.cpu_only.items()))
     trace.notes.extend(rec.optimizer_notes)
     trace.notes.extend(sorted(emu.meta_notes))
+    if emu.meta_stand_ins:
+        ops = ", ".join(f"{k} x{v}" for k, v in sorted(emu.meta_stand_ins.items()))
+        trace.notes.append(f"meta mode: ops without a meta kernel ran on CPU on ones shaped "
+                           f"like their inputs (sizes that depend on values assume every "
+                           f"element selected): {ops}")
     if emu.unknown_ops:
         trace.notes.append(f"{len(emu.unknown_ops)} adapted op name(s) do not exist in torch "
                            f"{torch.__version__} (e.g. {emu.unknown_ops[0]})")
