@@ -172,7 +172,7 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
                              for a in k["args"] + ((k.get("branch") or {}).get("args") or [])
                              for line in a.prelude)
         needs_compute_as = needs_dtype_as or any(
-            k.get("compute_as") or k.get("zeros_as")
+            k.get("compute_as") or k.get("zeros_as") or k.get("widened")
             or (k.get("branch") or {}).get("compute_as")
             or (k.get("branch") or {}).get("zeros_as") for k in ks)
         adapter = render("paddle/kernel.cc.j2", kernels=ks, needs_compute_as=needs_compute_as,
@@ -214,6 +214,7 @@ def render_adapter(api: AclnnApi, op: FrameworkOp, target: str, layout: str = "b
                                          if d in ("float32", "float16", "bfloat16")] or ["float32"])}
         cxx = 17
         extra_readme = {"dtype_names": ks[0]["dtype_names"], "compute_as": ks[0]["compute_as"],
+                        "widened": ks[0].get("widened") or {},
                         "dtype_key": ks[0].get("dtype_key", "")}
     from opdb.soc import supports
     if supports(api.products, soc) is False:

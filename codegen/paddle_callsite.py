@@ -314,6 +314,66 @@ def checked_dtype_ties(api: AclnnApi, amap, args: list[CallArg], soc: str | None
     return out
 
 
+# integer dtypes that hold every value of a narrower one, narrowest first (widened_dtypes)
+WIDER_INTEGER = {"int8": ("int16", "int32", "int64"), "uint8": ("int16", "int32", "int64"),
+                 "int16": ("int32", "int64"), "int32": ("int64",)}
+
+
+def widened_dtypes(api_dtypes: list[str], framework: tuple[str, ...] | None) -> dict[str, str]:
+    """{dtype: wider}: each integer dtype the phi kernel has on another backend
+    (`framework`) that the API lacks on the chip (`api_dtypes`, those of the tensor that
+    carries the kernel's dtype), with the narrowest wider integer the API takes. For
+    kernels that only move values (value_moving_kernels): a cast copy into the wider
+    integer, the call and a cast back give the same elements exactly (every value fits
+    and none is computed). aclnnSliceV2 lacks INT16 (ops-math aclnn_slice_v2.cpp
+    DTYPE_SUPPORT_LIST), where PaddleCustomDevice slice_kernel.cc registers int16_t and
+    passes it to the API, which refuses it; aclnnCast takes INT16 (aclnn_cast.cpp)."""
+    if not framework:
+        return {}
+    fw = {normalize_dtype(d) for d in framework}
+    out = {}
+    for d, wider in WIDER_INTEGER.items():
+        to = next((w for w in wider if w in api_dtypes), None)
+        if d in fw and d not in api_dtypes and to is not None:
+            out[d] = to
+    return out
+
+
+def widen_as(amap, args: list[CallArg], widened: dict[str, str]) -> list[CallArg]:
+    """Each tensor that carries the kernel's dtype (its aclnn dtypes include float32: not
+    an index or a mask) and takes the wider integer of a `widened` dtype goes as an
+    `opgen_compute_as` copy in that integer (templates/paddle/compute_as.j2), a written
+    one cast back right after the call, before any other cast back of the same argument."""
+    if not widened:
+        return args
+    out = []
+    for p, a in zip(amap.params, args):
+        takes = {normalize_dtype(d) for d in p.aclnn.dtypes}
+        own = {d: to for d, to in widened.items() if to in takes and d not in takes}
+        if not own or "float32" not in takes \
+                or not (_viewable(p, a) or _local_tensor(p, a) or _from_optional(p, a)):
+            out.append(a)
+            continue
+        writes = p.aclnn.role != "input"
+        keeps = p.aclnn.role in ("input", "inout") or bool(re.search(r"Ref$", a.aclnn_name))
+        pre, backs, expr = list(a.prelude), [], a.expr
+        for to in sorted(set(own.values()), key=list(PHI_DATATYPE).index):
+            lacking = "{" + ", ".join(f"phi::DataType::{PHI_DATATYPE[d]}"
+                                      for d in sorted(own) if own[d] == to) + "}"
+            v = _var(a, "_" + to)
+            pre.append(f"phi::DenseTensor {v} = opgen_compute_as(dev_ctx, {expr}, {lacking}, "
+                       f"phi::DataType::{PHI_DATATYPE[to]}, /*copy=*/"
+                       f"{'true' if keeps else 'false'});  // every value fits: the kernel "
+                       f"moves values, never computes them")
+            if writes:
+                target = expr[1:] if expr.startswith("*") else f"&{expr}"
+                backs.insert(0, f"opgen_cast_back(dev_ctx, {v}, {target});")
+            expr = v
+        out.append(CallArg(a.aclnn_name, a.aclnn_ctype, expr, pre, a.todo, a.decision,
+                           backs + list(a.after)))
+    return out
+
+
 # phi::DataType spellings of every dtype name opdb normalizes to
 PHI_DATATYPE = {**PHI_ENUM, "int8": "INT8", "uint8": "UINT8", "int16": "INT16",
                 "int32": "INT32", "int64": "INT64", "bool": "BOOL",

@@ -828,7 +828,7 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
                                          list_split, reciprocal_by_name,
                                          master_weights, reduce_all_dims, tied_mixed_dtypes,
                                          transpose_views, value_moving_kernels,
-                                         zero_dim_views)
+                                         widen_as, widened_dtypes, zero_dim_views)
     args, sized_after = data_dependent_outputs(api, amap, args)
     args = flatten_view(fwp, amap, args)
     args = decreased_axis_views(amap, args)
@@ -845,7 +845,10 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     # the registration follows `key` where the first tensor input would give other dtypes
     # (named in the README)
     dtype_key = key if key and paddle_dtypes(api, fw_dtypes, soc)[0] != dtypes else ""
-    computed = compute_as_dtypes(api, paddle_dtypes(api, None, soc, key)[0], fw_dtypes, soc)
+    api_dtypes = paddle_dtypes(api, None, soc, key)[0]
+    computed = compute_as_dtypes(api, api_dtypes, fw_dtypes, soc)
+    moves = op.name in value_moving_kernels()
+    widened = widened_dtypes(api_dtypes, fw_dtypes) if moves else {}
     lists = uncast_lists(api, amap)
     if computed and lists:  # its members would reach the API in a dtype it lacks
         soc_cut.append(f"`{lists[0]}`, a tensor list ({', '.join(computed)}: the API lacks "
@@ -855,8 +858,8 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     tied, tied_where = tied_mixed_dtypes(api, op, amap)
     args = reciprocal_by_name(api, amap, args)
     args, zeroed = fresh_inout_zeros(api, amap, args, fresh_outputs(op.name), _overwrites())
-    args = compute_as(api, amap, args, computed, tied, zeroed,
-                      moves=op.name in value_moving_kernels())
+    args = compute_as(api, amap, args, computed, tied, zeroed, moves=moves)
+    args = widen_as(amap, args, widened)
     # T keys on the first tensor input; InferMeta types the first output and the incoming
     # gradients (`<output>_grad`) like it: the tensors Paddle gives the kernel dtype
     ins = tuple(f.name for f in fwp if not f.is_output and f.kind in ("tensor", "tensor_list"))
@@ -878,10 +881,10 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
                      f"{bool_only[f.name]} only (its docs), whatever dtype InferMeta gave")
         allocs += _nullable_alloc(f, alloc, fwp) if backward else [alloc]
     allocs += _list_output_allocs(fwp)
-    if computed:  # in PaddleCustomDevice's order, with the API's own dtypes
+    if computed or widened:  # in PaddleCustomDevice's order, with the API's own dtypes
         from opdb.paddle_backends import npu_dtype_order
         order = list(npu_dtype_order()) + [d for d in PHI_DTYPES if d not in npu_dtype_order()]
-        dtypes = [d for d in order if d in set(dtypes) | set(computed)]
+        dtypes = [d for d in order if d in set(dtypes) | set(computed) | set(widened)]
     return {
         "api": api,
         "op": op,
@@ -909,6 +912,7 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
         "dtype_key": dtype_key,
         "soc_cut": soc_cut,
         "compute_as": computed or sorted({d for ds in tied.values() for d in ds}),
+        "widened": widened,
         "host_scalar": any("opgen_host_scalar(" in line for a in args for line in a.prelude),
         "zeros_as": bool(zeroed),
         "split": list_split(api, args),

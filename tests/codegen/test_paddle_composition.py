@@ -42,6 +42,22 @@ def test_label_smooth_branches_on_prior_dist(db):
     assert "prior_dist" not in absent
 
 
+
+def test_square_passes_x_as_both_operands(db):
+    # seventh audit (paddle rows 13-24): asked for with aclnnMul, `square` passed a
+    # placeholder nullptr for aclnn's `other`; upstream (activation_kernel.cc SquareKernel)
+    # passes `x` twice
+    from codegen.api import prepare
+    op = db.framework_op("paddle", "square")
+    c = forward_composition(db, db.aclnn_api("aclnnMul"), op)
+    assert c is not None and c.step
+    r = prepare(db, "aclnnMul", "paddle", op="square", layout="in-tree")
+    cc = next(t for p, t in r.files.items() if p.endswith(".cc"))
+    assert not r.todos
+    body = [ln.strip() for ln in cc.split("void SquareKernel")[1].splitlines()]
+    assert "EXEC_NPU_CMD(aclnnMul, dev_ctx, x, x, *out);" in body
+    assert "nullptr" not in cc.split("void SquareKernel")[1]
+
 def test_every_composition_binds_to_its_kernel(db):
     # a typo in the table (a leaf the kernel does not take) would silently keep it unused
     from codegen.resolve import resolve
