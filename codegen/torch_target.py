@@ -2981,6 +2981,25 @@ def _out_member(op: str) -> str:
     return f"{base}.out" if ov in ("", "default") else f"{base}.{ov}_out"
 
 
+
+def _doc_only_values(api: AclnnApi, amap: ArgMap) -> list[tuple[str, str, tuple[str, str]]]:
+    """(framework name, value, (aclnn name, doc place)) of each number/bool parameter the
+    call passes straight from a framework argument while the aclnn doc says the API takes
+    only one value of it (opdb.doc_values `only`: aclnnChunkCat's `dim` "仅支持为0", which
+    ops-math aclnn_chunk_cat.cpp:204-206 enforces). Another value is refused by the API;
+    op-plugin 517f2e7d ChunkCatKernelOpApi.cpp sends it to `at::native::`."""
+    from opdb.doc_values import doc_value
+    out = []
+    for m in amap.params:
+        fw = m.fw
+        if fw is None or m.aclnn.role != "input" or fw.origin != "param" or fw.optional \
+                or m.kind not in ("int", "bool") or fw.kind != m.kind or m.decision == "rule":
+            continue
+        dv = doc_value(api.name, m.aclnn.name, ("only",))
+        if dv is not None and re.fullmatch(r"-?\d+|true|false", dv.value):
+            out.append((fw.name, dv.value, (m.aclnn.name, dv.where)))
+    return out
+
 def _dtype_limit_route(api: AclnnApi, amap: ArgMap, schema: TorchSchema,
                        functional: TorchSchema | None, role: str, soc: str | None
                        ) -> list[str]:
@@ -3011,18 +3030,29 @@ def _dtype_limit_route(api: AclnnApi, amap: ArgMap, schema: TorchSchema,
     first = next((m for a in ins if a.kind in ("tensor", "tensor_list") and not a.optional
                   for m in amap.params if m.fw is not None and m.fw.name == a.name
                   and m.aclnn.role == "input" and m.aclnn.dtypes), None)
-    if first is None:
+    conds: list[str] = []
+    why: list[str] = []
+    if first is not None:
+        ok, _ = soc_dtypes(api.name, soc, first.aclnn.dtypes, first.aclnn.name)
+        if ok and all(d in _AT_DTYPES for d in ok) and not set(_AT_DTYPES) <= set(ok):
+            is_list = first.fw.kind == "tensor_list"
+            dtype = (f"{first.fw.name}[0].scalar_type()" if is_list
+                     else f"{first.fw.name}.scalar_type()")
+            cond = " && ".join(f"{dtype} != {_AT_DTYPES[d]}" for d in ok)
+            if is_list:
+                cond = f"!{first.fw.name}.empty() && {cond}"
+            conds.append(cond)
+            why.append(f"a dtype {api.name} lacks on {soc or 'the default SoC'}")
+    only = _doc_only_values(api, amap)
+    if only:
+        conds += [f"{name} != {value}" for name, value, _ in only]
+        why.append("a value the API's doc refuses (" + "; ".join(
+            f"`{a}` only {value}, {where}" for _, value, (a, where) in only) + ")")
+    if not conds:
         return []
-    ok, _ = soc_dtypes(api.name, soc, first.aclnn.dtypes, first.aclnn.name)
-    if not ok or not all(d in _AT_DTYPES for d in ok) or set(_AT_DTYPES) <= set(ok):
-        return []
-    is_list = first.fw.kind == "tensor_list"
-    dtype = f"{first.fw.name}[0].scalar_type()" if is_list else f"{first.fw.name}.scalar_type()"
-    cond = " && ".join(f"{dtype} != {_AT_DTYPES[d]}" for d in ok)
-    if is_list:
-        cond = f"!{first.fw.name}.empty() && {cond}"
+    cond = conds[0] if len(conds) == 1 else " || ".join(f"({c})" for c in conds)
     call = f"at::native::{kernel}({', '.join(a.name for a in schema.args)})"
-    lines = [f"if ({cond}) {{  // a dtype {api.name} lacks on {soc or 'the default SoC'}: "
+    lines = [f"if ({cond}) {{  // {' or '.join(why)}: "
              "torch's own kernel, as op-plugin's at::native:: fallbacks"]
     if return_stmt(schema):
         lines.append(f"    return {call};")

@@ -21,9 +21,9 @@ def test_a_dtype_the_api_lacks_takes_torchs_explicit_kernel(db):
                       ("at::Tensor _chunk_cat(",
                        "return at::native::_chunk_cat(tensors, dim, num_chunks);")):
         body = _fn(text, sig)
-        assert ("if (!tensors.empty() && tensors[0].scalar_type() != at::kBFloat16 && "
+        assert ("if ((!tensors.empty() && tensors[0].scalar_type() != at::kBFloat16 && "
                 "tensors[0].scalar_type() != at::kHalf && "
-                "tensors[0].scalar_type() != at::kFloat) {") in body
+                "tensors[0].scalar_type() != at::kFloat) || (dim != 0)) {") in body
         assert call in body
         assert body.index(call) < body.index("EXEC_NPU_CMD(aclnnChunkCat")
 
@@ -59,3 +59,24 @@ def test_a_redispatching_explicit_kernel_gets_no_route(db):
     assert adapters and any("EXEC_NPU_CMD(aclnnBitwiseOrScalar" in v for v in adapters)
     text = "".join(adapters)
     assert "at::native::bitwise_or" not in text
+
+
+def test_a_value_the_api_doc_refuses_takes_torchs_explicit_kernel(db):
+    """Ninth audit, torch row 24 (docs/opgen.md): aclnnChunkCat takes only `dim` 0 (its doc,
+    "仅支持为0", opdb.doc_values `only`; ops-math aclnn_chunk_cat.cpp:204-206 refuses other
+    values) and op-plugin 517f2e7d ChunkCatKernelOpApi.cpp sends other dims to
+    `at::native::_chunk_cat[_out]`. Before, every dim reached the API."""
+    r = prepare(db, "aclnnChunkCat", "torch", op="aten::_chunk_cat")
+    text = r.files[ADAPTER.format("ChunkCat")]
+    body = _fn(text, "at::Tensor _chunk_cat(")
+    head = body[:body.index("return at::native::_chunk_cat(tensors, dim, num_chunks);")]
+    assert "|| (dim != 0)) {" in head
+    assert "`dim` only 0" in head
+
+
+def test_no_value_route_without_a_doc_only_value(db):
+    """An API whose doc states no `only` value for a passed number gets no value term:
+    aclnnRenorm's `dim` goes to the API as given."""
+    r = prepare(db, "aclnnRenorm", "torch", op="aten::renorm")
+    text = "".join(v for k, v in r.files.items() if k.endswith(".cpp"))
+    assert "dim != " not in text

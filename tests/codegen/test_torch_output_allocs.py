@@ -64,3 +64,34 @@ def test_no_meta_kernel_in_torch():
     with pytest.raises(NotImplementedError):
         torch.ops.aten.batch_norm_backward_reduce(m(2, 3, 4), m(2, 3, 4), m(3), m(3), m(3),
                                                    True, True, True)
+
+
+_QKV = "std::vector<int64_t>{qkv.size(0), num_heads, qkv.size(1), qkv_bias.size(0) / 3 / num_heads}"
+
+
+def test_transform_bias_rescale_qkv_outputs_as_upstream(db):
+    """Ninth audit, torch row 19 (docs/opgen.md): q, k and v were allocated like `qkv`
+    ([B, T, 3D]); upstream (TransfromBiasRescaleQKVKernelNpuOpApi.cpp:32-47,66-70) and
+    torch's CPU kernel give [B, num_heads, T, D / num_heads] in qkv's dtype."""
+    r = prepare(db, "aclnnTransformBiasRescaleQkv", "torch",
+                op="aten::_transform_bias_rescale_qkv", layout="in-tree")
+    text = r.files[ADAPTER.format("TransformBiasRescaleQkv")]
+    body = _fn(text, "std::tuple<at::Tensor, at::Tensor, at::Tensor> _transform_bias_rescale_qkv(")
+    for name in ("out0", "out1", "out2"):
+        assert (f"at::Tensor {name} = (true) ? npu_preparation::apply_tensor_without_format("
+                f"{_QKV}, qkv.options().dtype(qkv.scalar_type())) : at::Tensor();") in body, name
+    assert "apply_tensor_without_format(qkv)" not in body
+    out = _fn(text, "std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> _transform_bias_rescale_qkv_out(")
+    assert f"out2, out2.scalar_type(), {_QKV});" in out
+    assert "check/resize the outputs" not in out
+
+
+def test_transform_bias_rescale_qkv_sizes_match_torch():
+    """The entry's premises, probed: no Meta kernel, and the CPU kernel's sizes are the
+    entry's formula."""
+    import torch
+    with pytest.raises(NotImplementedError):
+        torch.ops.aten._transform_bias_rescale_qkv(torch.empty(2, 3, 24, device="meta"),
+                                                   torch.empty(24, device="meta"), 2)
+    q, k, v = torch.ops.aten._transform_bias_rescale_qkv(torch.randn(2, 3, 24), torch.randn(24), 2)
+    assert q.shape == k.shape == v.shape == (2, 2, 3, 24 // 3 // 2) and q.dtype == torch.float32
