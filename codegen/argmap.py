@@ -77,6 +77,18 @@ def name_keys(name: str) -> set[str]:
     return {snake(name), norm_param(name)}
 
 
+def fw_name_keys(fw: "FwParam") -> set[str]:
+    """The names a framework value answers to: its own (`name_keys`), its `meaning`'s,
+    and for a Scalar named `<word>_scalar` the bare word: Paddle names a Scalar attribute
+    that may come from a tensor after the value (PaddleCustomDevice one_hot_kernel.cc
+    OneHotRawKernel's `depth_scalar` is the `depth` it passes as aclnnOneHot numClasses,
+    phi top_k's `k_scalar` is the `k`, concat_grad's `axis_scalar` the `axis`)."""
+    keys = name_keys(fw.name) | (name_keys(fw.meaning) if fw.meaning else set())
+    if fw.kind == "scalar":
+        keys |= {k[: -len("_scalar")] for k in keys if k.endswith("_scalar") and len(k) > 7}
+    return keys
+
+
 @dataclass(frozen=True)
 class FwParam:
     """A framework-side value available to the adapter body.
@@ -581,7 +593,7 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
             kind = aclnn_kind(p.ctype)
             wants = name_keys(p.name)
             for fw in free(p):
-                fwns = name_keys(fw.name) | (name_keys(fw.meaning) if fw.meaning else set())
+                fwns = fw_name_keys(fw)
                 if pass_kind == "name":
                     hit = bool(wants & fwns)
                 elif pass_kind == "squashed":

@@ -967,14 +967,24 @@ def _grad_source(out: FwParam, fwp: list[FwParam]) -> FwParam | None:
 def _nullable_alloc(out: FwParam, alloc: str, fwp: list[FwParam]) -> list[str]:
     """A grad output Paddle may leave out (nullptr when that gradient is not needed):
     allocated when present, else a scratch tensor with its forward input's meta, as
-    PaddleCustomDevice's conv grad kernel does."""
+    PaddleCustomDevice's conv grad kernel does. When that input is an absent optional
+    (batch_norm_grad's `scale` for a batch norm without affine weights), there is no meta
+    to give it: the scratch stays an empty DenseTensor, which PaddleCustomDevice's
+    ConvertType passes as nullptr (npu_op_runner.h:248-249), as aclnn takes an output its
+    mask leaves off (ops-nn aclnn_batch_norm_backward.cpp:92-100). Before, it was allocated
+    with an UNDEFINED dtype, which phi refuses (dense_tensor.cc:113-117: the meta must be
+    valid)."""
     src = _grad_source(out, fwp)
     n = out.name
     lines = [f"phi::DenseTensor {n}_tensor;  // {n} is nullptr when its gradient is not needed",
-             f"if ({n}) {{", f"  {alloc}", f"  {n}_tensor = *{n};", "} else {"]
+             f"if ({n}) {{", f"  {alloc}", f"  {n}_tensor = *{n};"]
     if src is not None and src.optional:
-        lines += [f"  if ({src.name}) {n}_tensor.set_meta({src.name}.get_ptr()->meta());"]
-    elif src is not None:
+        return lines + [
+            f"}} else if ({src.name}) {{  // absent `{src.name}`: empty, passed as nullptr",
+            f"  {n}_tensor.set_meta({src.name}.get_ptr()->meta());",
+            f"  dev_ctx.Alloc(&{n}_tensor, {n}_tensor.dtype());", "}"]
+    lines += ["} else {"]
+    if src is not None:
         lines += [f"  {n}_tensor.set_meta({src.name}.meta());"]
     lines += [f"  dev_ctx.Alloc(&{n}_tensor, {n}_tensor.dtype());", "}"]
     return lines

@@ -66,3 +66,17 @@ def test_registration_finds_renamed_running_statistics():
     assert "kernel->InputAt(1).SetDataType(phi::DataType::FLOAT32);" in cc
     assert "kernel->InputAt(2).SetDataType(phi::DataType::FLOAT32);" in cc
     assert not [t for t in todos if "no such input" in t]
+
+
+def test_grad_scratch_of_an_absent_optional_input_stays_empty():
+    # batch_norm_grad without affine weights: `scale`/`bias` absent, their gradients
+    # nullptr. The scratch must not be allocated with no meta (phi refuses an UNDEFINED
+    # dtype); left empty, ConvertType passes nullptr, which aclnn takes with the mask off
+    # (docs/opgen.md "Eighth audit: the pool at head, paddle rows 1-12")
+    cc, _ = _cc("aclnnBatchNormBackward", "batch_norm_grad")
+    for n, src in (("scale_grad", "scale"), ("bias_grad", "bias")):
+        assert (f"  }} else if ({src}) {{  // absent `{src}`: empty, passed as nullptr\n"
+                f"    {n}_tensor.set_meta({src}.get_ptr()->meta());\n"
+                f"    dev_ctx.Alloc(&{n}_tensor, {n}_tensor.dtype());\n  }}") in cc
+    # an input that is always there keeps its scratch allocated with its meta
+    assert "    x_grad_tensor.set_meta(x.meta());\n    dev_ctx.Alloc(&x_grad_tensor" in cc
