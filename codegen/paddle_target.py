@@ -874,7 +874,9 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
     # y (ElementwiseRawInferMeta promotes; PaddleCustomDevice AddKernel allocates float)
     allocs = []
     bool_only = _bool_only_outputs(api, amap)
-    for f in (f for f in outputs if not f.optional and f.name not in sized_after):
+    # an output a reviewed rule sizes (arg_rules.yaml `sizes`) is allocated by its statements
+    sized = sized_after | _rule_sized_outputs(amap)
+    for f in (f for f in outputs if not f.optional and f.name not in sized):
         alloc = f"opgen_alloc<T>(dev_ctx, {f.name});"
         if f.name in bool_only:
             alloc = (f"dev_ctx.Alloc({f.name}, phi::DataType::BOOL);  // {api.name} writes "
@@ -921,6 +923,15 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
         "argmap": amap,
         "composite": [],  # a body of several calls (codegen.paddle_grad_identity)
     }
+
+
+def _rule_sized_outputs(amap) -> set[str]:
+    """The kernel outputs whose dims a reviewed rule's statements set and which they
+    allocate (arg_rules.yaml `sizes`): InferMeta leaves them unknown or stale (an
+    interpolate output sized by `size_tensor`/`out_size`/`scale_tensor` keeps -1 or the
+    attributes' dims), so allocating them before the statements would fail or be wrong."""
+    return {f.name for p in amap.params if p.rule is not None and p.rule.sizes
+            for n, f in p.needs if n == p.rule.sizes.split("|")[0].rstrip("~")}
 
 
 # an aclnn output whose doc dtypes are these only is a predicate: bool in Paddle

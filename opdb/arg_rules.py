@@ -41,6 +41,10 @@ class ArgRule:
     after: tuple[tuple[str, tuple[str, ...]], ...] = ()  # per target: statements after the call
     includes: tuple[str, ...] = ()  # headers the statements need (paddle kernels)
     with_params: tuple[str, ...] = ()  # other aclnn params (normalized) the API must have
+    # a need naming a kernel output whose dims the statements set and which they allocate
+    # (InferMeta leaves them unknown: interpolate sizes given by tensors); the kernel does
+    # not allocate it before them
+    sizes: str = ""
 
     def lines(self, target: str) -> tuple[str, ...]:
         return dict(self.code).get(target, ())
@@ -500,7 +504,7 @@ def parse(data: dict) -> ArgRules:
         where = f"rules[{i}] ({r.get('aclnn')})"
         after_keys = {f"{t}_after" for t in TARGETS}
         extra = set(r) - {"aclnn", "kind", "needs", "evidence", "apis", "first", "includes",
-                          "with", *TARGETS, *after_keys}
+                          "with", "sizes", *TARGETS, *after_keys}
         if extra:
             _fail(where, f"unexpected keys {sorted(extra)}")
         if not r.get("aclnn") or not r.get("kind") or not r.get("evidence"):
@@ -512,10 +516,13 @@ def parse(data: dict) -> ArgRules:
             if not any("{var}" in line for line in lines):
                 _fail(where, "statements never define `{var}`")
         after = tuple((t, tuple(r[f"{t}_after"])) for t in TARGETS if r.get(f"{t}_after"))
+        sizes = str(r.get("sizes") or "")
+        if sizes and sizes not in (r.get("needs") or ()):
+            _fail(where, f"`sizes` names `{sizes}`, which is not one of its `needs`")
         rules.append(ArgRule(str(r["aclnn"]), str(r["kind"]), tuple(r.get("needs") or ()),
                              code, str(r["evidence"]), str(r.get("apis") or ""),
                              bool(r.get("first")), after, tuple(r.get("includes") or ()),
-                             tuple(str(w) for w in r.get("with") or ())))
+                             tuple(str(w) for w in r.get("with") or ()), sizes))
     tests = []
     for i, t in enumerate(data.get("test_values") or []):
         where = f"test_values[{i}] ({t.get('arg')})"

@@ -4,7 +4,9 @@ paddle rows 1-12"): a reviewed arg_rules.yaml entry for the forward aclnnUpsampl
 interpolate_kernel.cc (77090b64) InterpolateKernel -> NearestFwdNpu: outputSize is the
 output's spatial dims by `data_layout` ({out_h, out_w}, the dims InterpolateInferMeta
 set). Before, it was a nullptr placeholder the API refuses: the eighth audit's
-nearest_interp scored 1. The phi signature is Paddle 3.3.1's."""
+nearest_interp scored 1. aclnnUpsampleNearest2d and aclnnUpsampleBilinear2d have a rule of
+their own that computes the size by upstream's priority (test_paddle_interp_forward_sizes.py),
+so this one is tested on another forward (bicubic). The phi signature is Paddle 3.3.1's."""
 from __future__ import annotations
 
 from codegen.paddle_target import build_paddle_kernel
@@ -15,11 +17,11 @@ from tests.codegen.paddle_kernel_parts import op as _op
 from tests.codegen.paddle_kernel_parts import tensor as _t
 from tests.codegen.paddle_kernel_parts import todos as _todos
 
-NEAREST = _api("aclnnUpsampleNearest2d", _t("self"),
+BICUBIC = _api("aclnnUpsampleBicubic2d", _t("self"),
                Param("outputSize", "const aclIntArray*", "input"), _t("out", "output"))
-NEAREST_INTERP = _op(
-    "nearest_interp",
-    "void NearestInterpKernel(const Context& dev_ctx, const DenseTensor& x, "
+BICUBIC_INTERP = _op(
+    "bicubic_interp",
+    "void BicubicInterpKernel(const Context& dev_ctx, const DenseTensor& x, "
     "const paddle::optional<DenseTensor>& out_size, "
     "const paddle::optional<std::vector<const DenseTensor*>>& size_tensor, "
     "const paddle::optional<DenseTensor>& scale_tensor, const std::string& data_layout, "
@@ -29,7 +31,7 @@ NEAREST_INTERP = _op(
 
 
 def test_output_size_is_the_outputs_spatial_dims():
-    k = build_paddle_kernel(NEAREST, NEAREST_INTERP, framework_dtypes=("float32",))
+    k = build_paddle_kernel(BICUBIC, BICUBIC_INTERP, framework_dtypes=("float32",))
     pre = _args(k)["outputSize"].prelude
     assert pre[0].startswith(
         "std::vector<int64_t> acl_output_size = phi::vectorize(output->dims());")

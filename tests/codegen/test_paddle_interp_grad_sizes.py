@@ -65,8 +65,10 @@ def test_nearest_scales_follow_the_forwards_priority():
         assert name not in todos
 
 
-def test_bilinear_scales_are_not_the_nearest_rule():
-    # upstream's bilinear aclnn path passes 1, 1 and falls back to legacy ops for align_mode
-    # 1, NHWC and scales that do not match the sizes: no rule, the placeholders stay
+def test_bilinear_scales_are_upstreams_ones_not_the_nearest_rule():
+    # upstream's bilinear aclnn path passes 1, 1 (BilinearBwdAclnn), not the nearest
+    # grad's priority (its legacy branches for align_mode 1 and NHWC are not rendered)
     a = _args(build_paddle_kernel(BILINEAR_BWD, BILINEAR_GRAD, framework_dtypes=("float32",)))
-    assert a["scalesH"].todo and "placeholder" in a["scalesH"].todo
+    assert a["scalesH"].prelude[0].startswith("double acl_scales_h = 1.0;")
+    assert a["scalesW"].prelude[0].startswith("double acl_scales_w = 1.0;")
+    assert not a["scalesH"].todo
