@@ -2939,10 +2939,12 @@ def _list_limit_route(api: AclnnApi, amap: ArgMap, schema: TorchSchema,
             route.append("(" + " || ".join(f"{first.fw.name}[0].scalar_type() == "
                                            f"{_AT_DTYPES[d]}" for d in ok) + ")")
     rejects = []
-    if torch_facts.promotes_integer_inputs(_op_name(functional or source)):
+    if torch_facts.promotes_integer_inputs(_op_name(functional or source)) or limit.integral_slow:
         # torch's results are floating for integer lists, the API's out dtype is its
-        # input's: such lists take torch's kernel (upstream's `has_integral_tensor(self,
-        # true)`, torch's does_op_promote_integer_inputs_to_float)
+        # input's (torch's does_op_promote_integer_inputs_to_float), or upstream's adapter
+        # sends integral lists to torch's kernel whatever the result dtype (opdb.call_limits
+        # `integral_slow`: ForeachAddcmulScalarList's `scalars` must have the list's dtype):
+        # such lists take torch's kernel (upstream's `has_integral_tensor(self, true)`)
         rejects.append(f"at::native::has_integral_tensor({lists[0]}, true)")
     lines = []
     scalar_lists = [a.name for a in ins if a.kind == "scalar_list"]
