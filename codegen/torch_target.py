@@ -1298,9 +1298,20 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                 # adapters allocate (OnesLikeKernelNpuOpApi.cpp: self.options().merge_in(...))
                 merged = (f"{opts}.merge_in(c10::TensorOptions().dtype({m}.scalar_type())"
                           ".device(device).layout(layout).pinned_memory(pin_memory))")
-                if "memory_format" in like:
-                    merged += ".merge_memory_format(memory_format)"
                 alloc = f"npu_preparation::apply_tensor_without_format({sizes}, {merged})"
+                if "memory_format" in like and sizes == f"{m}.sizes()":
+                    # unset or preserve_format (a `*_like` op's default) keeps the input's
+                    # strides, which the meta function computed (torch's empty_like; op-plugin
+                    # OnesLikeKernelNpuOpApi.cpp takes `empty_like(...)` for an unset
+                    # device); another format is an allocation in that format
+                    alloc = (f"memory_format.value_or(at::MemoryFormat::Preserve) == "
+                             f"at::MemoryFormat::Preserve ? at::empty_strided({sizes}, "
+                             f"{m}.strides(), {merged}) : npu_preparation::"
+                             f"apply_tensor_without_format({sizes}, "
+                             f"{merged}.merge_memory_format(memory_format))")
+                elif "memory_format" in like:
+                    alloc = (f"npu_preparation::apply_tensor_without_format({sizes}, "
+                             f"{merged}.merge_memory_format(memory_format))")
             balloc = f"at::empty({sizes}, {bopts}.dtype({m}.scalar_type()))"
             own = _api_output_sizes(api_name, f.name, fwp)
             if own is not None:

@@ -4,7 +4,8 @@ head, torch rows 1-12"), each fixed by a mechanism.
 - Integral lists: op-plugin's ForeachAddcmulTensorKernelNpuOpApi.cpp sends a list with an
   integral tensor to torch's kernel (`has_integral_tensor(input, true)`) although torch does
   not promote `_foreach_addcmul`'s integer inputs, because the API's `scalars` must have the
-  list's dtype. opdb.call_limits reads that guard from the adapter (`integral_slow`)."""
+  list's dtype. opdb.call_limits reads that guard from the adapter (`integral_slow`).
+- `*_like` memory format: the default (preserve) keeps the input's strides."""
 from __future__ import annotations
 
 from codegen.api import prepare
@@ -50,3 +51,21 @@ def test_foreach_addcmul_tensor_sends_integral_lists_to_torchs_kernel(db):
         body = text.split(fn, 1)[1].split("\n}\n", 1)[0]
         guard = next(line for line in body.splitlines() if "can_use_fast_route" in line)
         assert "|| at::native::has_integral_tensor(self, true)) {" in guard
+
+
+def test_a_like_ops_default_memory_format_keeps_the_inputs_strides(db):
+    """`ones_like(self)` keeps `self`'s strides (preserve_format, torch's default for `*_like`;
+    op-plugin OnesLikeKernelNpuOpApi.cpp's `empty_like(...)` for an unset device): the output
+    is allocated with the meta function's strides unless another format is asked for."""
+    r = prepare(db, "aclnnInplaceOne", "torch", op="aten::ones_like", layout="in-tree")
+    text = r.files[ADAPTER.format("OnesLike")]
+    assert ("at::Tensor out = memory_format.value_or(at::MemoryFormat::Preserve) == "
+            "at::MemoryFormat::Preserve ? at::empty_strided(meta.sizes(), meta.strides(), ") in text
+    assert ".merge_memory_format(memory_format));" in text
+
+
+def test_the_meta_function_gives_preserved_strides():
+    torch = __import__("pytest").importorskip("torch")
+    m = torch.empty_strided((2, 3, 4, 5), (60, 1, 15, 3), device="meta")
+    assert torch.ones_like(m).stride() == (60, 1, 15, 3)
+    assert torch.ones_like(m, memory_format=torch.contiguous_format).stride() == (60, 20, 5, 1)
