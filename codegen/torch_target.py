@@ -2397,7 +2397,14 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                      int32_on_soc=_int32_on_soc(amap, soc, fwp, variants.get("backward_reads"))
                      if role == "functional" else None, soc=soc)
     index = {a.expr: i for i, a in enumerate(main.args)}
-    view_shapes = [{"index": index[src or n], "name": n, "cond": cond, "sizes": ""}
+    # a caller's `out` (role out) may be strided: the API writes a data-dependent output
+    # flat (ops-math aclnn_masked_select.cpp: no ViewCopy), so the call runs on a
+    # contiguous tensor copied back after the resize (`given`; op-plugin
+    # MaskedSelectKernelNpuOpApi.cpp `result.contiguous()` ... `result.copy_(output)`)
+    given = {a.name for a in schema.args if a.mutable and a.kwarg_only and a.kind == "tensor"} \
+        if role == "out" else set()
+    view_shapes = [{"index": index[src or n], "name": n, "cond": cond, "sizes": "",
+                    "given": not src and not cond and n in given}
                    for d in allocs for n in d.get("data_dependent", ()) if n in index
                    for cond, src in d.get("resize", {}).get(n, [("", "")])
                    if (src or n) in index]

@@ -5,7 +5,8 @@ head, torch rows 1-12"), each fixed by a mechanism.
   integral tensor to torch's kernel (`has_integral_tensor(input, true)`) although torch does
   not promote `_foreach_addcmul`'s integer inputs, because the API's `scalars` must have the
   list's dtype. opdb.call_limits reads that guard from the adapter (`integral_slow`).
-- `*_like` memory format: the default (preserve) keeps the input's strides."""
+- `*_like` memory format: the default (preserve) keeps the input's strides.
+- A caller's strided `out` of a data-dependent output runs on a contiguous copy."""
 from __future__ import annotations
 
 from codegen.api import prepare
@@ -69,3 +70,21 @@ def test_the_meta_function_gives_preserved_strides():
     m = torch.empty_strided((2, 3, 4, 5), (60, 1, 15, 3), device="meta")
     assert torch.ones_like(m).stride() == (60, 1, 15, 3)
     assert torch.ones_like(m, memory_format=torch.contiguous_format).stride() == (60, 20, 5, 1)
+
+
+def test_a_given_strided_out_of_a_data_dependent_output_runs_on_a_contiguous_copy(db):
+    """aclnnMaskedSelect writes its output flat (ops-math aclnn_masked_select.cpp, no
+    ViewCopy); a strided `out` whose size the resize keeps would hold the values in the
+    wrong places. op-plugin MaskedSelectKernelNpuOpApi.cpp runs on `result.contiguous()` and
+    copies back; so does `.out` here. The functional member allocates contiguously: as before."""
+    r = prepare(db, "aclnnMaskedSelect", "torch", op="aten::masked_select", layout="in-tree")
+    text = r.files[ADAPTER.format("MaskedSelect")]
+    out_fn = text.split("at::Tensor& masked_select_out(", 1)[1].split("\n}\n", 1)[0]
+    assert "at::Tensor opgen_out_flat = out.is_contiguous() ? out : out.contiguous();" in out_fn
+    assert "EXEC_NPU_CMD_SYNC(aclnnMaskedSelect, self, mask, opgen_out_flat);" in out_fn
+    assert "opgen_resize_to_view_shape(opgen_params.Get<2>(), opgen_out_flat);" in out_fn
+    assert ("    if (!opgen_out_flat.is_same(out)) {\n        out.resize_(opgen_out_flat.sizes());\n"
+            "        out.copy_(opgen_out_flat);\n    }") in out_fn
+    fn = text.split("at::Tensor masked_select(", 1)[1].split("\n}\n", 1)[0]
+    assert "opgen_out_flat" not in fn
+    assert "EXEC_NPU_CMD_SYNC(aclnnMaskedSelect, self, mask, out);" in fn
