@@ -1298,9 +1298,20 @@ def _allocs(schema: TorchSchema, fwp: list[FwParam], functional: TorchSchema | N
                 # adapters allocate (OnesLikeKernelNpuOpApi.cpp: self.options().merge_in(...))
                 merged = (f"{opts}.merge_in(c10::TensorOptions().dtype({m}.scalar_type())"
                           ".device(device).layout(layout).pinned_memory(pin_memory))")
-                if "memory_format" in like:
-                    merged += ".merge_memory_format(memory_format)"
                 alloc = f"npu_preparation::apply_tensor_without_format({sizes}, {merged})"
+                if "memory_format" in like and sizes == f"{m}.sizes()":
+                    # unset or preserve_format (a `*_like` op's default) keeps the input's
+                    # strides, which the meta function computed (torch's empty_like; op-plugin
+                    # OnesLikeKernelNpuOpApi.cpp takes `empty_like(...)` for an unset
+                    # device); another format is an allocation in that format
+                    alloc = (f"memory_format.value_or(at::MemoryFormat::Preserve) == "
+                             f"at::MemoryFormat::Preserve ? at::empty_strided({sizes}, "
+                             f"{m}.strides(), {merged}) : npu_preparation::"
+                             f"apply_tensor_without_format({sizes}, "
+                             f"{merged}.merge_memory_format(memory_format))")
+                elif "memory_format" in like:
+                    alloc = (f"npu_preparation::apply_tensor_without_format({sizes}, "
+                             f"{merged}.merge_memory_format(memory_format))")
             balloc = f"at::empty({sizes}, {bopts}.dtype({m}.scalar_type()))"
             own = _api_output_sizes(api_name, f.name, fwp)
             if own is not None:
@@ -2386,7 +2397,14 @@ def build_function(api: AclnnApi, op: FrameworkOp, *, role: str, variants: dict,
                      int32_on_soc=_int32_on_soc(amap, soc, fwp, variants.get("backward_reads"))
                      if role == "functional" else None, soc=soc)
     index = {a.expr: i for i, a in enumerate(main.args)}
-    view_shapes = [{"index": index[src or n], "name": n, "cond": cond, "sizes": ""}
+    # a caller's `out` (role out) may be strided: the API writes a data-dependent output
+    # flat (ops-math aclnn_masked_select.cpp: no ViewCopy), so the call runs on a
+    # contiguous tensor copied back after the resize (`given`; op-plugin
+    # MaskedSelectKernelNpuOpApi.cpp `result.contiguous()` ... `result.copy_(output)`)
+    given = {a.name for a in schema.args if a.mutable and a.kwarg_only and a.kind == "tensor"} \
+        if role == "out" else set()
+    view_shapes = [{"index": index[src or n], "name": n, "cond": cond, "sizes": "",
+                    "given": not src and not cond and n in given}
                    for d in allocs for n in d.get("data_dependent", ()) if n in index
                    for cond, src in d.get("resize", {}).get(n, [("", "")])
                    if (src or n) in index]
@@ -2939,10 +2957,12 @@ def _list_limit_route(api: AclnnApi, amap: ArgMap, schema: TorchSchema,
             route.append("(" + " || ".join(f"{first.fw.name}[0].scalar_type() == "
                                            f"{_AT_DTYPES[d]}" for d in ok) + ")")
     rejects = []
-    if torch_facts.promotes_integer_inputs(_op_name(functional or source)):
+    if torch_facts.promotes_integer_inputs(_op_name(functional or source)) or limit.integral_slow:
         # torch's results are floating for integer lists, the API's out dtype is its
-        # input's: such lists take torch's kernel (upstream's `has_integral_tensor(self,
-        # true)`, torch's does_op_promote_integer_inputs_to_float)
+        # input's (torch's does_op_promote_integer_inputs_to_float), or upstream's adapter
+        # sends integral lists to torch's kernel whatever the result dtype (opdb.call_limits
+        # `integral_slow`: ForeachAddcmulScalarList's `scalars` must have the list's dtype):
+        # such lists take torch's kernel (upstream's `has_integral_tensor(self, true)`)
         rejects.append(f"at::native::has_integral_tensor({lists[0]}, true)")
     lines = []
     scalar_lists = [a.name for a in ins if a.kind == "scalar_list"]

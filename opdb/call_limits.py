@@ -1,7 +1,7 @@
 """Per-API limits on the calls an adapter makes (`opdb/sources/torch/op_plugin_call_limits.jsonl`,
 extracted from op-plugin's opapi adapters by `extract_call_limits.py`): the most tensors of a
 list one call of the API takes, in place and out of place, and whether upstream sends a list
-torch's `can_use_fast_route` rejects to torch's own kernel. The limits hold on every SoC
+torch's `can_use_fast_route` rejects (and one with integral tensors) to torch's own kernel. The limits hold on every SoC
 (`socs: all`); what differs per chip is the API's dtypes (`opdb.soc_dtypes`).
 `tensors_per_call(api)` gives the record or None.
 
@@ -26,6 +26,9 @@ class CallLimit:
     out_of_place: int
     fast_route: bool  # upstream guards the API with torch's can_use_fast_route
     where: str  # repo path:line of upstream's limit
+    # upstream also sends a list with an integral or bool tensor to torch's kernel
+    # (`has_integral_tensor(list, true)` in the same adapter)
+    integral_slow: bool = False
 
     def per_call(self, inplace: bool) -> int:
         return self.inplace if inplace else self.out_of_place
@@ -48,7 +51,7 @@ def _records(kind: str):
 @functools.lru_cache(maxsize=1)
 def _rows() -> dict[str, CallLimit]:
     return {r["api"]: CallLimit(r["api"], int(r["inplace"]), int(r["out_of_place"]),
-                                bool(r["fast_route"]), where)
+                                bool(r["fast_route"]), where, bool(r.get("integral_slow", False)))
             for r, where in _records("tensors_per_call")}
 
 

@@ -20,7 +20,10 @@ at a constant stride (`list.data() + i * N, N`, one N in place and out of place)
 aclnn API it runs through `EXEC_NPU_CMD` (itself, or else through a file-local helper it
 calls: ForeachCopyKernelOpApi.cpp's `exec_npu_cmd_copy`) gets one row; the line recorded is the
 assignment's (the slice's). `fast_route` is true when the same file calls
-`can_use_fast_route`.
+`can_use_fast_route`; `integral_slow` (present only when true) when it also sends a list
+`at::native::has_integral_tensor(list, true)` finds integral or bool tensors in to torch's
+kernel, whatever torch's result dtype (ForeachAddcmulTensorKernelNpuOpApi.cpp: the API's
+`scalars` must have the list's dtype, an integral list with float scalars has no call).
 
 The same file also gets op-plugin's **counter reservation** of each random API
 (`"limit": "philox_counter_offset"`): a function that draws the generator's pair with a
@@ -177,6 +180,7 @@ def rows_of_file(text: str, path: str, consts: dict[str, int], commit: str = COM
     if "max_tensor_count" not in text and ".data() +" not in text:
         return rows
     fast = "can_use_fast_route" in text
+    integral = fast and "has_integral_tensor(" in text
     spans = _functions(text)
     # file-local helpers by name: a limit function that runs its API through one
     # (ForeachCopyKernelOpApi.cpp `exec_npu_cmd_copy`) counts that helper's API
@@ -209,11 +213,14 @@ def rows_of_file(text: str, path: str, consts: dict[str, int], commit: str = COM
             api for name, hb in helpers.items() if hb != body
             and re.search(rf"\b{re.escape(name)}\s*\(", body) for api in EXEC.findall(hb)]
         for api in dict.fromkeys(apis):
-            rows.append({
+            row = {
                 "api": api, "limit": "tensors_per_call", "inplace": inplace,
                 "out_of_place": out, "fast_route": fast, "socs": "all",
                 "source": {"repo": "Ascend/op-plugin", "commit": commit,
-                           "path": path, "line": line}})
+                           "path": path, "line": line}}
+            if integral:
+                row["integral_slow"] = True
+            rows.append(row)
     return rows
 
 
