@@ -100,40 +100,19 @@ def test_committed_sixth_audit_output_is_its_draw_and_skips_earlier_draws(capsys
     assert len(drawn) == 24 and not drawn & mod.read_excluded(earlier)
 
 
-def test_committed_seventh_audit_output_is_its_draw_and_skips_earlier_draws(capsys):
-    """The seventh audit draws from the rows the third to sixth did not."""
+
+@pytest.mark.parametrize("n, seed, n_torch, n_paddle", [
+    (7, "2615", "24", "24"), (8, "2616", "24", "24"), (9, "2617", "24", "0")])
+def test_committed_later_audit_outputs_are_their_draws_and_skip_earlier_draws(
+        capsys, n, seed, n_torch, n_paddle):
+    """The seventh to ninth audits each draw from the rows the third to the previous one
+    did not; the committed output must stay what the command draws, and name none of them."""
     mod = _module()
-    earlier = [str(BENCH / f"opgen_audit{n}_draw.out") for n in (3, 4, 5, 6)]
-    argv = ["--seed", "2615", "--torch", "24", "--paddle", "24", "--torch-rows", "234",
+    earlier = [str(BENCH / f"opgen_audit{m}_draw.out") for m in range(3, n)]
+    argv = ["--seed", seed, "--torch", n_torch, "--paddle", n_paddle, "--torch-rows", "234",
             "--exclude", *earlier]
     assert mod.main(argv) == 0
     out = capsys.readouterr().out
-    assert out == (BENCH / "opgen_audit7_draw.out").read_text()
+    assert out == (BENCH / f"opgen_audit{n}_draw.out").read_text()
     drawn = {(t, int(i)) for t, i, *_ in (line.split() for line in out.splitlines())}
-    assert len(drawn) == 48 and not drawn & mod.read_excluded(earlier)
-
-
-def test_committed_eighth_audit_output_is_its_draw_and_skips_earlier_draws(capsys):
-    """The eighth audit draws from the rows the third to seventh did not."""
-    mod = _module()
-    earlier = [str(BENCH / f"opgen_audit{n}_draw.out") for n in (3, 4, 5, 6, 7)]
-    argv = ["--seed", "2616", "--torch", "24", "--paddle", "24", "--torch-rows", "234",
-            "--exclude", *earlier]
-    assert mod.main(argv) == 0
-    out = capsys.readouterr().out
-    assert out == (BENCH / "opgen_audit8_draw.out").read_text()
-    drawn = {(t, int(i)) for t, i, *_ in (line.split() for line in out.splitlines())}
-    assert len(drawn) == 48 and not drawn & mod.read_excluded(earlier)
-
-
-def test_committed_ninth_audit_output_is_its_draw_and_skips_earlier_draws(capsys):
-    """The ninth audit (torch only) draws from the rows the third to eighth did not."""
-    mod = _module()
-    earlier = [str(BENCH / f"opgen_audit{n}_draw.out") for n in (3, 4, 5, 6, 7, 8)]
-    argv = ["--seed", "2617", "--torch", "24", "--paddle", "0", "--torch-rows", "234",
-            "--exclude", *earlier]
-    assert mod.main(argv) == 0
-    out = capsys.readouterr().out
-    assert out == (BENCH / "opgen_audit9_draw.out").read_text()
-    drawn = {(t, int(i)) for t, i, *_ in (line.split() for line in out.splitlines())}
-    assert len(drawn) == 24 and not drawn & mod.read_excluded(earlier)
+    assert len(drawn) == int(n_torch) + int(n_paddle) and not drawn & mod.read_excluded(earlier)
