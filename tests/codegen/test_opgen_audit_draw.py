@@ -102,10 +102,11 @@ def test_committed_sixth_audit_output_is_its_draw_and_skips_earlier_draws(capsys
 
 
 @pytest.mark.parametrize("n, seed, n_torch, n_paddle", [
-    (7, "2615", "24", "24"), (8, "2616", "24", "24"), (9, "2617", "24", "0")])
+    (7, "2615", "24", "24"), (8, "2616", "24", "24"), (9, "2617", "24", "0"),
+    (10, "2618", "24", "24")])
 def test_committed_later_audit_outputs_are_their_draws_and_skip_earlier_draws(
         capsys, n, seed, n_torch, n_paddle):
-    """The seventh to ninth audits each draw from the rows the third to the previous one
+    """The seventh to tenth audits each draw from the rows the third to the previous one
     did not; the committed output must stay what the command draws, and name none of them."""
     mod = _module()
     earlier = [str(BENCH / f"opgen_audit{m}_draw.out") for m in range(3, n)]
