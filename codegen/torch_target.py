@@ -2964,6 +2964,13 @@ def _list_limit_route(api: AclnnApi, amap: ArgMap, schema: TorchSchema,
         # `integral_slow`: ForeachAddcmulScalarList's `scalars` must have the list's dtype):
         # such lists take torch's kernel (upstream's `has_integral_tensor(self, true)`)
         rejects.append(f"at::native::has_integral_tensor({lists[0]}, true)")
+    if limit.scalar_values and scalars and scalars[0].kind == "scalar":
+        # the values of the op's Scalar upstream lets reach the API (opdb.call_limits
+        # `scalar_values`, read from upstream's slow-route condition): the others go to
+        # torch's kernel as upstream sends them (ForeachNorm's kernel computes the 2-norm
+        # for any `ord` but 1 on A2/A3)
+        rejects.append("!(" + " || ".join(f"{scalars[0].name}.toDouble() == {v}"
+                                          for v in limit.scalar_values) + ")")
     lines = []
     scalar_lists = [a.name for a in ins if a.kind == "scalar_list"]
     if len(lists) <= 3 and len(scalar_lists) <= 1:

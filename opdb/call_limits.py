@@ -1,7 +1,8 @@
 """Per-API limits on the calls an adapter makes (`opdb/sources/torch/op_plugin_call_limits.jsonl`,
 extracted from op-plugin's opapi adapters by `extract_call_limits.py`): the most tensors of a
 list one call of the API takes, in place and out of place, and whether upstream sends a list
-torch's `can_use_fast_route` rejects (and one with integral tensors) to torch's own kernel. The limits hold on every SoC
+torch's `can_use_fast_route` rejects (and one with integral tensors, or a Scalar argument
+outside the values it lets reach the API) to torch's own kernel. The limits hold on every SoC
 (`socs: all`); what differs per chip is the API's dtypes (`opdb.soc_dtypes`).
 `tensors_per_call(api)` gives the record or None.
 
@@ -29,6 +30,11 @@ class CallLimit:
     # upstream also sends a list with an integral or bool tensor to torch's kernel
     # (`has_integral_tensor(list, true)` in the same adapter)
     integral_slow: bool = False
+    # the values of the op's Scalar argument upstream lets reach the API (the others go to
+    # torch's kernel: ForeachNorm's `ord` 1 and 2, the only norms the A2/A3 kernel
+    # computes), empty when upstream sends every value; and where upstream says so
+    scalar_values: tuple[int, ...] = ()
+    scalar_values_where: str = ""
 
     def per_call(self, inplace: bool) -> int:
         return self.inplace if inplace else self.out_of_place
@@ -51,7 +57,10 @@ def _records(kind: str):
 @functools.lru_cache(maxsize=1)
 def _rows() -> dict[str, CallLimit]:
     return {r["api"]: CallLimit(r["api"], int(r["inplace"]), int(r["out_of_place"]),
-                                bool(r["fast_route"]), where, bool(r.get("integral_slow", False)))
+                                bool(r["fast_route"]), where, bool(r.get("integral_slow", False)),
+                                tuple(int(v) for v in r.get("scalar_values", ())),
+                                f"{r['source']['repo']} {r['source']['path']}:{r['scalar_values_line']}"
+                                if "scalar_values" in r else "")
             for r, where in _records("tensors_per_call")}
 
 

@@ -24,6 +24,14 @@ assignment's (the slice's). `fast_route` is true when the same file calls
 `at::native::has_integral_tensor(list, true)` finds integral or bool tensors in to torch's
 kernel, whatever torch's result dtype (ForeachAddcmulTensorKernelNpuOpApi.cpp: the API's
 `scalars` must have the list's dtype, an integral list with float scalars has no call).
+`scalar_values` (present only when found) lists the values of the op's Scalar argument
+upstream lets reach the API, in a file that guards with `can_use_fast_route`: each
+negated set of equalities of one `double` local, `!(p == static_cast<double>(L1_NORM) || p
+== static_cast<double>(L2_NORM))` (ForeachNormKernelOpApi.cpp `checkData`, the local read
+from the Scalar by `scalarProcess`), constants resolved as above; a set with a value that is
+no constant (`std::numeric_limits<double>::infinity()`, the regbase chips' branch) is left
+out, and the values are those every remaining set shares (the ones that reach the API on
+every chip and torch version), `scalar_values_line` the first set's line.
 
 The same file also gets op-plugin's **counter reservation** of each random API
 (`"limit": "philox_counter_offset"`): a function that draws the generator's pair with a
@@ -62,6 +70,36 @@ CONST = re.compile(r"constexpr\s+(?:int|size_t|std::size_t|int64_t|uint64_t)\s+(
 # (AmpForeachNonFiniteCheckAndUnscaleKernelNpuOpApi.cpp's `_split_and_exec_npu_cmd_`,
 # which names no `max_tensor_count`)
 STRIDE = re.compile(r"\w+\.data\(\)\s*\+\s*\w+\s*\*\s*(\w+)\s*,\s*(\w+)\s*\)")
+# a negated set of equalities, `!(p == static_cast<double>(L1_NORM) || p == 2)`: its inside
+# (one level of nested parentheses)
+NEGATED = re.compile(r"!\(((?:[^()]|\([^()]*\))*)\)")
+EQUALS = re.compile(r"(\w+)\s*==\s*(?:static_cast<double>\(\s*(\w+)\s*\)|(\w+))")
+
+
+def scalar_values_of_file(text: str, consts: dict[str, int]) -> tuple[list[int], int] | None:
+    """The Scalar values upstream lets reach the API and the line of the first set that
+    says so (see the module docstring), or None."""
+    doubles = set(re.findall(r"\bdouble\s+(\w+)\s*=", text))
+    shared, first = None, None
+    for m in NEGATED.finditer(text):
+        terms = [t.strip() for t in m.group(1).split("||")]
+        got = [EQUALS.fullmatch(t) for t in terms]
+        if not terms or any(g is None for g in got) or len({g.group(1) for g in got}) != 1 \
+                or got[0].group(1) not in doubles:
+            continue
+        vals = []
+        for g in got:
+            tok = g.group(2) or g.group(3)
+            v = int(tok) if tok.isdigit() else consts.get(tok)
+            if v is None:
+                break
+            vals.append(v)
+        else:
+            shared = set(vals) if shared is None else shared & set(vals)
+            first = first if first is not None else text.count("\n", 0, m.start()) + 1
+    if not shared:
+        return None
+    return sorted(shared), first
 
 
 def _functions(text: str) -> list[tuple[int, int]]:
@@ -181,6 +219,7 @@ def rows_of_file(text: str, path: str, consts: dict[str, int], commit: str = COM
         return rows
     fast = "can_use_fast_route" in text
     integral = fast and "has_integral_tensor(" in text
+    values = scalar_values_of_file(text, consts) if fast else None
     spans = _functions(text)
     # file-local helpers by name: a limit function that runs its API through one
     # (ForeachCopyKernelOpApi.cpp `exec_npu_cmd_copy`) counts that helper's API
@@ -220,6 +259,8 @@ def rows_of_file(text: str, path: str, consts: dict[str, int], commit: str = COM
                            "path": path, "line": line}}
             if integral:
                 row["integral_slow"] = True
+            if values is not None:
+                row["scalar_values"], row["scalar_values_line"] = values
             rows.append(row)
     return rows
 
