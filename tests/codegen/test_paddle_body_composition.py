@@ -130,3 +130,47 @@ def test_a_malformed_body_entry_is_a_one_line_error(text, says):
     from opdb.errors import OpscanError
     with pytest.raises(OpscanError, match=says):
         load_compositions(text)
+
+
+_ARRAY_HARNESS = r"""
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+int main() {
+  long n, b, e, s;
+  while (std::scanf("%ld %ld %ld %ld", &n, &b, &e, &s) == 4) {
+    const int64_t acl_n = n;
+    std::vector<int64_t> acl_starts{b}, acl_ends{e}, acl_strides{s};
+    const bool acl_decrease = false;
+LINES
+    for (int64_t k : acl_from) std::printf("%ld ", (long)k);
+    std::printf("|\n");
+  }
+}
+"""
+
+
+def test_strided_slice_array_takes_pythons_members(db, tmp_path):
+    """The rendered member selection, compiled and run, takes the members Python's slice
+    rule does (Paddle 3.x's normalize_interval): `x[::-1]` passes end INT_MIN, which
+    Paddle 2.x's normalisation floored at 0, dropping member 0."""
+    import itertools
+    import subprocess
+    _, _, body = _kernel(db, "aclnnSliceV2", "strided_slice_array", "StridedSliceArrayKernel")
+    lines = body.split("\n")
+    start = next(i for i, ln in enumerate(lines) if ln.strip().startswith("int64_t acl_s = "))
+    end = next(i for i, ln in enumerate(lines) if ln.strip().startswith("out->resize("))
+    keep = [ln for ln in lines[start:end] if "PADDLE_ENFORCE" not in ln and "acl_decrease =" not in ln]
+    src = tmp_path / "members.cc"
+    src.write_text(_ARRAY_HARNESS.replace("LINES", "\n".join(keep)))
+    exe = tmp_path / "members"
+    subprocess.run(["g++", "-std=c++17", "-o", str(exe), str(src)], check=True)
+    bounds = list(range(-8, 9)) + [-2**31, 2**31 - 1]
+    cases = [(n, b, e, s) for n in (1, 2, 5) for b, e in itertools.product(bounds, repeat=2)
+             for s in (-3, -1, 1, 2)]
+    out = subprocess.run([str(exe)], input="\n".join(" ".join(map(str, c)) for c in cases),
+                         capture_output=True, text=True, check=True).stdout.split("\n")
+    for (n, b, e, s), line in zip(cases, out):
+        taken = [int(t) for t in line.rstrip("|").split()]
+        assert taken == list(range(n))[b:e:s], (n, b, e, s, line)
