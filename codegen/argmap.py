@@ -692,6 +692,21 @@ def map_args(api: AclnnApi, fw_params: list[FwParam], target: str | None = None)
                     and not (p.role == "input" and fw.is_output)):
                 mapped[i] = _decide(api, p, kind, take(fw), "position", by_name, used, target=target)
                 break
+    # pass 3b (torch): a required aclnn tensor-list input still unfed takes a required
+    # framework Tensor input still unused, as a one-element list, by position (op-plugin
+    # ScaledGroupMmV2KernelNpuOpApi.cpp: `x_vec.push_back(mat_a)` into aclnnGroupedMatmul's
+    # `x`; a required list left as nullptr fails the API's null check)
+    if target == "torch":
+        for i, p in enumerate(api.params):
+            if (mapped[i] is not None or i in follows or p.role != "input"
+                    or aclnn_kind(p.ctype) != "tensor_list" or aclnn_optional(p.name)):
+                continue
+            for fw in free():
+                if (fw.kind == "tensor" and not fw.optional and not fw.is_output
+                        and not fw.mutable and fw.origin == "param"):
+                    mapped[i] = _decide(api, p, "tensor_list", take(fw), "position", by_name,
+                                        used, target=target)
+                    break
     # the `updated...` outputs: the input's framework value when the op writes it
     # (op-plugin AmpUpdateScaleKernelNpuOpApi.cpp passes current_scale and growth_tracker
     # as both the input and its updated output)

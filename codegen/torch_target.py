@@ -372,6 +372,12 @@ class TorchDialect(Dialect):
                            [f"std::string {var}_str = {src};",
                             f"char* {var} = const_cast<char*>({var}_str.c_str());"],
                            p.todo, p.decision)
+        if k == "tensor_list" and fk == "tensor" and not fw.optional:
+            # argmap pass 3b: one tensor as a one-element list (the one-element ArrayRef
+            # constructor: it points at `name`, which outlives the call)
+            return CallArg(p.aclnn.name, p.aclnn.ctype, var, [f"at::TensorList {var}({name});"],
+                           p.todo.replace(f"converted {fk} -> {k}",
+                                          "passed as a one-element list"), p.decision)
         if k == "tensor" and fk in ("scalar", "float"):
             # op-plugin ApplyAdamWKernelNpuOpApi.cpp: a Scalar the API takes as a tensor
             # is copied to the device with the dtype of the op's first tensor input

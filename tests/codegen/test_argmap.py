@@ -167,3 +167,32 @@ def test_api_scoped_rules_win_over_generic_ones():
     assert "IsAllowConvHF32" in conv.lines("torch")[0]
     pool = rules.rules_for("cube_math_type", "int", "aclnnAvgPool2d")[0]
     assert pool.lines("torch") == ("int8_t {var} = npu_preparation::get_cube_math_type(false);",)
+
+
+def test_torch_tensor_feeds_a_required_list_left_unfed_as_one_element_list():
+    """argmap pass 3b: op-plugin ScaledGroupMmV2KernelNpuOpApi.cpp passes `mat_a` to
+    aclnnGroupedMatmul's `x` as a one-element list; a required list left nullptr fails the
+    API's null check. Optional lists and written values never take a tensor this way."""
+    a = api("aclnnFooList", ("x", "const aclTensorList*", "input"),
+            ("biasOptional", "const aclTensorList*", "input"),
+            ("out", "aclTensor*", "output"))
+    fws = [fw("self", "tensor"), fw("other", "tensor", optional=True),
+           fw("out", "tensor", is_output=True)]
+    m = map_args(a, fws, target="torch")
+    assert (m.params[0].fw.name, m.params[0].kind) == ("self", "tensor_list")
+    assert "matched by position" in m.params[0].todo
+    assert m.params[1].fw is None  # optional list: nullptr, never `other`
+    # paddle (no target rule) keeps the list unfed
+    assert map_args(a, fws, target="paddle").params[0].fw is None
+
+
+def test_torch_one_element_list_renders_an_arrayref_of_the_tensor():
+    from codegen.cppcall import call_args
+    from codegen.torch_target import TorchDialect
+    a = api("aclnnFooList", ("x", "const aclTensorList*", "input"),
+            ("out", "aclTensor*", "output"))
+    m = map_args(a, [fw("self", "tensor"), fw("out", "tensor", is_output=True)], target="torch")
+    args = call_args(m, TorchDialect(), "self")
+    x = args[0]
+    assert x.expr == "acl_x" and "at::TensorList acl_x(self);" in x.prelude
+    assert "one-element list" in x.todo and "converted" not in x.todo
