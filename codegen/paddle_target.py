@@ -909,7 +909,7 @@ def _build_paddle_kernel(api: AclnnApi, op: FrameworkOp,
         "includes": sorted({h for p in amap.params if p.rule is not None
                             for h in p.rule.includes}),
         "dtypes": [PHI_DTYPES[d] for d in dtypes],
-        "body": registration_body(op),
+        "body": _bool_output_pins(registration_body(op), op, bool_only, dtypes),
         "dtype_names": dtypes,
         "dtype_key": dtype_key,
         "soc_cut": soc_cut,
@@ -956,6 +956,30 @@ def _bool_only_outputs(api: AclnnApi, amap) -> dict[str, str]:
         if "bool" in doc and doc <= set(BOOL_ONLY):
             found[p.fw.name] = f"`{p.aclnn.name}` as {'/'.join(sorted(doc))}"
     return found
+
+
+def _bool_output_pins(body: dict, op: FrameworkOp, bool_only: dict[str, str],
+                      dtypes) -> dict:
+    """`kernel->OutputAt(i).SetDataType(BOOL)` for each output allocated as BOOL
+    (`_bool_only_outputs`) when the kernel is registered for a dtype other than bool and
+    no registration body already sets that output's dtype. ReduceInferMeta types `out`
+    like `x`; Paddle's own CPU/GPU `all` and `any` registrations
+    (paddle/phi/kernels/reduce_all_kernel.cc, reduce_any_kernel.cc) pin it to BOOL so a
+    static program types the output as the kernel writes it. Before, the pin came only
+    from the other PaddleCustomDevice backends' bodies: `any` got it (gcu's), `all` did not
+    (mlu/sdaa register `all` without it)."""
+    if not bool_only or not any(d != "bool" for d in dtypes):
+        return body
+    outs = [p.name for p in op.params if paddle_kind(p.ctype)[0] in ("tensor", "tensor_list")
+            and paddle_kind(p.ctype)[2]]
+    plain = list(body["plain"])
+    for name in bool_only:
+        if name not in outs:
+            continue
+        at = f"kernel->OutputAt({outs.index(name)}).SetDataType("
+        if not any(line.startswith(at) for line in plain):
+            plain.append(f"{at}phi::DataType::BOOL);")
+    return {**body, "plain": plain}
 
 
 def _list_output_allocs(fwp: list[FwParam]) -> list[str]:

@@ -98,7 +98,10 @@ def test_one_hot_values_in_out_dtype_and_class_axis_last():
     assert not _todos(k)
 
 
-LINSPACE = _api("aclnnLinspace", Param("start", "const aclScalar*", "input"),
+# the generic host-number route, under another name: aclnnLinspace itself now takes its
+# reviewed arg_rules.yaml entries (start/stop converted to T, out sized to {num}; see
+# tests/codegen/test_paddle_linspace_sizes.py)
+LINSPACE = _api("aclnnLinspaceLike", Param("start", "const aclScalar*", "input"),
                 Param("end", "const aclScalar*", "input"), Param("steps", "int64_t", "input"),
                 _t("out", "output"))
 LINSPACE_OP = _op("linspace", "void LinspaceKernel(const Context& dev_ctx, const DenseTensor& "

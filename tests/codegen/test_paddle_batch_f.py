@@ -30,6 +30,21 @@ def test_an_output_aclnn_writes_only_as_bool_is_allocated_bool():
     assert "aclnnAll writes `out` as bool/uint8 only" in k["allocs"][0]
 
 
+def test_a_bool_allocated_output_is_pinned_bool_in_the_registration():
+    # Paddle's CPU/GPU `all` registrations set OutputAt(0).SetDataType(BOOL)
+    # (paddle/phi/kernels/reduce_all_kernel.cc); the other PaddleCustomDevice backends'
+    # `all` bodies set nothing, so before, a float-registered `all` left `out` typed like x
+    k = build_paddle_kernel(ALL, ALL_OP, framework_dtypes=("float32", "bool"))
+    pins = [line for line in k["body"]["plain"] if "OutputAt(0).SetDataType" in line]
+    assert pins == ["kernel->OutputAt(0).SetDataType(phi::DataType::BOOL);"]
+
+
+def test_a_bool_only_registration_needs_no_pin():
+    k = build_paddle_kernel(ALL, ALL_OP, framework_dtypes=("bool",))
+    if set(k["dtype_names"]) == {"bool"}:
+        assert not any("SetDataType" in line for line in k["body"]["plain"])
+
+
 def test_an_output_with_other_doc_dtypes_keeps_the_infermeta_dtype():
     relu = _api("aclnnRelu", _t("self"), _t("out", "output", ("float32", "bool")))
     op = _op("relu_like", "void ReluKernel(const Context& dev_ctx, const DenseTensor& x, "
